@@ -1,0 +1,23 @@
+//! tickwire-codec: a sans-IO, `#![no_std]`, zero-copy WebSocket and HTTP/1.1 codec.
+//!
+//! Bytes in, events out. The codec never performs I/O, never allocates on the
+//! hot path and never panics on input: every input ends in a value or a typed
+//! error. Buffers belong to the caller (see [`buf`]).
+//!
+//! Features:
+//! - `alloc`: owned message types ([`ws::OwnedMessage`]).
+//! - `getrandom`: seed the masking-key generator from the operating system.
+#![no_std]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_debug_implementations)]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
+
+#[cfg(test)]
+extern crate std;
+
+pub mod buf;
+pub mod rand;
+pub mod simd;
+pub mod ws;

@@ -1,0 +1,192 @@
+//! Masking keys: where they come from.
+//!
+//! RFC 6455 §5.3 and §10.3 ask a client for a fresh, unpredictable masking
+//! key per frame. `no_std` has no OS randomness, so the caller supplies a
+//! [`MaskSource`]. [`MaskRng`] is the default: the ChaCha12 stream cipher used
+//! as a CSPRNG (the construction `rand`'s `StdRng` uses), seeded once with 32
+//! bytes and buffered a block of 16 keys at a time, so a key costs a few
+//! cycles instead of a system call per frame. With the `getrandom` feature,
+//! [`MaskRng::from_entropy`] seeds it from the operating system.
+
+/// A source of WebSocket masking keys.
+pub trait MaskSource {
+    /// The next masking key. Keys must not be predictable by the peer or by
+    /// anything on the path (RFC 6455 §10.3).
+    fn next_key(&mut self) -> [u8; 4];
+}
+
+impl<M: MaskSource + ?Sized> MaskSource for &mut M {
+    #[inline]
+    fn next_key(&mut self) -> [u8; 4] {
+        (**self).next_key()
+    }
+}
+
+/// The mask source of a server-role writer: server frames are never masked,
+/// so this type deliberately does not implement [`MaskSource`] and cannot be
+/// used to build a client writer.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoMask;
+
+/// ChaCha12 keystream generator: a CSPRNG for masking keys and handshake nonces.
+#[derive(Clone)]
+pub struct MaskRng {
+    state: [u32; 16],
+    block: [u32; 16],
+    /// Next unused word of `block`; 16 means the block is spent.
+    next: usize,
+}
+
+impl core::fmt::Debug for MaskRng {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        // Never print key material.
+        f.write_str("MaskRng { .. }")
+    }
+}
+
+const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
+
+#[inline(always)]
+fn quarter(x: &mut [u32; 16], a: usize, b: usize, c: usize, d: usize) {
+    x[a] = x[a].wrapping_add(x[b]);
+    x[d] = (x[d] ^ x[a]).rotate_left(16);
+    x[c] = x[c].wrapping_add(x[d]);
+    x[b] = (x[b] ^ x[c]).rotate_left(12);
+    x[a] = x[a].wrapping_add(x[b]);
+    x[d] = (x[d] ^ x[a]).rotate_left(8);
+    x[c] = x[c].wrapping_add(x[d]);
+    x[b] = (x[b] ^ x[c]).rotate_left(7);
+}
+
+/// One ChaCha block with `double_rounds` double rounds (6 for ChaCha12, 10 for ChaCha20).
+fn chacha_block(input: &[u32; 16], double_rounds: usize) -> [u32; 16] {
+    let mut x = *input;
+    for _ in 0..double_rounds {
+        quarter(&mut x, 0, 4, 8, 12);
+        quarter(&mut x, 1, 5, 9, 13);
+        quarter(&mut x, 2, 6, 10, 14);
+        quarter(&mut x, 3, 7, 11, 15);
+        quarter(&mut x, 0, 5, 10, 15);
+        quarter(&mut x, 1, 6, 11, 12);
+        quarter(&mut x, 2, 7, 8, 13);
+        quarter(&mut x, 3, 4, 9, 14);
+    }
+    for (o, i) in x.iter_mut().zip(input.iter()) {
+        *o = o.wrapping_add(*i);
+    }
+    x
+}
+
+impl MaskRng {
+    /// A generator seeded with 32 bytes. The seed must itself be unpredictable
+    /// (from the OS, a hardware RNG, ...); the same seed gives the same keys.
+    pub fn from_seed(seed: [u8; 32]) -> Self {
+        let mut state = [0u32; 16];
+        state[..4].copy_from_slice(&SIGMA);
+        for (i, w) in seed.chunks_exact(4).enumerate() {
+            state[4 + i] = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+        }
+        // Words 12..16: 64-bit block counter and 64-bit stream id, all zero.
+        MaskRng {
+            state,
+            block: [0; 16],
+            next: 16,
+        }
+    }
+
+    /// A generator seeded from the operating system's entropy source.
+    #[cfg(feature = "getrandom")]
+    pub fn from_entropy() -> Result<Self, getrandom::Error> {
+        let mut seed = [0u8; 32];
+        getrandom::fill(&mut seed)?;
+        Ok(Self::from_seed(seed))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn refill(&mut self) {
+        self.block = chacha_block(&self.state, 6);
+        let counter = (u64::from(self.state[13]) << 32 | u64::from(self.state[12])).wrapping_add(1);
+        self.state[12] = counter as u32;
+        self.state[13] = (counter >> 32) as u32;
+        self.next = 0;
+    }
+
+    /// The next 32 random bits.
+    #[inline]
+    pub fn next_u32(&mut self) -> u32 {
+        if self.next >= 16 {
+            self.refill();
+        }
+        let w = self.block[self.next & 15];
+        self.next += 1;
+        w
+    }
+
+    /// Fill `out` with random bytes (handshake nonces and the like).
+    pub fn fill_bytes(&mut self, out: &mut [u8]) {
+        for chunk in out.chunks_mut(4) {
+            let w = self.next_u32().to_le_bytes();
+            chunk.copy_from_slice(&w[..chunk.len()]);
+        }
+    }
+}
+
+impl MaskSource for MaskRng {
+    #[inline]
+    fn next_key(&mut self) -> [u8; 4] {
+        self.next_u32().to_le_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chacha20_block_matches_rfc8439() {
+        // RFC 8439 §2.3.2: key 00..1f, counter 1, nonce 00000009 0000004a 00000000.
+        let mut input = [0u32; 16];
+        input[..4].copy_from_slice(&SIGMA);
+        for i in 0..8 {
+            let b = (4 * i) as u32;
+            input[4 + i] = b | (b + 1) << 8 | (b + 2) << 16 | (b + 3) << 24;
+        }
+        input[12] = 1;
+        input[13] = 0x0900_0000;
+        input[14] = 0x4a00_0000;
+        input[15] = 0;
+        let out = chacha_block(&input, 10);
+        assert_eq!(out[0], 0xe4e7_f110);
+        assert_eq!(out[1], 0x1559_3bd1);
+        assert_eq!(out[15], 0x4e3c_50a2);
+    }
+
+    #[test]
+    fn chacha12_stream_matches_reference() {
+        // ChaCha12 with an all-zero key and nonce, block 0 (the rand_chacha /
+        // eSTREAM test vector): first bytes 9b f4 9a 6a 07 55 f9 53 81 1f ce 12 5f 26 83 d5.
+        let mut rng = MaskRng::from_seed([0; 32]);
+        let mut out = [0u8; 16];
+        rng.fill_bytes(&mut out);
+        assert_eq!(
+            out,
+            [
+                0x9b, 0xf4, 0x9a, 0x6a, 0x07, 0x55, 0xf9, 0x53, 0x81, 0x1f, 0xce, 0x12, 0x5f, 0x26,
+                0x83, 0xd5
+            ]
+        );
+    }
+
+    #[test]
+    fn keys_do_not_repeat_across_blocks() {
+        let mut rng = MaskRng::from_seed([7; 32]);
+        let keys: std::vec::Vec<[u8; 4]> = (0..64).map(|_| rng.next_key()).collect();
+        let mut sorted = keys.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), keys.len());
+        let mut other = MaskRng::from_seed([8; 32]);
+        assert_ne!(other.next_key(), keys[0]);
+    }
+}
