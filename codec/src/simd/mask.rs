@@ -1,0 +1,722 @@
+//! WebSocket payload masking (RFC 6455 §5.3): XOR with a 4-byte key, in place
+//! ([`apply_mask`]) or while copying ([`copy_masked`]).
+//!
+//! Every entry point takes the key *phase*, the index in the payload of the
+//! first byte passed, so a payload that arrives in pieces is unmasked piece by
+//! piece. The key is rotated by the phase once, into a word whose
+//! native-endian bytes line up with the buffer; every path then XORs whole
+//! words or vectors (scalar: 8 bytes, SSE2: 16, AVX2: 32 with a 2x unrolled
+//! loop), all with unaligned loads and stores.
+//!
+//! Tails use no byte loops: the last word or vector of the buffer is read
+//! *before* the main loop, XORed with the key advanced to its offset, and
+//! stored *after* it. The bytes it shares with the loop's last step receive
+//! the same value twice, so any length, alignment and phase is handled with
+//! at most one extra load and store.
+//!
+//! [`apply_mask`] and [`copy_masked`] choose the widest path the CPU offers
+//! ([`cpu::features()`](super::cpu::features), one relaxed atomic load); inputs
+//! under 16 bytes go to the scalar path without looking. Under Miri the
+//! dispatcher only uses the scalar path; the SIMD paths stay compiled.
+//!
+//! On soft-float targets such as `x86_64-unknown-none` the compiler keeps
+//! vector registers out of all code, so the "SSE2"/"AVX2" paths compile to
+//! general-purpose-register code there: still correct, no FPU state touched.
+
+#[cfg(target_arch = "x86")]
+use core::arch::x86::{
+    __m128i, __m256i, _mm_loadu_si128, _mm_set1_epi32, _mm_storeu_si128, _mm_xor_si128,
+    _mm256_loadu_si256, _mm256_set1_epi32, _mm256_storeu_si256, _mm256_xor_si256,
+};
+#[cfg(target_arch = "x86_64")]
+use core::arch::x86_64::{
+    __m128i, __m256i, _mm_loadu_si128, _mm_set1_epi32, _mm_storeu_si128, _mm_xor_si128,
+    _mm256_loadu_si256, _mm256_set1_epi32, _mm256_storeu_si256, _mm256_xor_si256,
+};
+
+// ---------------------------------------------------------------------------
+// Public API
+// ---------------------------------------------------------------------------
+
+/// XOR `buf` in place with `key`, where `buf[0]` is byte number `phase` of the
+/// masked payload (so a payload that arrives in pieces is unmasked piece by
+/// piece: call with `phase` = bytes already done). Only `phase % 4` matters.
+///
+/// Masking and unmasking are the same operation. Uses AVX2 or SSE2 when the
+/// CPU has them (see [`cpu::features()`](super::cpu::features)).
+#[inline]
+pub fn apply_mask(buf: &mut [u8], key: [u8; 4], phase: usize) {
+    let k = key_word(key, phase);
+    #[cfg(all(any(target_arch = "x86", target_arch = "x86_64"), not(miri)))]
+    if buf.len() >= 16 {
+        return dispatch_mask(buf, k);
+    }
+    mask_scalar(buf, k);
+}
+
+/// `dst[i] = src[i] ^ key[(phase + i) % 4]`: mask or unmask while copying.
+///
+/// `dst.len()` must equal `src.len()`; this is checked in debug builds. In
+/// release builds only the first `min(dst.len(), src.len())` bytes are
+/// written and the rest of `dst` is left as it was.
+#[inline]
+pub fn copy_masked(dst: &mut [u8], src: &[u8], key: [u8; 4], phase: usize) {
+    debug_assert_eq!(
+        dst.len(),
+        src.len(),
+        "copy_masked: dst and src lengths differ"
+    );
+    let k = key_word(key, phase);
+    #[cfg(all(any(target_arch = "x86", target_arch = "x86_64"), not(miri)))]
+    if dst.len() >= 16 && src.len() >= 16 {
+        return dispatch_copy(dst, src, k);
+    }
+    copy_scalar(dst, src, k);
+}
+
+/// [`apply_mask`] on the portable path: 8 bytes at a time with `u64` XORs.
+pub fn apply_mask_scalar(buf: &mut [u8], key: [u8; 4], phase: usize) {
+    mask_scalar(buf, key_word(key, phase));
+}
+
+/// [`copy_masked`] on the portable path: 8 bytes at a time with `u64` XORs.
+pub fn copy_masked_scalar(dst: &mut [u8], src: &[u8], key: [u8; 4], phase: usize) {
+    debug_assert_eq!(
+        dst.len(),
+        src.len(),
+        "copy_masked: dst and src lengths differ"
+    );
+    copy_scalar(dst, src, key_word(key, phase));
+}
+
+/// [`apply_mask`] on the SSE2 path: 16 bytes per step.
+///
+/// # Safety
+/// The CPU must support SSE2 (always true on x86_64; see
+/// [`cpu::features()`](super::cpu::features)).
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+#[target_feature(enable = "sse2")]
+pub unsafe fn apply_mask_sse2(buf: &mut [u8], key: [u8; 4], phase: usize) {
+    mask_sse2(buf, key_word(key, phase));
+}
+
+/// [`copy_masked`] on the SSE2 path: 16 bytes per step.
+///
+/// # Safety
+/// The CPU must support SSE2 (always true on x86_64; see
+/// [`cpu::features()`](super::cpu::features)).
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+#[target_feature(enable = "sse2")]
+pub unsafe fn copy_masked_sse2(dst: &mut [u8], src: &[u8], key: [u8; 4], phase: usize) {
+    debug_assert_eq!(
+        dst.len(),
+        src.len(),
+        "copy_masked: dst and src lengths differ"
+    );
+    copy_sse2(dst, src, key_word(key, phase));
+}
+
+/// [`apply_mask`] on the AVX2 path: 64 bytes per loop step, then 32, then the
+/// SSE2 path for inputs under 32 bytes.
+///
+/// # Safety
+/// The CPU must support AVX2 and the OS must save YMM state, as
+/// [`cpu::features()`](super::cpu::features)`.avx2` reports.
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+#[target_feature(enable = "avx2")]
+pub unsafe fn apply_mask_avx2(buf: &mut [u8], key: [u8; 4], phase: usize) {
+    mask_avx2(buf, key_word(key, phase));
+}
+
+/// [`copy_masked`] on the AVX2 path: 64 bytes per loop step, then 32, then
+/// the SSE2 path for inputs under 32 bytes.
+///
+/// # Safety
+/// The CPU must support AVX2 and the OS must save YMM state, as
+/// [`cpu::features()`](super::cpu::features)`.avx2` reports.
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+#[target_feature(enable = "avx2")]
+pub unsafe fn copy_masked_avx2(dst: &mut [u8], src: &[u8], key: [u8; 4], phase: usize) {
+    debug_assert_eq!(
+        dst.len(),
+        src.len(),
+        "copy_masked: dst and src lengths differ"
+    );
+    copy_avx2(dst, src, key_word(key, phase));
+}
+
+// ---------------------------------------------------------------------------
+// Key words
+// ---------------------------------------------------------------------------
+
+/// The key as it applies to memory starting at payload byte `phase`:
+/// `key_word(key, phase).to_ne_bytes()[j] == key[(phase + j) % 4]`.
+#[inline(always)]
+fn key_word(key: [u8; 4], phase: usize) -> u32 {
+    advance(u32::from_ne_bytes(key), phase)
+}
+
+/// The key word for a position `n` bytes further on:
+/// `advance(k, n).to_ne_bytes()[j] == k.to_ne_bytes()[(j + n) % 4]`.
+#[inline(always)]
+fn advance(k: u32, n: usize) -> u32 {
+    let bits = ((n & 3) * 8) as u32;
+    if cfg!(target_endian = "little") {
+        k.rotate_right(bits)
+    } else {
+        k.rotate_left(bits)
+    }
+}
+
+/// The key word repeated over 8 bytes (the same in either byte order).
+#[inline(always)]
+fn wide(k: u32) -> u64 {
+    u64::from(k) | (u64::from(k) << 32)
+}
+
+// ---------------------------------------------------------------------------
+// Dispatch
+// ---------------------------------------------------------------------------
+
+#[cfg(all(any(target_arch = "x86", target_arch = "x86_64"), not(miri)))]
+#[inline]
+fn dispatch_mask(buf: &mut [u8], k: u32) {
+    if cfg!(target_feature = "avx2") || super::cpu::features().avx2 {
+        // SAFETY: AVX2 is enabled at compile time, or `cpu::features` found it
+        // in CPUID with YMM state enabled in XCR0.
+        unsafe { mask_avx2(buf, k) }
+    } else if cfg!(target_feature = "sse2") || super::cpu::features().sse2 {
+        // SAFETY: SSE2 is enabled at compile time or reported by CPUID.
+        unsafe { mask_sse2(buf, k) }
+    } else {
+        mask_scalar(buf, k);
+    }
+}
+
+#[cfg(all(any(target_arch = "x86", target_arch = "x86_64"), not(miri)))]
+#[inline]
+fn dispatch_copy(dst: &mut [u8], src: &[u8], k: u32) {
+    if cfg!(target_feature = "avx2") || super::cpu::features().avx2 {
+        // SAFETY: AVX2 is enabled at compile time, or `cpu::features` found it
+        // in CPUID with YMM state enabled in XCR0.
+        unsafe { copy_avx2(dst, src, k) }
+    } else if cfg!(target_feature = "sse2") || super::cpu::features().sse2 {
+        // SAFETY: SSE2 is enabled at compile time or reported by CPUID.
+        unsafe { copy_sse2(dst, src, k) }
+    } else {
+        copy_scalar(dst, src, k);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Scalar
+// ---------------------------------------------------------------------------
+
+#[inline]
+fn mask_scalar(buf: &mut [u8], k: u32) {
+    let len = buf.len();
+    if let Some(&last) = buf.last_chunk::<8>() {
+        // The last 8 bytes start at len - 8, i.e. at phase len % 4.
+        let tail = u64::from_ne_bytes(last) ^ wide(advance(k, len));
+        let k64 = wide(k);
+        for w in buf.as_chunks_mut::<8>().0 {
+            *w = (u64::from_ne_bytes(*w) ^ k64).to_ne_bytes();
+        }
+        if let Some(last) = buf.last_chunk_mut::<8>() {
+            *last = tail.to_ne_bytes();
+        }
+    } else if let (Some(&head), Some(&last)) = (buf.first_chunk::<4>(), buf.last_chunk::<4>()) {
+        // 4..=7 bytes: two overlapping words, both read before either is written.
+        let head = u32::from_ne_bytes(head) ^ k;
+        let tail = u32::from_ne_bytes(last) ^ advance(k, len);
+        if let Some(w) = buf.first_chunk_mut::<4>() {
+            *w = head.to_ne_bytes();
+        }
+        if let Some(w) = buf.last_chunk_mut::<4>() {
+            *w = tail.to_ne_bytes();
+        }
+    } else {
+        for (b, m) in buf.iter_mut().zip(k.to_ne_bytes()) {
+            *b ^= m;
+        }
+    }
+}
+
+#[inline]
+fn copy_scalar(dst: &mut [u8], src: &[u8], k: u32) {
+    let n = dst.len().min(src.len());
+    let (dst, src) = (&mut dst[..n], &src[..n]);
+    if let (Some(d), Some(&s)) = (dst.last_chunk_mut::<8>(), src.last_chunk::<8>()) {
+        // The last 8 bytes start at n - 8, i.e. at phase n % 4.
+        *d = (u64::from_ne_bytes(s) ^ wide(advance(k, n))).to_ne_bytes();
+        let k64 = wide(k);
+        for (d, s) in dst
+            .as_chunks_mut::<8>()
+            .0
+            .iter_mut()
+            .zip(src.as_chunks::<8>().0)
+        {
+            *d = (u64::from_ne_bytes(*s) ^ k64).to_ne_bytes();
+        }
+    } else if let (Some(&head), Some(&last)) = (src.first_chunk::<4>(), src.last_chunk::<4>()) {
+        // 4..=7 bytes: two overlapping words.
+        if let Some(d) = dst.last_chunk_mut::<4>() {
+            *d = (u32::from_ne_bytes(last) ^ advance(k, n)).to_ne_bytes();
+        }
+        if let Some(d) = dst.first_chunk_mut::<4>() {
+            *d = (u32::from_ne_bytes(head) ^ k).to_ne_bytes();
+        }
+    } else {
+        for ((d, s), m) in dst.iter_mut().zip(src).zip(k.to_ne_bytes()) {
+            *d = s ^ m;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// SSE2
+// ---------------------------------------------------------------------------
+
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+#[target_feature(enable = "sse2")]
+#[inline]
+fn mask_sse2(buf: &mut [u8], k: u32) {
+    let len = buf.len();
+    if len < 16 {
+        return mask_scalar(buf, k);
+    }
+    let p = buf.as_mut_ptr();
+    let kv = _mm_set1_epi32(k as i32);
+    // SAFETY: len >= 16, so the 16 bytes at len - 16 are inside `buf`.
+    let tail = unsafe { _mm_loadu_si128(p.add(len - 16).cast::<__m128i>()) };
+    // Those bytes start at phase (len - 16) % 4 == len % 4.
+    let tail = _mm_xor_si128(tail, _mm_set1_epi32(advance(k, len) as i32));
+    let mut i = 0;
+    while i + 16 <= len {
+        // SAFETY: i + 16 <= len, so the 16 bytes at i are inside `buf`.
+        unsafe {
+            let q = p.add(i).cast::<__m128i>();
+            _mm_storeu_si128(q, _mm_xor_si128(_mm_loadu_si128(q), kv));
+        }
+        i += 16;
+    }
+    // SAFETY: as for the load of `tail`.
+    unsafe { _mm_storeu_si128(p.add(len - 16).cast::<__m128i>(), tail) };
+}
+
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+#[target_feature(enable = "sse2")]
+#[inline]
+fn copy_sse2(dst: &mut [u8], src: &[u8], k: u32) {
+    let n = dst.len().min(src.len());
+    if n < 16 {
+        return copy_scalar(dst, src, k);
+    }
+    let (d, s) = (dst.as_mut_ptr(), src.as_ptr());
+    let kv = _mm_set1_epi32(k as i32);
+    let mut i = 0;
+    while i + 16 <= n {
+        // SAFETY: i + 16 <= n <= both lengths: the 16 bytes at i are inside
+        // `src` and inside `dst` (which cannot overlap `src`: it is `&mut`).
+        unsafe {
+            let v = _mm_loadu_si128(s.add(i).cast::<__m128i>());
+            _mm_storeu_si128(d.add(i).cast::<__m128i>(), _mm_xor_si128(v, kv));
+        }
+        i += 16;
+    }
+    // The last 16 bytes start at n - 16, at phase n % 4.
+    let kt = _mm_set1_epi32(advance(k, n) as i32);
+    // SAFETY: n >= 16, so the 16 bytes at n - 16 are inside both slices.
+    unsafe {
+        let v = _mm_loadu_si128(s.add(n - 16).cast::<__m128i>());
+        _mm_storeu_si128(d.add(n - 16).cast::<__m128i>(), _mm_xor_si128(v, kt));
+    }
+}
+
+// ---------------------------------------------------------------------------
+// AVX2
+// ---------------------------------------------------------------------------
+
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn mask_avx2(buf: &mut [u8], k: u32) {
+    let len = buf.len();
+    if len < 32 {
+        return mask_sse2(buf, k);
+    }
+    let p = buf.as_mut_ptr();
+    let kv = _mm256_set1_epi32(k as i32);
+    // SAFETY: len >= 32, so the 32 bytes at len - 32 are inside `buf`.
+    let tail = unsafe { _mm256_loadu_si256(p.add(len - 32).cast::<__m256i>()) };
+    // Those bytes start at phase (len - 32) % 4 == len % 4.
+    let tail = _mm256_xor_si256(tail, _mm256_set1_epi32(advance(k, len) as i32));
+    let mut i = 0;
+    while i + 64 <= len {
+        // SAFETY: i + 64 <= len, so the 64 bytes at i are inside `buf`.
+        unsafe {
+            let q = p.add(i).cast::<__m256i>();
+            let a = _mm256_loadu_si256(q);
+            let b = _mm256_loadu_si256(q.add(1));
+            _mm256_storeu_si256(q, _mm256_xor_si256(a, kv));
+            _mm256_storeu_si256(q.add(1), _mm256_xor_si256(b, kv));
+        }
+        i += 64;
+    }
+    if i + 32 <= len {
+        // SAFETY: i + 32 <= len, so the 32 bytes at i are inside `buf`.
+        unsafe {
+            let q = p.add(i).cast::<__m256i>();
+            _mm256_storeu_si256(q, _mm256_xor_si256(_mm256_loadu_si256(q), kv));
+        }
+    }
+    // SAFETY: as for the load of `tail`.
+    unsafe { _mm256_storeu_si256(p.add(len - 32).cast::<__m256i>(), tail) };
+}
+
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn copy_avx2(dst: &mut [u8], src: &[u8], k: u32) {
+    let n = dst.len().min(src.len());
+    if n < 32 {
+        return copy_sse2(dst, src, k);
+    }
+    let (d, s) = (dst.as_mut_ptr(), src.as_ptr());
+    let kv = _mm256_set1_epi32(k as i32);
+    let mut i = 0;
+    while i + 64 <= n {
+        // SAFETY: i + 64 <= n <= both lengths: the 64 bytes at i are inside
+        // `src` and inside `dst` (which cannot overlap `src`: it is `&mut`).
+        unsafe {
+            let (sq, dq) = (s.add(i).cast::<__m256i>(), d.add(i).cast::<__m256i>());
+            let a = _mm256_loadu_si256(sq);
+            let b = _mm256_loadu_si256(sq.add(1));
+            _mm256_storeu_si256(dq, _mm256_xor_si256(a, kv));
+            _mm256_storeu_si256(dq.add(1), _mm256_xor_si256(b, kv));
+        }
+        i += 64;
+    }
+    if i + 32 <= n {
+        // SAFETY: i + 32 <= n <= both lengths, as above.
+        unsafe {
+            let v = _mm256_loadu_si256(s.add(i).cast::<__m256i>());
+            _mm256_storeu_si256(d.add(i).cast::<__m256i>(), _mm256_xor_si256(v, kv));
+        }
+    }
+    // The last 32 bytes start at n - 32, at phase n % 4.
+    let kt = _mm256_set1_epi32(advance(k, n) as i32);
+    // SAFETY: n >= 32, so the 32 bytes at n - 32 are inside both slices.
+    unsafe {
+        let v = _mm256_loadu_si256(s.add(n - 32).cast::<__m256i>());
+        _mm256_storeu_si256(d.add(n - 32).cast::<__m256i>(), _mm256_xor_si256(v, kt));
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Tests
+// ---------------------------------------------------------------------------
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec;
+    use std::vec::Vec;
+
+    /// Miri is ~1000x slower: it gets the same loops over smaller ranges.
+    const MAX_LEN: usize = if cfg!(miri) { 131 } else { 4096 };
+    const MAX_SPLIT_LEN: usize = if cfg!(miri) { 24 } else { 300 };
+    /// Guard bytes checked on either side of the buffer under test.
+    const GUARD: usize = 32;
+    const SENTINEL: u8 = 0xA5;
+    const MAX_OFFSET: usize = 33;
+    const KEYS: [[u8; 4]; 2] = [[0x37, 0xfa, 0x21, 0x3d], [0x01, 0x80, 0xff, 0x7e]];
+
+    type ApplyFn = fn(&mut [u8], [u8; 4], usize);
+    type CopyFn = fn(&mut [u8], &[u8], [u8; 4], usize);
+
+    fn reference(buf: &mut [u8], key: [u8; 4], phase: usize) {
+        for (i, b) in buf.iter_mut().enumerate() {
+            *b ^= key[(phase % 4 + i) % 4];
+        }
+    }
+
+    /// Deterministic pseudo-random bytes (an LCG's high bits).
+    fn data(len: usize, seed: u64) -> Vec<u8> {
+        let mut s = seed;
+        (0..len)
+            .map(|_| {
+                s = s
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                (s >> 56) as u8
+            })
+            .collect()
+    }
+
+    /// Whether a SIMD path may run here. Under Miri (no `cpuid`) only when the
+    /// feature is enabled at compile time, e.g. SSE2 on x86_64.
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    fn have_sse2() -> bool {
+        #[cfg(miri)]
+        return cfg!(target_feature = "sse2");
+        #[cfg(not(miri))]
+        return crate::simd::cpu::features().sse2;
+    }
+
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    fn have_avx2() -> bool {
+        #[cfg(miri)]
+        return cfg!(target_feature = "avx2");
+        #[cfg(not(miri))]
+        return crate::simd::cpu::features().avx2;
+    }
+
+    fn apply_paths() -> Vec<(&'static str, ApplyFn)> {
+        let mut paths: Vec<(&'static str, ApplyFn)> =
+            vec![("dispatch", apply_mask), ("scalar", apply_mask_scalar)];
+        #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+        {
+            if have_sse2() {
+                // SAFETY: only used when SSE2 is available (`have_sse2`).
+                paths.push(("sse2", |b, k, p| unsafe { apply_mask_sse2(b, k, p) }));
+            }
+            if have_avx2() {
+                // SAFETY: only used when AVX2 is available (`have_avx2`).
+                paths.push(("avx2", |b, k, p| unsafe { apply_mask_avx2(b, k, p) }));
+            }
+        }
+        paths
+    }
+
+    fn copy_paths() -> Vec<(&'static str, CopyFn)> {
+        let mut paths: Vec<(&'static str, CopyFn)> =
+            vec![("dispatch", copy_masked), ("scalar", copy_masked_scalar)];
+        #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+        {
+            if have_sse2() {
+                // SAFETY: only used when SSE2 is available (`have_sse2`).
+                paths.push(("sse2", |d, s, k, p| unsafe { copy_masked_sse2(d, s, k, p) }));
+            }
+            if have_avx2() {
+                // SAFETY: only used when AVX2 is available (`have_avx2`).
+                paths.push(("avx2", |d, s, k, p| unsafe { copy_masked_avx2(d, s, k, p) }));
+            }
+        }
+        paths
+    }
+
+    #[test]
+    fn paths_present() {
+        let names: Vec<_> = apply_paths().iter().map(|p| p.0).collect();
+        std::eprintln!("mask paths under test: {names:?}");
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        assert!(names.contains(&"sse2"));
+    }
+
+    /// Lengths to try: every one up to `MAX_LEN`; under Miri the short ones
+    /// and those at the edges of the 16/32/64-byte steps.
+    fn lengths() -> Vec<usize> {
+        if cfg!(miri) {
+            (0..=40)
+                .chain([47, 48, 63, 64, 65, 95, 96, 97, 127, 128, 129, MAX_LEN])
+                .collect()
+        } else {
+            (0..=MAX_LEN).collect()
+        }
+    }
+
+    /// Misalignments to try for a given length: all of 0..=33 for short
+    /// inputs, a rotating handful for long ones (the loops are the same).
+    fn offsets(len: usize) -> Vec<usize> {
+        if len <= 256 {
+            (0..=MAX_OFFSET)
+                .step_by(if cfg!(miri) { 11 } else { 1 })
+                .collect()
+        } else {
+            vec![0, 1 + len % 32, MAX_OFFSET - len % 7]
+        }
+    }
+
+    fn check_guards(
+        storage: &[u8],
+        start: usize,
+        len: usize,
+        what: &dyn Fn() -> std::string::String,
+    ) {
+        let before = &storage[start - GUARD..start];
+        let after = &storage[start + len..start + len + GUARD];
+        assert!(
+            before.iter().chain(after).all(|&b| b == SENTINEL),
+            "{}: wrote outside the buffer",
+            what()
+        );
+    }
+
+    #[test]
+    fn apply_matches_reference_and_is_involutive() {
+        let src_all = data(MAX_LEN + 8, 1);
+        let mut storage = vec![SENTINEL; GUARD + MAX_OFFSET + MAX_LEN + GUARD];
+        let paths = apply_paths();
+        for len in lengths() {
+            let src = &src_all[len % 8..][..len];
+            let key = KEYS[len % 2];
+            for phase in 0..4 {
+                let mut expected = src.to_vec();
+                reference(&mut expected, key, phase);
+                for off in offsets(len) {
+                    let start = GUARD + off;
+                    for &(name, f) in &paths {
+                        let what = || std::format!("{name}: len {len} offset {off} phase {phase}");
+                        storage[start..start + len].copy_from_slice(src);
+                        f(&mut storage[start..start + len], key, phase);
+                        assert!(storage[start..start + len] == expected[..], "{}", what());
+                        check_guards(&storage, start, len, &what);
+                        f(&mut storage[start..start + len], key, phase);
+                        assert!(storage[start..start + len] == *src, "{}: twice", what());
+                        storage[start..start + len].fill(SENTINEL);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn copy_matches_reference() {
+        let src_all = data(MAX_LEN + MAX_OFFSET, 2);
+        let mut storage = vec![SENTINEL; GUARD + MAX_OFFSET + MAX_LEN + GUARD];
+        let paths = copy_paths();
+        for len in lengths() {
+            let key = KEYS[len % 2];
+            for phase in 0..4 {
+                for off in offsets(len) {
+                    // Misalign the source differently from the destination.
+                    let src = &src_all[(off * 7) % (MAX_OFFSET + 1)..][..len];
+                    let mut expected = src.to_vec();
+                    reference(&mut expected, key, phase);
+                    let start = GUARD + off;
+                    for &(name, f) in &paths {
+                        let what = || std::format!("{name}: len {len} offset {off} phase {phase}");
+                        f(&mut storage[start..start + len], src, key, phase);
+                        assert!(storage[start..start + len] == expected[..], "{}", what());
+                        check_guards(&storage, start, len, &what);
+                        storage[start..start + len].fill(SENTINEL);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn phase_counts_modulo_4() {
+        let src = data(200, 3);
+        let key = KEYS[0];
+        for &phase in &[4, 5, 6, 7, 1_000_003, usize::MAX - 1, usize::MAX] {
+            for len in (0..=200).step_by(if cfg!(miri) { 13 } else { 1 }) {
+                let mut expected = src[..len].to_vec();
+                reference(&mut expected, key, phase % 4);
+                for &(name, f) in &apply_paths() {
+                    let mut buf = src[..len].to_vec();
+                    f(&mut buf, key, phase);
+                    assert_eq!(buf, expected, "{name}: len {len} phase {phase}");
+                }
+                for &(name, f) in &copy_paths() {
+                    let mut buf = vec![0; len];
+                    f(&mut buf, &src[..len], key, phase);
+                    assert_eq!(buf, expected, "{name} copy: len {len} phase {phase}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn pieces_with_phase_continuation_match_whole() {
+        let src_all = data(MAX_SPLIT_LEN, 4);
+        let mut buf = vec![0u8; MAX_SPLIT_LEN];
+        let apply = apply_paths();
+        let copy = copy_paths();
+        for len in 0..=MAX_SPLIT_LEN {
+            let src = &src_all[..len];
+            let key = KEYS[len % 2];
+            for phase in 0..4 {
+                let mut expected = src.to_vec();
+                reference(&mut expected, key, phase);
+                for split in 0..=len {
+                    for &(name, f) in &apply {
+                        let buf = &mut buf[..len];
+                        buf.copy_from_slice(src);
+                        let (a, b) = buf.split_at_mut(split);
+                        f(a, key, phase);
+                        f(b, key, phase + split);
+                        assert!(
+                            *buf == expected[..],
+                            "{name}: len {len} split {split} phase {phase}"
+                        );
+                    }
+                    for &(name, f) in &copy {
+                        let buf = &mut buf[..len];
+                        let (a, b) = buf.split_at_mut(split);
+                        f(a, &src[..split], key, phase);
+                        f(b, &src[split..], key, phase + split);
+                        assert!(
+                            *buf == expected[..],
+                            "{name} copy: len {len} split {split} phase {phase}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// Lengths that differ: a debug assertion, and in release only the
+    /// common prefix is written. The inner paths must stay in bounds either way.
+    #[test]
+    fn copy_with_unequal_lengths_writes_common_prefix() {
+        type Inner = fn(&mut [u8], &[u8], u32);
+        let mut inner: Vec<(&str, Inner)> = vec![("scalar", copy_scalar)];
+        #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+        {
+            if have_sse2() {
+                // SAFETY: only used when SSE2 is available (`have_sse2`).
+                inner.push(("sse2", |d, s, k| unsafe { copy_sse2(d, s, k) }));
+            }
+            if have_avx2() {
+                // SAFETY: only used when AVX2 is available (`have_avx2`).
+                inner.push(("avx2", |d, s, k| unsafe { copy_avx2(d, s, k) }));
+            }
+        }
+        let key = KEYS[1];
+        let src_all = data(130, 5);
+        let step = if cfg!(miri) { 13 } else { 1 };
+        for dlen in (0..=130).step_by(step) {
+            for slen in (0..=130).step_by(step) {
+                let n = dlen.min(slen);
+                let mut expected = vec![SENTINEL; dlen];
+                expected[..n].copy_from_slice(&src_all[..n]);
+                reference(&mut expected[..n], key, 3);
+                for &(name, f) in &inner {
+                    let mut dst = vec![SENTINEL; dlen];
+                    f(&mut dst, &src_all[..slen], key_word(key, 3));
+                    assert_eq!(dst, expected, "{name}: dst {dlen} src {slen}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    #[cfg_attr(debug_assertions, should_panic(expected = "lengths differ"))]
+    fn copy_masked_unequal_lengths() {
+        let mut dst = [0u8; 40];
+        copy_masked(&mut dst, &[0xff; 20], [1, 2, 3, 4], 0);
+        assert_eq!(dst[..4], [0xfe, 0xfd, 0xfc, 0xfb]);
+        assert!(dst[20..].iter().all(|&b| b == 0));
+    }
+
+    #[test]
+    fn rfc6455_example() {
+        // RFC 6455 §5.7: a masked "Hello" from a client.
+        let mut payload = *b"\x7f\x9f\x4d\x51\x58";
+        apply_mask(&mut payload, [0x37, 0xfa, 0x21, 0x3d], 0);
+        assert_eq!(&payload, b"Hello");
+    }
+}

@@ -1,0 +1,6 @@
+//! SIMD building blocks: CPU feature detection, payload masking and UTF-8 validation.
+pub mod cpu;
+pub mod mask;
+pub mod utf8;
+
+pub use mask::apply_mask;
