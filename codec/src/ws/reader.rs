@@ -1,0 +1,350 @@
+//! FrameReader: WebSocket frames in, whole messages out, in place.
+//!
+//! The reader owns a receive buffer over caller storage. Bytes are read into
+//! [`FrameReader::spare_mut`] and committed; [`FrameReader::next`] then yields
+//! one [`Message`] at a time, borrowing the buffer. Nothing is copied for an
+//! unfragmented message. A fragmented message is assembled in place: each
+//! fragment's payload is moved down over the header that preceded it, so the
+//! message is one contiguous slice when it completes. Control frames that
+//! arrive between fragments are delivered as they come.
+//!
+//! Payload bytes are processed as they arrive, not only when a frame is
+//! complete: masked payloads are unmasked piece by piece with the key phase
+//! carried over, and text is UTF-8 checked incrementally, so an invalid text
+//! message is rejected at the first byte where it is certain to be invalid,
+//! even in the middle of a frame.
+
+use super::close::parse_close;
+use super::error::Error;
+use super::frame::{Header, MAX_CONTROL_PAYLOAD, MAX_HEADER_LEN, OpCode, Role};
+use super::message::Message;
+use crate::simd::{mask::apply_mask, utf8};
+
+/// Room the reader keeps beyond the largest message: a control frame that
+/// arrives between fragments (header + 125 bytes) and a data frame header.
+pub const READER_OVERHEAD: usize = MAX_HEADER_LEN + MAX_CONTROL_PAYLOAD + 6 + MAX_HEADER_LEN;
+
+/// Reader limits. Sizes beyond what the buffer can hold are lowered to fit it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    /// Largest accepted frame payload; larger is [`Error::FrameTooLarge`] (close 1009).
+    pub max_frame_size: usize,
+    /// Largest accepted message (sum of fragments); larger is
+    /// [`Error::MessageTooLarge`] (close 1009).
+    pub max_message_size: usize,
+    /// RSV bits (RSV1 = 0b100) an extension has negotiated; others are errors.
+    pub allowed_rsv: u8,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            max_frame_size: 16 << 20,
+            max_message_size: 16 << 20,
+            allowed_rsv: 0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct FrameState {
+    fin: bool,
+    mask: Option<[u8; 4]>,
+    len: usize,
+    done: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct MsgState {
+    text: bool,
+    rsv: u8,
+    /// Offset of the message's first payload byte in the buffer.
+    start: usize,
+    /// Payload bytes assembled so far.
+    len: usize,
+    /// Leading bytes known to be valid UTF-8 (text only).
+    valid: usize,
+}
+
+/// Decodes frames of one role from a buffer over caller storage `B`.
+#[derive(Debug, Clone)]
+pub struct FrameReader<B> {
+    buf: B,
+    /// Next unprocessed byte.
+    pos: usize,
+    /// End of received bytes.
+    end: usize,
+    role: Role,
+    max_frame: usize,
+    max_message: usize,
+    allowed_rsv: u8,
+    frame: Option<FrameState>,
+    msg: Option<MsgState>,
+    last_rsv: u8,
+    closed: bool,
+}
+
+impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
+    /// A reader for `role` (the role of *this* endpoint) with default limits.
+    pub fn new(role: Role, storage: B) -> Self {
+        Self::with_config(role, storage, Config::default())
+    }
+
+    /// A reader with explicit limits. The message limit is lowered to
+    /// `capacity - READER_OVERHEAD` if the buffer is smaller than that needs.
+    pub fn with_config(role: Role, storage: B, config: Config) -> Self {
+        let cap = storage.as_ref().len();
+        let max_message = config
+            .max_message_size
+            .min(cap.saturating_sub(READER_OVERHEAD));
+        FrameReader {
+            buf: storage,
+            pos: 0,
+            end: 0,
+            role,
+            max_frame: config.max_frame_size.min(max_message),
+            max_message,
+            allowed_rsv: config.allowed_rsv & 0x7,
+            frame: None,
+            msg: None,
+            last_rsv: 0,
+            closed: false,
+        }
+    }
+
+    /// The role this reader decodes for.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// The effective message size limit.
+    pub fn max_message_size(&self) -> usize {
+        self.max_message
+    }
+
+    /// RSV bits of the first frame of the last data message returned (for extensions).
+    pub fn last_rsv(&self) -> u8 {
+        self.last_rsv
+    }
+
+    /// Whether a close frame has been received.
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    /// Received bytes not yet turned into messages (a partial frame, or
+    /// frames not yet asked for).
+    pub fn buffered(&self) -> usize {
+        self.end - self.pos
+    }
+
+    /// Whether a fragmented message or a frame is partly received.
+    pub fn in_message(&self) -> bool {
+        self.msg.is_some() || self.frame.is_some()
+    }
+
+    /// Free space to read socket bytes into; [`commit`](Self::commit) what was read.
+    ///
+    /// Moves live bytes to the front when the tail runs low. Empty only when
+    /// the buffer holds a full message plus its overhead, which the limits
+    /// prevent.
+    #[inline]
+    pub fn spare_mut(&mut self) -> &mut [u8] {
+        // Bytes that can be reclaimed: everything before the live data, plus
+        // (inside a fragmented message) the headers of the fragments already
+        // folded into the message, which sit between its end and `pos`.
+        let waste = match self.msg {
+            Some(m) => m.start + (self.pos - (m.start + m.len)),
+            None => self.pos,
+        };
+        if self.msg.is_none() && self.pos == self.end {
+            self.pos = 0;
+            self.end = 0;
+        } else if waste > 0 {
+            let cap = self.buf.as_ref().len();
+            if cap - self.end <= cap / 4 {
+                self.compact();
+            }
+        }
+        let e = self.end;
+        &mut self.buf.as_mut()[e..]
+    }
+
+    /// Mark `n` bytes of [`spare_mut`](Self::spare_mut) as received.
+    #[inline]
+    pub fn commit(&mut self, n: usize) {
+        self.end = (self.end + n).min(self.buf.as_ref().len());
+    }
+
+    /// Copy in as much of `bytes` as fits; returns how many were taken.
+    pub fn feed(&mut self, bytes: &[u8]) -> usize {
+        let spare = self.spare_mut();
+        let n = spare.len().min(bytes.len());
+        spare[..n].copy_from_slice(&bytes[..n]);
+        self.commit(n);
+        n
+    }
+
+    fn compact(&mut self) {
+        let buf = self.buf.as_mut();
+        let mut at = 0;
+        if let Some(m) = &mut self.msg {
+            if m.start != 0 {
+                buf.copy_within(m.start..m.start + m.len, 0);
+                m.start = 0;
+            }
+            at = m.len;
+        }
+        buf.copy_within(self.pos..self.end, at);
+        self.end = at + (self.end - self.pos);
+        self.pos = at;
+    }
+
+    /// The next message, or `Ok(None)` when more bytes are needed.
+    ///
+    /// An error is final: fail the connection with [`Error::close_code`].
+    #[inline]
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Result<Option<Message<'_>>, Error> {
+        loop {
+            if self.frame.is_none() {
+                let data = &self.buf.as_ref()[self.pos..self.end];
+                let h = match Header::parse(data, self.role, self.allowed_rsv)? {
+                    Some(h) => h,
+                    None => return Ok(None),
+                };
+                if self.closed {
+                    return Err(Error::FrameAfterClose);
+                }
+                if h.opcode.is_control() {
+                    return self.control(h);
+                }
+                self.start_data(h)?;
+            }
+            match self.advance()? {
+                Some((start, len, text)) => {
+                    let bytes = &self.buf.as_ref()[start..start + len];
+                    return Ok(Some(if text {
+                        // SAFETY: `advance` validated these bytes as UTF-8
+                        // (whole, or incrementally with nothing left over).
+                        Message::Text(unsafe { core::str::from_utf8_unchecked(bytes) })
+                    } else {
+                        Message::Binary(bytes)
+                    }));
+                }
+                None if self.frame.is_some() => return Ok(None),
+                None => {} // a non-final fragment finished: parse the next header
+            }
+        }
+    }
+
+    fn control(&mut self, h: Header) -> Result<Option<Message<'_>>, Error> {
+        let len = h.payload_len as usize; // <= 125, checked by Header::parse
+        let total = h.header_len + len;
+        if self.end - self.pos < total {
+            return Ok(None);
+        }
+        let start = self.pos + h.header_len;
+        self.pos += total;
+        let buf = self.buf.as_mut();
+        let payload = &mut buf[start..start + len];
+        if let Some(key) = h.mask {
+            apply_mask(payload, key, 0);
+        }
+        let payload = &buf[start..start + len];
+        Ok(Some(match h.opcode {
+            OpCode::Ping => Message::Ping(payload),
+            OpCode::Pong => Message::Pong(payload),
+            _ => {
+                let close = parse_close(payload)?;
+                self.closed = true;
+                Message::Close(close)
+            }
+        }))
+    }
+
+    fn start_data(&mut self, h: Header) -> Result<(), Error> {
+        let continuation = h.opcode == OpCode::Continuation;
+        match (&self.msg, continuation) {
+            (None, true) => return Err(Error::UnexpectedContinuation),
+            (Some(_), false) => return Err(Error::ExpectedContinuation),
+            _ => {}
+        }
+        if h.payload_len > self.max_frame as u64 {
+            return Err(Error::FrameTooLarge);
+        }
+        let len = h.payload_len as usize;
+        let so_far = self.msg.map_or(0, |m| m.len);
+        if so_far + len > self.max_message {
+            return Err(Error::MessageTooLarge);
+        }
+        self.pos += h.header_len;
+        if self.msg.is_none() {
+            self.msg = Some(MsgState {
+                text: h.opcode == OpCode::Text,
+                rsv: h.rsv,
+                start: self.pos,
+                len: 0,
+                valid: 0,
+            });
+        }
+        self.frame = Some(FrameState {
+            fin: h.fin,
+            mask: h.mask,
+            len,
+            done: 0,
+        });
+        Ok(())
+    }
+
+    /// Process the payload bytes of the current data frame that have arrived.
+    /// Returns the finished message's (start, len, is_text) when the final
+    /// frame completes.
+    #[inline]
+    fn advance(&mut self) -> Result<Option<(usize, usize, bool)>, Error> {
+        let (Some(mut f), Some(mut m)) = (self.frame, self.msg) else {
+            return Ok(None);
+        };
+        let n = (self.end - self.pos).min(f.len - f.done);
+        let dst = m.start + m.len;
+        let buf = self.buf.as_mut();
+        if dst != self.pos && n > 0 {
+            buf.copy_within(self.pos..self.pos + n, dst);
+        }
+        if let Some(key) = f.mask {
+            apply_mask(&mut buf[dst..dst + n], key, f.done);
+        }
+        self.pos += n;
+        f.done += n;
+        m.len += n;
+        let frame_done = f.done == f.len;
+        let last = frame_done && f.fin;
+        if m.text && (n > 0 || last) {
+            let region = &buf[m.start + m.valid..m.start + m.len];
+            if last && m.valid == 0 {
+                if !utf8::is_valid(region) {
+                    return Err(Error::InvalidUtf8);
+                }
+                m.valid = m.len;
+            } else {
+                m.valid += utf8::validate_prefix(region).map_err(|_| Error::InvalidUtf8)?;
+                if last && m.valid != m.len {
+                    return Err(Error::InvalidUtf8);
+                }
+            }
+        }
+        if !frame_done {
+            self.frame = Some(f);
+            self.msg = Some(m);
+            return Ok(None);
+        }
+        self.frame = None;
+        if !f.fin {
+            self.msg = Some(m);
+            return Ok(None);
+        }
+        self.msg = None;
+        self.last_rsv = m.rsv;
+        Ok(Some((m.start, m.len, m.text)))
+    }
+}

@@ -1,0 +1,365 @@
+//! FrameWriter: messages to wire bytes, for either role.
+//!
+//! A writer encodes into a caller's `&mut [u8]` or appends to a
+//! [`WriteBuf`]; either way a message is written whole or not at all, so a
+//! full buffer never leaves half a frame behind. A client writer masks with a
+//! fresh key from its [`MaskSource`] per frame, copying and masking in one
+//! pass. A payload can also be serialized in place after
+//! [`WriteBuf::payload_mut`]'s headroom and committed with
+//! [`FrameWriter::commit_in_place`]: the header is written in front of it and
+//! nothing is moved.
+
+use super::close::CloseCode;
+use super::error::EncodeError;
+use super::frame::{MAX_CONTROL_PAYLOAD, OpCode, Role, header_len, write_header};
+use crate::buf::{HEADROOM, WriteBuf};
+use crate::rand::{MaskSource, NoMask};
+use crate::simd::mask::{apply_mask, copy_masked};
+
+/// How a writer gets masking keys: a server never masks; a client asks its
+/// [`MaskSource`]. Implemented for [`NoMask`] and every `MaskSource`.
+pub trait Masking {
+    /// The key for the next frame, or `None` when frames go unmasked.
+    fn frame_key(&mut self) -> Option<[u8; 4]>;
+}
+
+impl Masking for NoMask {
+    #[inline]
+    fn frame_key(&mut self) -> Option<[u8; 4]> {
+        None
+    }
+}
+
+impl<M: MaskSource> Masking for M {
+    #[inline]
+    fn frame_key(&mut self) -> Option<[u8; 4]> {
+        Some(self.next_key())
+    }
+}
+
+/// Encodes frames. `FrameWriter<NoMask>` is a server writer;
+/// `FrameWriter<M: MaskSource>` a client writer.
+#[derive(Debug, Clone)]
+pub struct FrameWriter<M = NoMask> {
+    mask: M,
+    /// Client role: mask every frame. Never true for `NoMask`.
+    client: bool,
+    /// Split data messages into frames of at most this many payload bytes (0: never).
+    fragment_size: usize,
+}
+
+impl FrameWriter<NoMask> {
+    /// A server-role writer: frames are not masked.
+    pub fn server() -> Self {
+        FrameWriter {
+            mask: NoMask,
+            client: false,
+            fragment_size: 0,
+        }
+    }
+}
+
+impl<M: MaskSource> FrameWriter<M> {
+    /// A client-role writer masking every frame with a key from `mask`.
+    pub fn client(mask: M) -> Self {
+        Self::new(Role::Client, mask)
+    }
+
+    /// A writer for `role`; a server writer keeps `mask` but never uses it.
+    pub fn new(role: Role, mask: M) -> Self {
+        FrameWriter {
+            mask,
+            client: role == Role::Client,
+            fragment_size: 0,
+        }
+    }
+
+    /// The key source.
+    pub fn mask_source(&mut self) -> &mut M {
+        &mut self.mask
+    }
+}
+
+impl<M: Masking> FrameWriter<M> {
+    /// The role this writer encodes for.
+    pub fn role(&self) -> Role {
+        if self.client {
+            Role::Client
+        } else {
+            Role::Server
+        }
+    }
+
+    #[inline]
+    fn key(&mut self) -> Option<[u8; 4]> {
+        if self.client {
+            self.mask.frame_key()
+        } else {
+            None
+        }
+    }
+
+    /// Split text and binary messages longer than `n` bytes into fragments of
+    /// `n` bytes (0 turns fragmentation off; control frames are never split).
+    pub fn with_fragment_size(mut self, n: usize) -> Self {
+        self.fragment_size = n;
+        self
+    }
+
+    /// The current fragment size (0: off).
+    pub fn fragment_size(&self) -> usize {
+        self.fragment_size
+    }
+
+    /// Wire size of a text or binary message of `payload_len` bytes,
+    /// fragmentation included.
+    pub fn message_len(&self, payload_len: usize) -> usize {
+        let masked = self.client;
+        let f = self.fragment_size;
+        if f == 0 || payload_len <= f {
+            return header_len(payload_len, masked) + payload_len;
+        }
+        let full = payload_len / f;
+        let rest = payload_len % f;
+        let mut n = full * (header_len(f, masked) + f);
+        if rest > 0 {
+            n += header_len(rest, masked) + rest;
+        }
+        n
+    }
+
+    /// Encode one frame of `payload` into `out`; returns the bytes written.
+    pub fn encode_frame(
+        &mut self,
+        opcode: OpCode,
+        fin: bool,
+        payload: &[u8],
+        out: &mut [u8],
+    ) -> Result<usize, EncodeError> {
+        if opcode.is_control() && payload.len() > MAX_CONTROL_PAYLOAD {
+            return Err(EncodeError::ControlPayloadTooLarge);
+        }
+        let masked = self.client;
+        let total = header_len(payload.len(), masked) + payload.len();
+        if out.len() < total {
+            return Err(EncodeError::BufferFull);
+        }
+        Ok(self.put_frame(opcode, fin, payload, out))
+    }
+
+    /// Write one frame; `out` is known to be large enough.
+    #[inline]
+    fn put_frame(&mut self, opcode: OpCode, fin: bool, payload: &[u8], out: &mut [u8]) -> usize {
+        let key = self.key();
+        let h = write_header(out, fin, 0, opcode, payload.len(), key).unwrap_or(0);
+        let dst = &mut out[h..h + payload.len()];
+        match key {
+            Some(k) => copy_masked(dst, payload, k, 0),
+            None => dst.copy_from_slice(payload),
+        }
+        h + payload.len()
+    }
+
+    /// Encode a data message (fragmented if configured) into `out`.
+    fn encode_data(
+        &mut self,
+        opcode: OpCode,
+        payload: &[u8],
+        out: &mut [u8],
+    ) -> Result<usize, EncodeError> {
+        let total = self.message_len(payload.len());
+        if out.len() < total {
+            return Err(EncodeError::BufferFull);
+        }
+        let f = self.fragment_size;
+        if f == 0 || payload.len() <= f {
+            return Ok(self.put_frame(opcode, true, payload, out));
+        }
+        let mut at = 0;
+        let mut op = opcode;
+        let mut chunks = payload.chunks(f).peekable();
+        while let Some(chunk) = chunks.next() {
+            let fin = chunks.peek().is_none();
+            at += self.put_frame(op, fin, chunk, &mut out[at..]);
+            op = OpCode::Continuation;
+        }
+        Ok(at)
+    }
+
+    /// Encode a text message into `out`.
+    #[inline]
+    pub fn encode_text(&mut self, text: &str, out: &mut [u8]) -> Result<usize, EncodeError> {
+        self.encode_data(OpCode::Text, text.as_bytes(), out)
+    }
+
+    /// Encode a binary message into `out`.
+    #[inline]
+    pub fn encode_binary(&mut self, data: &[u8], out: &mut [u8]) -> Result<usize, EncodeError> {
+        self.encode_data(OpCode::Binary, data, out)
+    }
+
+    /// Encode a ping (payload at most 125 bytes) into `out`.
+    pub fn encode_ping(&mut self, payload: &[u8], out: &mut [u8]) -> Result<usize, EncodeError> {
+        self.encode_frame(OpCode::Ping, true, payload, out)
+    }
+
+    /// Encode a pong (payload at most 125 bytes) into `out`.
+    pub fn encode_pong(&mut self, payload: &[u8], out: &mut [u8]) -> Result<usize, EncodeError> {
+        self.encode_frame(OpCode::Pong, true, payload, out)
+    }
+
+    /// Encode a close frame into `out`: no body when `code` is `None`,
+    /// otherwise the code and a reason of at most 123 bytes.
+    pub fn encode_close(
+        &mut self,
+        code: Option<CloseCode>,
+        reason: &str,
+        out: &mut [u8],
+    ) -> Result<usize, EncodeError> {
+        let mut body = [0u8; MAX_CONTROL_PAYLOAD];
+        let n = close_body(code, reason, &mut body)?;
+        self.encode_frame(OpCode::Close, true, &body[..n], out)
+    }
+
+    /// Append one frame to `wb`.
+    pub fn write_frame<B: AsRef<[u8]> + AsMut<[u8]>>(
+        &mut self,
+        opcode: OpCode,
+        fin: bool,
+        payload: &[u8],
+        wb: &mut WriteBuf<B>,
+    ) -> Result<(), EncodeError> {
+        let total = header_len(payload.len(), self.client) + payload.len();
+        let out = wb.reserve(total)?;
+        let n = self.encode_frame(opcode, fin, payload, out)?;
+        wb.commit(n);
+        Ok(())
+    }
+
+    fn write_data<B: AsRef<[u8]> + AsMut<[u8]>>(
+        &mut self,
+        opcode: OpCode,
+        payload: &[u8],
+        wb: &mut WriteBuf<B>,
+    ) -> Result<(), EncodeError> {
+        let out = wb.reserve(self.message_len(payload.len()))?;
+        let n = self.encode_data(opcode, payload, out)?;
+        wb.commit(n);
+        Ok(())
+    }
+
+    /// Append a text message to `wb`.
+    #[inline]
+    pub fn write_text<B: AsRef<[u8]> + AsMut<[u8]>>(
+        &mut self,
+        text: &str,
+        wb: &mut WriteBuf<B>,
+    ) -> Result<(), EncodeError> {
+        self.write_data(OpCode::Text, text.as_bytes(), wb)
+    }
+
+    /// Append a binary message to `wb`.
+    #[inline]
+    pub fn write_binary<B: AsRef<[u8]> + AsMut<[u8]>>(
+        &mut self,
+        data: &[u8],
+        wb: &mut WriteBuf<B>,
+    ) -> Result<(), EncodeError> {
+        self.write_data(OpCode::Binary, data, wb)
+    }
+
+    /// Append a ping to `wb`.
+    pub fn write_ping<B: AsRef<[u8]> + AsMut<[u8]>>(
+        &mut self,
+        payload: &[u8],
+        wb: &mut WriteBuf<B>,
+    ) -> Result<(), EncodeError> {
+        self.write_frame(OpCode::Ping, true, payload, wb)
+    }
+
+    /// Append a pong to `wb`.
+    pub fn write_pong<B: AsRef<[u8]> + AsMut<[u8]>>(
+        &mut self,
+        payload: &[u8],
+        wb: &mut WriteBuf<B>,
+    ) -> Result<(), EncodeError> {
+        self.write_frame(OpCode::Pong, true, payload, wb)
+    }
+
+    /// Append a close frame to `wb` (see [`encode_close`](Self::encode_close)).
+    pub fn write_close<B: AsRef<[u8]> + AsMut<[u8]>>(
+        &mut self,
+        code: Option<CloseCode>,
+        reason: &str,
+        wb: &mut WriteBuf<B>,
+    ) -> Result<(), EncodeError> {
+        let mut body = [0u8; MAX_CONTROL_PAYLOAD];
+        let n = close_body(code, reason, &mut body)?;
+        self.write_frame(OpCode::Close, true, &body[..n], wb)
+    }
+
+    /// Turn `payload_len` bytes written at [`WriteBuf::payload_mut`] into one
+    /// frame: the header goes into the headroom in front of them and the
+    /// payload is masked in place (client role). A text payload is checked
+    /// for UTF-8 first. When `wb` held nothing else, nothing is moved;
+    /// otherwise the frame is moved down to follow the waiting bytes.
+    pub fn commit_in_place<B: AsRef<[u8]> + AsMut<[u8]>>(
+        &mut self,
+        opcode: OpCode,
+        payload_len: usize,
+        wb: &mut WriteBuf<B>,
+    ) -> Result<(), EncodeError> {
+        let was_empty = wb.is_empty();
+        let (storage, end) = wb.raw_tail();
+        let p0 = end + HEADROOM;
+        let Some(payload) = storage.get_mut(p0..p0.saturating_add(payload_len)) else {
+            return Err(EncodeError::BufferFull);
+        };
+        if opcode.is_control() && payload_len > MAX_CONTROL_PAYLOAD {
+            return Err(EncodeError::ControlPayloadTooLarge);
+        }
+        if opcode == OpCode::Text && !crate::simd::utf8::is_valid(payload) {
+            return Err(EncodeError::InvalidUtf8);
+        }
+        let key = self.key();
+        if let Some(k) = key {
+            apply_mask(payload, k, 0);
+        }
+        let h = header_len(payload_len, key.is_some());
+        let h0 = p0 - h;
+        write_header(&mut storage[h0..p0], true, 0, opcode, payload_len, key);
+        let frame_end = p0 + payload_len;
+        if h0 != end && !was_empty {
+            storage.copy_within(h0..frame_end, end);
+            wb.set_span(end, end + h + payload_len);
+        } else {
+            wb.set_span(h0, frame_end);
+        }
+        Ok(())
+    }
+}
+
+/// The body of a close frame: 2-byte code and reason.
+fn close_body(
+    code: Option<CloseCode>,
+    reason: &str,
+    out: &mut [u8; MAX_CONTROL_PAYLOAD],
+) -> Result<usize, EncodeError> {
+    let Some(code) = code else {
+        return if reason.is_empty() {
+            Ok(0)
+        } else {
+            Err(EncodeError::ReasonWithoutCode)
+        };
+    };
+    if !code.is_valid_on_wire() {
+        return Err(EncodeError::InvalidCloseCode(code.0));
+    }
+    let r = reason.as_bytes();
+    if r.len() > MAX_CONTROL_PAYLOAD - 2 {
+        return Err(EncodeError::ControlPayloadTooLarge);
+    }
+    out[..2].copy_from_slice(&code.0.to_be_bytes());
+    out[2..2 + r.len()].copy_from_slice(r);
+    Ok(2 + r.len())
+}
