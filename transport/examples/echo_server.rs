@@ -1,0 +1,164 @@
+//! Echo server for Autobahn's fuzzingclient: one thread, one `mio::Poll`, many
+//! connections, evented mode. Echoes text and binary messages up to 16 MiB; pings,
+//! pongs and the close handshake are handled by the library.
+//!
+//! Usage: `echo_server [ADDR]` (default `127.0.0.1:9002`, or the `ADDR` variable).
+
+use std::time::{Duration, Instant};
+
+use mio::{Events, Interest, Poll, Token};
+use tickwire::ws::{Error, Message, Server, ServerConnection};
+
+const LISTENER: Token = Token(usize::MAX);
+const MAX_MESSAGE: usize = 16 << 20;
+
+/// One connection and the echo it could not queue yet (write buffer full).
+struct Slot {
+    conn: ServerConnection,
+    /// A message waiting for room: (is text, bytes). Reused, never shrunk.
+    stash: Vec<u8>,
+    stashed: Option<bool>,
+}
+
+fn main() {
+    let addr = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with("--"))
+        .or_else(|| std::env::var("ADDR").ok())
+        .unwrap_or_else(|| "127.0.0.1:9002".to_owned());
+    if let Err(e) = run(&addr) {
+        eprintln!("echo_server: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run(addr: &str) -> Result<(), Error> {
+    let mut server = Server::builder()
+        .max_message_size(MAX_MESSAGE)
+        .write_buffer_size(MAX_MESSAGE + 64)
+        .handshake_timeout(Duration::from_secs(10))
+        .close_timeout(Duration::from_secs(5))
+        .bind(addr)?;
+    println!("echo_server: listening on {}", server.local_addr()?);
+    let mut poll = Poll::new()?;
+    poll.registry()
+        .register(&mut server, LISTENER, Interest::READABLE)?;
+    let mut slots: Vec<Option<Slot>> = Vec::new();
+    let mut events = Events::with_capacity(256);
+    let mut scratch = Vec::with_capacity(MAX_MESSAGE);
+    loop {
+        poll.poll(&mut events, Some(Duration::from_millis(250)))?;
+        for event in events.iter() {
+            if event.token() == LISTENER {
+                accept_all(&mut server, &poll, &mut slots, &mut scratch)?;
+                continue;
+            }
+            let i = event.token().0;
+            let Some(slot) = slots.get_mut(i).and_then(Option::as_mut) else {
+                continue;
+            };
+            if !service(slot, &mut scratch) {
+                drop_slot(&poll, &mut slots[i]);
+            }
+        }
+        let now = Instant::now();
+        for entry in slots.iter_mut() {
+            let expired = entry.as_mut().is_some_and(|s| {
+                s.conn.timeout_at().is_some_and(|t| t <= now) && s.conn.handle_timeout(now).is_err()
+            });
+            if expired {
+                drop_slot(&poll, entry);
+            }
+        }
+    }
+}
+
+fn accept_all(
+    server: &mut Server,
+    poll: &Poll,
+    slots: &mut Vec<Option<Slot>>,
+    scratch: &mut Vec<u8>,
+) -> Result<(), Error> {
+    while let Some(mut conn) = server.try_accept()? {
+        let i = match slots.iter().position(Option::is_none) {
+            Some(i) => i,
+            None => {
+                slots.push(None);
+                slots.len() - 1
+            }
+        };
+        poll.registry()
+            .register(&mut conn, Token(i), Interest::READABLE | Interest::WRITABLE)?;
+        let mut slot = Slot {
+            conn,
+            stash: Vec::new(),
+            stashed: None,
+        };
+        // Bytes may have arrived before registration: drive once now.
+        if service(&mut slot, scratch) {
+            slots[i] = Some(slot);
+        } else {
+            let _ = poll.registry().deregister(&mut slot.conn);
+        }
+    }
+    Ok(())
+}
+
+fn drop_slot(poll: &Poll, entry: &mut Option<Slot>) {
+    if let Some(mut slot) = entry.take() {
+        let _ = poll.registry().deregister(&mut slot.conn);
+    }
+}
+
+fn send(conn: &mut ServerConnection, text: bool, bytes: &[u8]) -> Result<(), Error> {
+    if text {
+        // The bytes came from a validated text message.
+        conn.send_text(std::str::from_utf8(bytes).unwrap_or_default())
+    } else {
+        conn.send_binary(bytes)
+    }
+}
+
+/// Flush, retry a stashed echo, drain messages. `false`: the connection is finished.
+fn service(slot: &mut Slot, scratch: &mut Vec<u8>) -> bool {
+    let conn = &mut slot.conn;
+    if conn.wants_write() && conn.flush().is_err() {
+        return false;
+    }
+    if let Some(text) = slot.stashed {
+        match send(conn, text, &slot.stash) {
+            Ok(()) => slot.stashed = None,
+            Err(Error::Backpressure) => return true,
+            Err(_) => return false,
+        }
+    }
+    loop {
+        let text = match conn.try_recv() {
+            Ok(Some(Message::Text(t))) => {
+                scratch.clear();
+                scratch.extend_from_slice(t.as_bytes());
+                true
+            }
+            Ok(Some(Message::Binary(b))) => {
+                scratch.clear();
+                scratch.extend_from_slice(b);
+                false
+            }
+            Ok(Some(_)) => continue,
+            Ok(None) => break,
+            Err(_) => return conn.wants_write(),
+        };
+        match send(conn, text, scratch) {
+            Ok(()) => {}
+            Err(Error::Backpressure) => {
+                // Keep the echo and stop reading until the socket takes more.
+                std::mem::swap(&mut slot.stash, scratch);
+                slot.stashed = Some(text);
+                return true;
+            }
+            Err(Error::AlreadyClosed) => {}
+            Err(_) => return false,
+        }
+    }
+    !conn.is_closed() || conn.wants_write()
+}

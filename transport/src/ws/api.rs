@@ -1,0 +1,223 @@
+//! The public methods [`Client`](super::Client) and
+//! [`ServerConnection`](super::ServerConnection) share, generated once over their
+//! `conn` field so both forward to the one implementation in [`conn`](super::conn).
+//! Each type provides `fn ready(&mut self) -> Result<(), Error>` (the opening
+//! handshake is done) and its own `recv` / `try_recv`.
+
+macro_rules! connection_api {
+    ($ty:ty) => {
+        impl $ty {
+            /// Send a text message. Blocking mode: returns once it is written to the
+            /// socket. Evented mode: writes what the socket takes now and keeps the rest
+            /// in the write buffer (finish it with [`flush`](Self::flush) on writable);
+            /// [`Error::Backpressure`] when the buffer has no room (nothing queued).
+            pub fn send_text(&mut self, text: &str) -> Result<(), $crate::ws::Error> {
+                self.ready()?;
+                self.conn.send_text(text)
+            }
+
+            /// Send a binary message (see [`send_text`](Self::send_text)).
+            pub fn send_binary(&mut self, data: &[u8]) -> Result<(), $crate::ws::Error> {
+                self.ready()?;
+                self.conn.send_binary(data)
+            }
+
+            /// Send a ping (payload at most 125 bytes).
+            pub fn send_ping(&mut self, payload: &[u8]) -> Result<(), $crate::ws::Error> {
+                self.ready()?;
+                self.conn.send_ping(payload)
+            }
+
+            /// Send an unsolicited pong (payload at most 125 bytes).
+            pub fn send_pong(&mut self, payload: &[u8]) -> Result<(), $crate::ws::Error> {
+                self.ready()?;
+                self.conn.send_pong(payload)
+            }
+
+            /// Start the close handshake with `code` (`None`: no status code, then the
+            /// reason must be empty) and a reason of at most 123 bytes.
+            ///
+            /// This sends the close frame and returns; it does not wait for the
+            /// answer. Keep receiving: data that still arrives is discarded, the peer's
+            /// close is returned as `Message::Close`, then `recv` returns `Ok(None)`.
+            /// Blocking `recv` waits for it at most the close timeout
+            /// ([`Error::CloseTimeout`]); evented users call
+            /// [`handle_timeout`](Self::handle_timeout). A no-op once closing.
+            pub fn close(
+                &mut self,
+                code: impl Into<Option<$crate::ws::CloseCode>>,
+                reason: &str,
+            ) -> Result<(), $crate::ws::Error> {
+                self.ready()?;
+                self.conn.close(code.into(), reason)
+            }
+
+            /// Write buffered bytes. Blocking mode: all of them (write timeout), then
+            /// `Ok(true)`. Evented mode: what the socket takes; `Ok(true)` when nothing
+            /// is left, `Ok(false)` to continue on the next writable event.
+            pub fn flush(&mut self) -> Result<bool, $crate::ws::Error> {
+                self.conn.io.flush()
+            }
+
+            /// Whether bytes wait to be written (register for writable and `flush`).
+            pub fn wants_write(&self) -> bool {
+                self.conn.io.wants_write()
+            }
+
+            /// Whether the connection is finished: the close handshake completed, or it
+            /// failed.
+            pub fn is_closed(&self) -> bool {
+                self.conn.is_closed()
+            }
+
+            /// Whether calls wait (blocking mode) or return (evented mode).
+            pub fn is_blocking(&self) -> bool {
+                self.conn.io.is_blocking()
+            }
+
+            /// Switch modes. Evented (`false`): the connection leaves its private poll
+            /// and can be registered in the caller's [`mio::Poll`]. Blocking (`true`):
+            /// deregister it from the caller's poll first.
+            pub fn set_blocking(&mut self, blocking: bool) -> Result<(), $crate::ws::Error> {
+                Ok(self.conn.set_blocking(blocking)?)
+            }
+
+            /// Evented mode: when [`handle_timeout`](Self::handle_timeout) should run next.
+            pub fn timeout_at(&self) -> Option<std::time::Instant> {
+                self.timeout_at_inner()
+            }
+
+            /// Evented mode: enforce the handshake and close timeouts at `now`. An error
+            /// means the connection is over (the socket is shut).
+            pub fn handle_timeout(
+                &mut self,
+                now: std::time::Instant,
+            ) -> Result<(), $crate::ws::Error> {
+                self.handle_timeout_inner(now)
+            }
+
+            /// The socket's local address.
+            pub fn local_addr(&self) -> std::io::Result<std::net::SocketAddr> {
+                self.conn.io.stream.local_addr()
+            }
+
+            /// The peer's address.
+            pub fn peer_addr(&self) -> std::io::Result<std::net::SocketAddr> {
+                self.conn.io.stream.peer_addr()
+            }
+
+            /// The underlying socket.
+            pub fn get_ref(&self) -> &mio::net::TcpStream {
+                &self.conn.io.stream
+            }
+        }
+
+        /// Evented mode: register the connection's socket in your own poll
+        /// (readable and writable), then drain with `try_recv` and `flush` on events.
+        impl mio::event::Source for $ty {
+            fn register(
+                &mut self,
+                registry: &mio::Registry,
+                token: mio::Token,
+                interests: mio::Interest,
+            ) -> std::io::Result<()> {
+                self.conn.io.stream.register(registry, token, interests)
+            }
+
+            fn reregister(
+                &mut self,
+                registry: &mio::Registry,
+                token: mio::Token,
+                interests: mio::Interest,
+            ) -> std::io::Result<()> {
+                self.conn.io.stream.reregister(registry, token, interests)
+            }
+
+            fn deregister(&mut self, registry: &mio::Registry) -> std::io::Result<()> {
+                self.conn.io.stream.deregister(registry)
+            }
+        }
+    };
+}
+
+/// Builder setters for the options both roles share (`self.opts: Options`).
+macro_rules! builder_options {
+    ($ty:ty) => {
+        impl $ty {
+            /// Read buffer capacity in bytes (default 1 MiB). It bounds the largest
+            /// message; it grows to fit [`max_message_size`](Self::max_message_size).
+            pub fn read_buffer_size(mut self, bytes: usize) -> Self {
+                self.opts.read_buffer_size = bytes;
+                self
+            }
+
+            /// Write buffer capacity in bytes (default 1 MiB, at least 256). A message
+            /// larger than this on the wire is refused with `Error::MessageTooLarge`.
+            pub fn write_buffer_size(mut self, bytes: usize) -> Self {
+                self.opts.write_buffer_size = bytes;
+                self
+            }
+
+            /// Largest accepted frame payload (default: the message limit). Larger
+            /// frames fail the connection with close code 1009.
+            pub fn max_frame_size(mut self, bytes: usize) -> Self {
+                self.opts.max_frame_size = Some(bytes);
+                self
+            }
+
+            /// Largest accepted message (default: what the read buffer holds). The read
+            /// buffer is grown to hold it. Larger messages fail with close code 1009.
+            pub fn max_message_size(mut self, bytes: usize) -> Self {
+                self.opts.max_message_size = Some(bytes);
+                self
+            }
+
+            /// `TCP_NODELAY` (default on).
+            pub fn nodelay(mut self, on: bool) -> Self {
+                self.opts.nodelay = on;
+                self
+            }
+
+            /// Answer pings automatically (default on). The pong is queued and flushed
+            /// before the ping is returned.
+            pub fn auto_pong(mut self, on: bool) -> Self {
+                self.opts.auto_pong = on;
+                self
+            }
+
+            /// Split outgoing text and binary messages into frames of at most `bytes`
+            /// payload bytes (default 0: never).
+            pub fn fragment_size(mut self, bytes: usize) -> Self {
+                self.opts.fragment_size = bytes;
+                self
+            }
+
+            /// Time allowed for the opening handshake (default 10 s).
+            pub fn handshake_timeout(mut self, t: std::time::Duration) -> Self {
+                self.opts.handshake_timeout = t;
+                self
+            }
+
+            /// Time the peer has to answer our close frame (default 5 s).
+            pub fn close_timeout(mut self, t: std::time::Duration) -> Self {
+                self.opts.close_timeout = t;
+                self
+            }
+
+            /// Blocking mode: longest a `recv` waits (default: forever).
+            pub fn read_timeout(mut self, t: Option<std::time::Duration>) -> Self {
+                self.opts.read_timeout = t;
+                self
+            }
+
+            /// Blocking mode: longest a send or flush waits for the socket (default:
+            /// forever).
+            pub fn write_timeout(mut self, t: Option<std::time::Duration>) -> Self {
+                self.opts.write_timeout = t;
+                self
+            }
+        }
+    };
+}
+
+pub(crate) use {builder_options, connection_api};

@@ -1,0 +1,269 @@
+//! `ws::Client`: connect, run the client opening handshake through the codec, then the
+//! shared connection API in the client role (masked sends).
+
+use std::io;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+use mio::net::TcpStream;
+use mio::{Events, Interest, Poll, Token};
+use tickwire_codec::rand::MaskRng;
+use tickwire_codec::ws::handshake::{ClientHandshake, HandshakeError};
+use tickwire_codec::ws::{FrameWriter, Message, Role};
+
+use super::api::{builder_options, connection_api};
+use super::conn::{Conn, Options, ReadOutcome, read_once};
+use super::error::Error;
+use super::url::Url;
+
+/// Settings for a [`Client`]; `connect` or `connect_with` to use them.
+#[derive(Debug, Clone)]
+pub struct ClientBuilder {
+    opts: Options,
+    connect_timeout: Duration,
+    headers: Vec<(String, String)>,
+    protocols: Vec<String>,
+}
+
+impl Default for ClientBuilder {
+    fn default() -> Self {
+        ClientBuilder {
+            opts: Options::default(),
+            connect_timeout: Duration::from_secs(10),
+            headers: Vec::new(),
+            protocols: Vec::new(),
+        }
+    }
+}
+
+builder_options!(ClientBuilder);
+
+impl ClientBuilder {
+    /// Default settings.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Time allowed to establish the TCP connection (default 10 s).
+    pub fn connect_timeout(mut self, t: Duration) -> Self {
+        self.connect_timeout = t;
+        self
+    }
+
+    /// Add a request header to the opening handshake (validated by the codec).
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// Offer a subprotocol (`Sec-WebSocket-Protocol`); call again for more, in order
+    /// of preference.
+    pub fn protocol(mut self, protocol: &str) -> Self {
+        self.protocols.push(protocol.to_owned());
+        self
+    }
+
+    /// Resolve the `ws://` URL's host, connect (connect timeout, each address in turn)
+    /// and handshake (handshake timeout). The client starts in blocking mode.
+    pub fn connect(&self, url: &str) -> Result<Client, Error> {
+        let url = parse_ws(url)?;
+        let deadline = Instant::now().checked_add(self.connect_timeout);
+        let mut last = Error::NoAddress;
+        for addr in (url.host.as_str(), url.port).to_socket_addrs()? {
+            match connect_addr(addr, deadline) {
+                Ok(stream) => return self.handshake(stream, &url),
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
+    }
+
+    /// Handshake over a stream the caller made (it may still be connecting; the
+    /// connect timeout applies). `url` gives the Host header and request target.
+    pub fn connect_with(&self, mut stream: TcpStream, url: &str) -> Result<Client, Error> {
+        let url = parse_ws(url)?;
+        let deadline = Instant::now().checked_add(self.connect_timeout);
+        wait_connected(&mut stream, deadline)?;
+        self.handshake(stream, &url)
+    }
+
+    fn handshake(&self, stream: TcpStream, url: &Url) -> Result<Client, Error> {
+        stream.set_nodelay(self.opts.nodelay)?;
+        let mut rng = MaskRng::from_entropy().map_err(Error::Entropy)?;
+        let mut key = [0u8; 16];
+        rng.fill_bytes(&mut key);
+        let writer = FrameWriter::new(Role::Client, rng);
+        let mut conn = Conn::new(stream, Role::Client, writer, &self.opts, true)?;
+        let deadline = Instant::now()
+            .checked_add(self.opts.handshake_timeout)
+            .unwrap_or_else(Instant::now);
+
+        let host = url.host_header();
+        let protocols: Vec<&str> = self.protocols.iter().map(String::as_str).collect();
+        let headers: Vec<(&str, &str)> = self
+            .headers
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect();
+        let hs = ClientHandshake::new(&host, &url.resource, key)
+            .protocols(&protocols)
+            .headers(&headers);
+        let out = conn
+            .io
+            .wbuf
+            .reserve(0)
+            .map_err(|_| HandshakeError::BufferTooSmall)?;
+        let n = hs.encode(out)?;
+        conn.io.wbuf.commit(n);
+        conn.io.flush_until(deadline, Error::HandshakeTimeout)?;
+
+        let mut got = 0;
+        let (consumed, protocol) = loop {
+            let spare = conn.reader.spare_mut();
+            let Some(free) = spare.get_mut(got..).filter(|s| !s.is_empty()) else {
+                return Err(HandshakeError::HeaderTooLarge.into());
+            };
+            match read_once(&mut conn.io.stream, free)? {
+                ReadOutcome::Data(n) => {
+                    got += n;
+                    if let Some(resp) = hs.check_response(&spare[..got])? {
+                        break (resp.consumed, resp.protocol.map(str::to_owned));
+                    }
+                }
+                ReadOutcome::WouldBlock => {
+                    if !conn.io.wait(Some(deadline))? {
+                        return Err(Error::HandshakeTimeout);
+                    }
+                }
+                ReadOutcome::Eof => return Err(Error::ConnectionLost),
+            }
+        };
+        conn.adopt_leftover(consumed, got);
+        Ok(Client { conn, protocol })
+    }
+}
+
+fn parse_ws(url: &str) -> Result<Url, Error> {
+    let url = Url::parse(url)?;
+    if url.secure {
+        return Err(Error::TlsNotSupported);
+    }
+    Ok(url)
+}
+
+fn connect_addr(addr: SocketAddr, deadline: Option<Instant>) -> Result<TcpStream, Error> {
+    let mut stream = TcpStream::connect(addr)?;
+    wait_connected(&mut stream, deadline)?;
+    Ok(stream)
+}
+
+/// Wait until a non-blocking connect finished (writable, no socket error, a peer).
+fn wait_connected(stream: &mut TcpStream, deadline: Option<Instant>) -> Result<(), Error> {
+    let mut poll = Poll::new()?;
+    poll.registry()
+        .register(stream, Token(0), Interest::WRITABLE)?;
+    let result = poll_connected(&mut poll, stream, deadline);
+    poll.registry().deregister(stream)?;
+    result
+}
+
+fn poll_connected(
+    poll: &mut Poll,
+    stream: &TcpStream,
+    deadline: Option<Instant>,
+) -> Result<(), Error> {
+    let mut events = Events::with_capacity(4);
+    loop {
+        if let Some(e) = stream.take_error()? {
+            return Err(e.into());
+        }
+        match stream.peer_addr() {
+            Ok(_) => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::NotConnected => {}
+            Err(e) => return Err(e.into()),
+        }
+        let timeout = match deadline {
+            None => None,
+            Some(d) => match d.checked_duration_since(Instant::now()) {
+                Some(left) if !left.is_zero() => Some(left),
+                _ => return Err(Error::ConnectTimeout),
+            },
+        };
+        match poll.poll(&mut events, timeout) {
+            Err(e) if e.kind() != io::ErrorKind::Interrupted => return Err(e.into()),
+            _ => {}
+        }
+    }
+}
+
+/// A WebSocket client connection (client role: every frame sent is masked).
+///
+/// Two ways to drive it, one implementation:
+/// - **blocking** (after `connect`): `recv` waits for a message, sends return once
+///   written;
+/// - **evented** (after `set_blocking(false)`): register it in your own
+///   [`mio::Poll`], and on readiness drain it with [`try_recv`](Self::try_recv) until
+///   `Ok(None)` and [`flush`](Self::flush) while [`wants_write`](Self::wants_write).
+#[derive(Debug)]
+pub struct Client {
+    conn: Conn<TcpStream, MaskRng>,
+    protocol: Option<String>,
+}
+
+connection_api!(Client);
+
+impl Client {
+    /// Settings for a client.
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::new()
+    }
+
+    /// Connect to a `ws://host[:port]/path` URL with default settings (blocking mode).
+    pub fn connect(url: &str) -> Result<Client, Error> {
+        ClientBuilder::new().connect(url)
+    }
+
+    /// Handshake over a caller-made stream with default settings.
+    pub fn connect_with(stream: TcpStream, url: &str) -> Result<Client, Error> {
+        ClientBuilder::new().connect_with(stream, url)
+    }
+
+    /// The subprotocol the server chose.
+    pub fn protocol(&self) -> Option<&str> {
+        self.protocol.as_deref()
+    }
+
+    /// Blocking mode: wait for the next message (at most the read timeout).
+    ///
+    /// - `Ok(Some(msg))` for every message, control frames included: a `Ping` has
+    ///   already been answered (unless auto-pong is off), a `Close` from the peer has
+    ///   already been answered and the socket shut for writing.
+    /// - `Ok(None)`: the close handshake is complete; every later call says the same.
+    /// - `Err(_)`: the connection failed (a protocol error was answered with the
+    ///   codec's close code), except `Error::Timeout`, after which it is unchanged.
+    ///
+    /// The message borrows the read buffer: drop it before the next call. In evented
+    /// mode this is [`try_recv`](Self::try_recv).
+    pub fn recv(&mut self) -> Result<Option<Message<'_>>, Error> {
+        self.conn.recv(true)
+    }
+
+    /// Never waits: the next complete message, or `Ok(None)` when none is complete and
+    /// the socket has no more bytes now (evented: wait for the next readable event),
+    /// or the connection is closed ([`is_closed`](Self::is_closed)).
+    pub fn try_recv(&mut self) -> Result<Option<Message<'_>>, Error> {
+        self.conn.recv(false)
+    }
+
+    fn ready(&mut self) -> Result<(), Error> {
+        Ok(())
+    }
+
+    fn timeout_at_inner(&self) -> Option<Instant> {
+        self.conn.timeout_at()
+    }
+
+    fn handle_timeout_inner(&mut self, now: Instant) -> Result<(), Error> {
+        self.conn.handle_timeout(now)
+    }
+}

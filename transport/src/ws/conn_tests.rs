@@ -1,0 +1,262 @@
+//! Unit tests of the connection core over a scripted in-memory stream: partial writes,
+//! backpressure, auto-pong while the socket is full, the close echo and protocol errors.
+
+use std::io::{self, Read, Write};
+
+use mio::{Interest, Registry, Token};
+use tickwire_codec::rand::{MaskRng, NoMask};
+use tickwire_codec::ws::{CloseCode, CloseFrame, FrameReader, FrameWriter, Message, Role};
+
+use super::{Conn, Options, Stream};
+use crate::ws::Error;
+
+/// A socket double: reads from `input` (then WouldBlock or EOF), accepts at most
+/// `budget` written bytes before WouldBlock.
+#[derive(Debug, Default)]
+struct Mock {
+    input: Vec<u8>,
+    pos: usize,
+    eof: bool,
+    output: Vec<u8>,
+    budget: usize,
+}
+
+impl Read for Mock {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = &self.input[self.pos..];
+        if left.is_empty() {
+            return if self.eof {
+                Ok(0)
+            } else {
+                Err(io::ErrorKind::WouldBlock.into())
+            };
+        }
+        let n = left.len().min(buf.len());
+        buf[..n].copy_from_slice(&left[..n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+impl Write for Mock {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.budget == 0 {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        let n = self.budget.min(buf.len());
+        self.output.extend_from_slice(&buf[..n]);
+        self.budget -= n;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl mio::event::Source for Mock {
+    fn register(&mut self, _: &Registry, _: Token, _: Interest) -> io::Result<()> {
+        Ok(())
+    }
+    fn reregister(&mut self, _: &Registry, _: Token, _: Interest) -> io::Result<()> {
+        Ok(())
+    }
+    fn deregister(&mut self, _: &Registry) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Stream for Mock {
+    fn shutdown_write(&self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+fn server(input: Vec<u8>, budget: usize, wbuf: usize) -> Conn<Mock, NoMask> {
+    let opts = Options {
+        write_buffer_size: wbuf,
+        read_buffer_size: 64 * 1024,
+        ..Options::default()
+    };
+    let mock = Mock {
+        input,
+        budget,
+        ..Mock::default()
+    };
+    match Conn::new(mock, Role::Server, FrameWriter::server(), &opts, false) {
+        Ok(c) => c,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// Frames a client would send (masked).
+fn client_frames(f: impl FnOnce(&mut FrameWriter<MaskRng>, &mut Vec<u8>)) -> Vec<u8> {
+    let mut w = FrameWriter::client(MaskRng::from_seed([9; 32]));
+    let mut out = Vec::new();
+    f(&mut w, &mut out);
+    out
+}
+
+fn encode_ping(w: &mut FrameWriter<MaskRng>, out: &mut Vec<u8>, p: &[u8]) {
+    let mut buf = [0u8; 200];
+    let n = w.encode_ping(p, &mut buf).unwrap();
+    out.extend_from_slice(&buf[..n]);
+}
+
+/// Decode what the server wrote, as a client would.
+fn decode(bytes: &[u8]) -> Vec<String> {
+    let mut r = FrameReader::new(Role::Client, vec![0u8; 1 << 20]);
+    assert_eq!(r.feed(bytes), bytes.len());
+    let mut out = Vec::new();
+    while let Some(m) = r.next().unwrap() {
+        out.push(match m {
+            Message::Binary(b) => format!("bin {} {}", b.len(), b.first().copied().unwrap_or(0)),
+            other => format!("{other:?}"),
+        });
+    }
+    assert_eq!(r.buffered(), 0, "trailing partial frame");
+    out
+}
+
+#[test]
+fn partial_writes_keep_every_byte_in_order_and_backpressure_is_typed() {
+    let mut c = server(Vec::new(), 10, 256);
+    let mut sent = 0u8;
+    loop {
+        match c.send_binary(&[sent; 100]) {
+            Ok(()) => sent += 1,
+            Err(Error::Backpressure) => break,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(sent >= 2, "the buffer holds more than one message");
+    assert!(c.io.wants_write());
+    assert_eq!(c.io.stream.output.len(), 10, "only what the socket took");
+    // The socket drains a little at a time.
+    while c.io.wants_write() {
+        c.io.stream.budget = 7;
+        c.io.flush().unwrap();
+    }
+    let got = decode(&c.io.stream.output);
+    let want: Vec<String> = (0..sent).map(|i| format!("bin 100 {i}")).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn too_large_for_the_write_buffer() {
+    let mut c = server(Vec::new(), usize::MAX, 256);
+    assert!(matches!(
+        c.send_binary(&[0; 300]),
+        Err(Error::MessageTooLarge { capacity: 256, .. })
+    ));
+}
+
+#[test]
+fn ping_is_answered_even_when_the_socket_is_full() {
+    let input = client_frames(|w, out| encode_ping(w, out, b"are you there"));
+    let mut c = server(input, 0, 256);
+    assert_eq!(
+        c.recv(false).unwrap(),
+        Some(Message::Ping(b"are you there"))
+    );
+    assert!(c.io.wants_write(), "pong waits for the socket");
+    assert_eq!(c.recv(false).unwrap(), None);
+    c.io.stream.budget = usize::MAX;
+    assert!(c.io.flush().unwrap());
+    assert_eq!(
+        decode(&c.io.stream.output),
+        [r#"Pong([97, 114, 101, 32, 121, 111, 117, 32, 116, 104, 101, 114, 101])"#]
+    );
+}
+
+#[test]
+fn pong_waits_behind_a_full_buffer_and_goes_out_first() {
+    let input = client_frames(|w, out| encode_ping(w, out, b"p"));
+    let mut c = server(input, 0, 256);
+    c.send_binary(&[1; 250]).unwrap(); // 254 of 256 bytes
+    // No room for the pong: it waits aside, and new data waits behind it.
+    assert_eq!(c.recv(false).unwrap(), Some(Message::Ping(b"p")));
+    assert!(matches!(c.send_binary(&[2; 1]), Err(Error::Backpressure)));
+    c.io.stream.budget = usize::MAX;
+    c.io.flush().unwrap();
+    c.send_binary(&[3; 10]).unwrap();
+    assert_eq!(
+        decode(&c.io.stream.output),
+        ["bin 250 1", "Pong([112])", "bin 10 3"]
+    );
+}
+
+#[test]
+fn peer_close_is_echoed_then_delivered_then_none() {
+    let input = client_frames(|w, out| {
+        let mut buf = [0u8; 64];
+        let n = w
+            .encode_close(Some(CloseCode(3001)), "done", &mut buf)
+            .unwrap();
+        out.extend_from_slice(&buf[..n]);
+    });
+    let mut c = server(input, usize::MAX, 256);
+    let frame = CloseFrame {
+        code: CloseCode(3001),
+        reason: "done",
+    };
+    assert_eq!(c.recv(false).unwrap(), Some(Message::Close(Some(frame))));
+    assert!(c.is_closed());
+    assert_eq!(
+        decode(&c.io.stream.output),
+        ["Close(Some(CloseFrame { code: CloseCode(3001), reason: \"\" }))"]
+    );
+    assert!(c.io.shut, "write half shut after the echo");
+    assert_eq!(c.recv(false).unwrap(), None);
+    assert!(matches!(c.send_text("x"), Err(Error::AlreadyClosed)));
+}
+
+#[test]
+fn after_our_close_data_is_discarded_until_the_peer_closes() {
+    let input = client_frames(|w, out| {
+        let mut buf = [0u8; 64];
+        let n = w.encode_text("late", &mut buf).unwrap();
+        out.extend_from_slice(&buf[..n]);
+        encode_ping(w, out, b"late ping");
+        let n = w.encode_close(None, "", &mut buf).unwrap();
+        out.extend_from_slice(&buf[..n]);
+    });
+    let mut c = server(input, usize::MAX, 256);
+    c.close(Some(CloseCode::NORMAL), "bye").unwrap();
+    assert_eq!(c.recv(false).unwrap(), Some(Message::Close(None)));
+    assert_eq!(c.recv(false).unwrap(), None);
+    // Only our close went out: no pong after it.
+    assert_eq!(decode(&c.io.stream.output).len(), 1);
+}
+
+#[test]
+fn protocol_error_sends_the_codec_close_code() {
+    let mut c = server(vec![0x81, 0x81, 0, 0, 0, 0, 0xC0], usize::MAX, 256);
+    assert!(matches!(c.recv(false), Err(Error::Protocol(_))));
+    assert_eq!(
+        decode(&c.io.stream.output),
+        ["Close(Some(CloseFrame { code: CloseCode(1007), reason: \"\" }))"]
+    );
+    assert!(matches!(c.recv(false), Err(Error::AlreadyClosed)));
+}
+
+#[test]
+fn eof_without_close_is_connection_lost() {
+    let mut c = server(Vec::new(), usize::MAX, 256);
+    c.io.stream.eof = true;
+    assert!(matches!(c.recv(false), Err(Error::ConnectionLost)));
+    assert!(c.is_closed());
+}
+
+#[test]
+fn close_timeout_is_enforced_by_handle_timeout() {
+    let mut c = server(Vec::new(), usize::MAX, 256);
+    c.close(None, "").unwrap();
+    let at = c.timeout_at().unwrap();
+    assert!(
+        c.handle_timeout(at - std::time::Duration::from_millis(1))
+            .is_ok()
+    );
+    assert!(matches!(c.handle_timeout(at), Err(Error::CloseTimeout)));
+    assert!(c.is_closed());
+}

@@ -1,0 +1,139 @@
+//! The transport's error type: I/O, URL, handshake, protocol and flow-control failures.
+
+use std::fmt;
+use std::io;
+
+use tickwire_codec::ws::handshake::HandshakeError;
+use tickwire_codec::ws::{EncodeError, Error as WsError};
+
+use super::url::UrlError;
+
+/// Everything a WebSocket connection can fail with.
+///
+/// Errors fall in three groups:
+/// - the connection is dead: `Io`, `Protocol`, `ConnectionLost`, `CloseTimeout`,
+///   `Handshake`, `ConnectTimeout`, `HandshakeTimeout`, `AlreadyClosed`;
+/// - the call was refused and the connection is unchanged: `Backpressure`, `Timeout`,
+///   `Encode`, `MessageTooLarge`, `HandshakeInProgress`;
+/// - setup: `Url`, `TlsNotSupported`, `NoAddress`, `Entropy`.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// A socket error.
+    Io(io::Error),
+    /// The URL could not be parsed.
+    Url(UrlError),
+    /// `wss://` URLs need TLS, which this transport does not support yet.
+    TlsNotSupported,
+    /// The host name resolved to no address.
+    NoAddress,
+    /// The OS entropy source failed (masking keys and the handshake nonce come from it).
+    Entropy(getrandom::Error),
+    /// The TCP connection was not established within the connect timeout.
+    ConnectTimeout,
+    /// The opening handshake did not finish within the handshake timeout.
+    HandshakeTimeout,
+    /// The opening handshake failed: the server's answer was not a valid upgrade
+    /// (client), or the request was refused with the codec's 4xx response (server).
+    Handshake(HandshakeError),
+    /// An evented server connection is still in its opening handshake; drive it with
+    /// `try_recv` or `handshake` until it is done.
+    HandshakeInProgress,
+    /// The peer broke the protocol (or a size limit). A close frame carrying
+    /// [`WsError::close_code`] was sent and the connection failed.
+    Protocol(WsError),
+    /// The message could not be encoded (control payload over 125 bytes, invalid close
+    /// code, reason without code). Nothing was sent; the connection is unchanged.
+    Encode(EncodeError),
+    /// The message does not fit in the write buffer even when it is empty. Nothing was
+    /// sent; raise the write buffer size.
+    MessageTooLarge {
+        /// Bytes the message takes on the wire.
+        len: usize,
+        /// Capacity of the write buffer.
+        capacity: usize,
+    },
+    /// Evented mode: the write buffer has no room for this message. Nothing was queued;
+    /// call `flush` when the socket is writable and send again.
+    Backpressure,
+    /// Blocking mode: the read or write timeout passed. The connection is unchanged.
+    Timeout,
+    /// Our close frame was not answered within the close timeout; the socket was shut.
+    CloseTimeout,
+    /// The peer closed the TCP connection without a close handshake (code 1006).
+    ConnectionLost,
+    /// The connection was closed or failed before this call; nothing more can be done.
+    AlreadyClosed,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Io(e) => write!(f, "I/O error: {e}"),
+            Error::Url(e) => write!(f, "invalid URL: {e}"),
+            Error::TlsNotSupported => f.write_str("TLS not yet supported (wss:// URL)"),
+            Error::NoAddress => f.write_str("host name resolved to no address"),
+            Error::Entropy(e) => write!(f, "OS entropy source failed: {e}"),
+            Error::ConnectTimeout => f.write_str("connect timed out"),
+            Error::HandshakeTimeout => f.write_str("opening handshake timed out"),
+            Error::Handshake(e) => write!(f, "opening handshake failed: {e}"),
+            Error::HandshakeInProgress => f.write_str("opening handshake still in progress"),
+            Error::Protocol(e) => write!(f, "protocol error (close {}): {e}", e.close_code().0),
+            Error::Encode(e) => write!(f, "cannot encode message: {e}"),
+            Error::MessageTooLarge { len, capacity } => {
+                write!(
+                    f,
+                    "message of {len} bytes exceeds the {capacity}-byte write buffer"
+                )
+            }
+            Error::Backpressure => f.write_str("write buffer full; flush and retry"),
+            Error::Timeout => f.write_str("timed out"),
+            Error::CloseTimeout => f.write_str("peer did not answer the close in time"),
+            Error::ConnectionLost => f.write_str("connection lost without a close handshake"),
+            Error::AlreadyClosed => f.write_str("connection already closed"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io(e) => Some(e),
+            Error::Url(e) => Some(e),
+            Error::Handshake(e) => Some(e),
+            Error::Protocol(e) => Some(e),
+            Error::Encode(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<io::Error> for Error {
+    fn from(e: io::Error) -> Self {
+        Error::Io(e)
+    }
+}
+
+impl From<UrlError> for Error {
+    fn from(e: UrlError) -> Self {
+        Error::Url(e)
+    }
+}
+
+impl From<HandshakeError> for Error {
+    fn from(e: HandshakeError) -> Self {
+        Error::Handshake(e)
+    }
+}
+
+impl From<WsError> for Error {
+    fn from(e: WsError) -> Self {
+        Error::Protocol(e)
+    }
+}
+
+impl From<EncodeError> for Error {
+    fn from(e: EncodeError) -> Self {
+        Error::Encode(e)
+    }
+}

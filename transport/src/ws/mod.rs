@@ -1,0 +1,29 @@
+//! WebSocket over mio: [`Client`], [`Server`] and [`ServerConnection`].
+//!
+//! The transport is thin: it moves bytes between mio sockets and the `tickwire-codec`
+//! reader and writer, which do all framing, validation and close codes. Each
+//! connection can be driven two ways by the same code:
+//!
+//! - **blocking**: calls wait, on a private [`mio::Poll`] per connection, within the
+//!   configured timeouts;
+//! - **evented**: the connection is a [`mio::event::Source`]; register it in your own
+//!   poll and on readiness drain it with `try_recv` and `flush`. A send that meets a
+//!   full socket keeps the rest in the bounded write buffer; a send that does not fit
+//!   the buffer returns [`Error::Backpressure`].
+//!
+//! Buffers are allocated when a connection is set up, never per message; received
+//! messages borrow the read buffer ([`Message`]).
+
+mod api;
+mod client;
+mod conn;
+mod error;
+mod server;
+pub mod url;
+
+pub use client::{Client, ClientBuilder};
+pub use error::Error;
+pub use server::{Server, ServerBuilder, ServerConnection};
+pub use tickwire_codec::ws::handshake::HandshakeError;
+pub use tickwire_codec::ws::{CloseCode, CloseFrame, EncodeError, Error as ProtocolError, Message};
+pub use url::{Url, UrlError};
