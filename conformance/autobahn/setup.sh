@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Native runner for the Autobahn WebSocket testsuite 0.8.2, without containers.
+#
+# Autobahn|Testsuite 0.8.2 is Python-2-only. Current Debian has no Python 2, so this
+# script fetches the Python 2.7 packages of Debian 11 (bullseye) with `apt-get download`
+# under a private apt configuration (the system's sources and state are not touched),
+# unpacks them with `dpkg -x` into DEST/root (nothing is installed system-wide),
+# bootstraps pip 20.3.4 / setuptools 44.1.1 (the last releases for Python 2) from wheels,
+# installs autobahntestsuite==0.8.2 from PyPI into DEST/site, and writes DEST/wstest, a
+# wrapper that takes wstest's usual arguments.
+#
+# Usage: conformance/autobahn/setup.sh [DEST]
+#   DEST defaults to <target dir>/autobahn-py2, where <target dir> is $CARGO_TARGET_DIR or
+#   <workspace>/target, so `cargo clean` removes it. `cargo xtask autobahn` passes DEST itself.
+# Needs: apt-get, dpkg, python3 with pip (only to download the two wheels), a C compiler.
+# Idempotent: if DEST/wstest already runs, nothing is done.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+workspace=$(cd "$here/../.." && pwd)
+target_dir=$(realpath -m "${CARGO_TARGET_DIR:-$workspace/target}")
+dest=$(realpath -m "${1:-$target_dir/autobahn-py2}")
+say() { echo "autobahn-setup: $*"; }
+die() { echo "autobahn-setup: error: $*" >&2; exit 1; }
+
+if [ -x "$dest/wstest" ] && "$dest/wstest" --help >/dev/null 2>&1; then
+  say "already set up: $dest/wstest"
+  exit 0
+fi
+
+for tool in apt-get dpkg python3 cc; do
+  command -v "$tool" >/dev/null || die "'$tool' not found (this runner needs Debian/Ubuntu with a C compiler)"
+done
+
+root=$dest/root        # unpacked Debian packages (usr/bin/python2.7, usr/include/python2.7, ...)
+site=$dest/site        # pip --target for autobahntestsuite and its dependencies
+aptdir=$dest/apt       # private apt lists and archives
+wheels=$dest/wheels
+mkdir -p "$root" "$site" "$wheels" "$aptdir/lists/partial" "$aptdir/archives/partial"
+
+# Which Debian mirror does this machine use? deb822 (*.sources) first, then one-line format.
+mirror=""
+for f in /etc/apt/sources.list.d/*.sources; do
+  [ -r "$f" ] || continue
+  mirror=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i ~ /\/debian\/?$/) { print $i; exit } }' "$f")
+  [ -n "$mirror" ] && break
+done
+if [ -z "$mirror" ] && [ -r /etc/apt/sources.list ]; then
+  mirror=$(awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^https?:\/\/.*\/debian\/?$/) { print $i; exit } }' /etc/apt/sources.list)
+fi
+mirror=${mirror:-http://deb.debian.org/debian}
+mirror=${mirror%/}
+
+keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+[ -r "$keyring" ] || die "missing $keyring (apt-get install debian-archive-keyring)"
+echo "deb [signed-by=$keyring] $mirror bullseye main" >"$aptdir/sources.list"
+apt_private=(
+  -o "Dir::Etc::SourceList=$aptdir/sources.list"
+  -o "Dir::Etc::SourceParts=/dev/null"
+  -o "Dir::State::Lists=$aptdir/lists"
+  -o "Dir::Cache::archives=$aptdir/archives"
+  -o "APT::Sandbox::User=root"
+)
+
+say "fetching Python 2.7 from Debian bullseye ($mirror)"
+apt-get "${apt_private[@]}" -qq update
+debs=(python2.7 python2.7-minimal libpython2.7 libpython2.7-minimal libpython2.7-stdlib
+      libpython2.7-dev python2.7-dev libffi7 libssl1.1)
+(cd "$aptdir/archives" && apt-get "${apt_private[@]}" -qq download "${debs[@]}")
+for deb in "$aptdir"/archives/*.deb; do
+  dpkg -x "$deb" "$root"
+done
+
+triplet=$(gcc -dumpmachine 2>/dev/null || echo "$(uname -m)-linux-gnu")
+libpath=$root/usr/lib/$triplet:$root/lib/$triplet
+python2=$root/usr/bin/python2.7
+[ -x "$python2" ] || die "python2.7 not found after unpacking into $root"
+py2() { LD_LIBRARY_PATH=$libpath PYTHONHOME=$root/usr PYTHONPATH=$site "$python2" "$@"; }
+py2 -c 'import ssl, ctypes, zlib' || die "unpacked Python 2.7 is incomplete"
+
+say "bootstrapping pip 20.3.4 + setuptools 44.1.1"
+python3 -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
+  -d "$wheels" pip==20.3.4 setuptools==44.1.1 wheel==0.37.1
+# A wheel is a zip archive, so pip can run straight out of its own wheel.
+py2 "$wheels/pip-20.3.4-py2.py3-none-any.whl/pip" install -q --no-python-version-warning --disable-pip-version-check --no-index --upgrade \
+  --target "$site" "$wheels"/*.whl
+
+say "installing autobahntestsuite 0.8.2 (compiles C extensions; takes a few minutes)"
+C_INCLUDE_PATH="$root/usr/include/python2.7:$root/usr/include:$root/usr/include/$triplet/python2.7" \
+  LDFLAGS="-L$root/usr/lib/$triplet" \
+  py2 -m pip install -q --disable-pip-version-check --no-python-version-warning --no-warn-script-location \
+  --target "$site" autobahntestsuite==0.8.2
+
+# PYTHONPATH would put DEST/site before the stdlib; site.addsitedir also processes the
+# .pth files that some of the installed packages (zope.interface) rely on.
+cat >"$dest/wstest" <<WRAPPER
+#!/usr/bin/env bash
+# wstest from Autobahn|Testsuite 0.8.2, generated by conformance/autobahn/setup.sh
+export LD_LIBRARY_PATH="$libpath" PYTHONHOME="$root/usr"
+unset PYTHONPATH
+exec "$python2" -W ignore -c 'import site, sys; site.addsitedir("$site"); sys.argv[0] = "wstest"; from autobahntestsuite.wstest import run; run()' "\$@"
+WRAPPER
+chmod +x "$dest/wstest"
+"$dest/wstest" --help >/dev/null || die "$dest/wstest does not run"
+say "ready: $dest/wstest"

@@ -1,0 +1,168 @@
+//! `cargo xtask ci`: the checks of .ci/run, in the same order, without its tool installs
+//! (rustup targets/components, apt packages, the Autobahn runner: see .ci/run for those).
+//! Keep the two lists in step.
+
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+use crate::workspace::Workspace;
+
+struct Step {
+    name: &'static str,
+    program: &'static str,
+    args: &'static [&'static str],
+    env: &'static [(&'static str, &'static str)],
+}
+
+const fn cargo(name: &'static str, args: &'static [&'static str]) -> Step {
+    Step {
+        name,
+        program: "cargo",
+        args,
+        env: &[],
+    }
+}
+
+/// Unless the caller set them: strict provenance, isolated host calls (proptest asks for the
+/// cwd to persist failures) return an error instead of aborting, few proptest cases (Miri
+/// hides the host environment, so PROPTEST_CASES is forwarded explicitly).
+const MIRI_ENV: &[(&str, &str)] = &[
+    (
+        "MIRIFLAGS",
+        "-Zmiri-strict-provenance -Zmiri-isolation-error=warn-nobacktrace \
+         -Zmiri-env-forward=PROPTEST_CASES",
+    ),
+    ("PROPTEST_CASES", "8"),
+];
+
+const STEPS: &[Step] = &[
+    cargo("fmt", &["fmt", "--all", "--", "--check"]),
+    cargo(
+        "clippy",
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
+    ),
+    cargo("test", &["test", "--workspace"]),
+    cargo(
+        "no_std thumbv7em",
+        &[
+            "build",
+            "-p",
+            "tickwire-codec",
+            "--target",
+            "thumbv7em-none-eabihf",
+        ],
+    ),
+    cargo(
+        "no_std thumbv7em +alloc",
+        &[
+            "build",
+            "-p",
+            "tickwire-codec",
+            "--target",
+            "thumbv7em-none-eabihf",
+            "--features",
+            "alloc",
+        ],
+    ),
+    cargo(
+        "no_std x86_64-none",
+        &[
+            "build",
+            "-p",
+            "tickwire-codec",
+            "--target",
+            "x86_64-unknown-none",
+        ],
+    ),
+    cargo(
+        "no_std x86_64-none +alloc",
+        &[
+            "build",
+            "-p",
+            "tickwire-codec",
+            "--target",
+            "x86_64-unknown-none",
+            "--features",
+            "alloc",
+        ],
+    ),
+    Step {
+        name: "miri",
+        program: "cargo",
+        args: &["+nightly", "miri", "test", "-p", "tickwire-codec"],
+        env: MIRI_ENV,
+    },
+    // Runs this very binary; guarded below until the transport's example exists.
+    Step {
+        name: "autobahn",
+        program: "<self>",
+        args: &["autobahn"],
+        env: &[],
+    },
+];
+
+const AUTOBAHN_CLIENT_EXAMPLE: &str = "transport/examples/autobahn_client.rs";
+
+pub fn main(args: &[String]) -> Result<ExitCode, String> {
+    if let Some(arg) = args.first() {
+        return Err(format!("ci takes no arguments (got {arg:?})"));
+    }
+    let ws = Workspace::locate()?;
+    let started = Instant::now();
+    let mut done: Vec<(&str, String)> = Vec::new();
+    let mut failure = None;
+    for step in STEPS {
+        println!("\n==== ci: {} ====", step.name);
+        if step.name == "autobahn" && !ws.root.join(AUTOBAHN_CLIENT_EXAMPLE).is_file() {
+            println!("skipped: {AUTOBAHN_CLIENT_EXAMPLE} does not exist yet");
+            done.push((step.name, "skipped".into()));
+            continue;
+        }
+        let mut cmd = if step.program == "<self>" {
+            Command::new(
+                std::env::current_exe().map_err(|e| format!("cannot find own binary: {e}"))?,
+            )
+        } else {
+            // The rustup proxy from PATH (not $CARGO), so that `+nightly` works.
+            Command::new(step.program)
+        };
+        cmd.args(step.args).current_dir(&ws.root);
+        for (key, value) in step.env {
+            if std::env::var_os(key).is_none() {
+                cmd.env(key, value);
+            }
+        }
+        println!("$ {} {}", step.program, step.args.join(" "));
+        let t = Instant::now();
+        let status = cmd
+            .status()
+            .map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
+        let secs = t.elapsed().as_secs();
+        if status.success() {
+            done.push((step.name, format!("ok ({secs} s)")));
+        } else {
+            done.push((step.name, format!("FAILED ({status}, {secs} s)")));
+            failure = Some(step.name);
+            break;
+        }
+    }
+    println!("\n==== ci: summary ====");
+    for (name, result) in &done {
+        println!("  {name:<26} {result}");
+    }
+    for step in &STEPS[done.len()..] {
+        println!("  {:<26} not run", step.name);
+    }
+    println!("  total {} s", started.elapsed().as_secs());
+    match failure {
+        None => Ok(ExitCode::SUCCESS),
+        Some(name) => Err(format!("ci: step `{name}` failed")),
+    }
+}

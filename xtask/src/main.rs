@@ -1,0 +1,64 @@
+//! `cargo xtask`: project automation for tickwire (Autobahn conformance runs, benchmarks, CI).
+//!
+//! Invoked through the alias in `.cargo/config.toml`. Arguments are parsed by hand to keep
+//! the dependency list short; every subcommand returns the exit code the process ends with.
+
+mod autobahn;
+mod bench;
+mod ci;
+mod proc;
+mod workspace;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage: cargo xtask <command> [options]
+
+commands:
+  autobahn [--client|--server] [--podman] [--cases PATTERNS] [--tokio] [--timeout SECS]
+        Run the Autobahn|Testsuite 0.8.2 against tickwire's WebSocket client (fuzzingserver
+        on 127.0.0.1:9001 + example autobahn_client) and/or server (example echo_server on
+        127.0.0.1:9002 + fuzzingclient). Both roles by default. Prints a summary per role and
+        exits non-zero on any FAILED case, a missing report or missing cases.
+          --client, --server  run only that role
+          --podman            use the crossbario/autobahn-testsuite image with podman instead
+                              of the native runner (conformance/autobahn/setup.sh, installed
+                              into <target>/autobahn-py2 on first use)
+          --cases PATTERNS    comma-separated Autobahn case patterns, e.g. \"1.*,5.*,9.1.1\"
+          --tokio             build the examples with feature `tokio` and pass them --tokio
+          --timeout SECS      limit for the test run of each role (default 600)
+  bench [ARGS...]
+        cargo run --release -p tickwire-perf --bin bench -- ARGS...
+  ci
+        The steps of .ci/run (without its tool installs): fmt check, clippy, tests, no_std
+        builds, miri, Autobahn (both roles); stops at the first failure.
+  help
+        This text.
+
+Not here yet: `fuzz` (cargo-fuzz runs) is added by a separate change.
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let rest = args.get(1..).unwrap_or_default();
+    let result = match args.first().map(String::as_str) {
+        None | Some("help" | "-h" | "--help") => {
+            print!("{USAGE}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Some("autobahn") => autobahn::main(rest),
+        Some("bench") => bench::main(rest),
+        Some("ci") => ci::main(rest),
+        Some("fuzz") => {
+            Err("`cargo xtask fuzz` does not exist yet (a separate change adds it)".into())
+        }
+        Some(other) => Err(format!("unknown command `{other}`; see `cargo xtask help`")),
+    };
+    match result {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("xtask: error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
