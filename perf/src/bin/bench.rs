@@ -1,0 +1,190 @@
+//! `bench`: the codec suite (WebSocket parse, mask, encode, UTF-8) against
+//! peers, timed in rdtsc ticks per operation, pinned to one core.
+//!
+//! `cargo run --release -p tickwire-perf --bin bench -- [--quick|--full] [--filter S] [--cores A,B] [--batch N]`
+
+use std::process::ExitCode;
+
+use tickwire_perf::cli::{Args, USAGE};
+use tickwire_perf::clock;
+use tickwire_perf::harness::{timer_overhead, timer_overhead_raw};
+use tickwire_perf::machine::{self, Machine};
+use tickwire_perf::report::{self, Report, Row};
+use tickwire_perf::suites::codec::{Inputs, cases};
+
+fn main() -> ExitCode {
+    let args = match Args::parse(std::env::args().skip(1)) {
+        Ok(a) => a,
+        Err(e) => {
+            if !e.is_empty() {
+                eprintln!("bench: {e}");
+            }
+            eprintln!("{USAGE}");
+            return if e.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(2)
+            };
+        }
+    };
+    let inputs = Inputs::new(args.run.batch);
+    let all = cases(&inputs);
+    let selected: Vec<_> = all
+        .iter()
+        .filter(|c| args.selects(c.scenario, c.library))
+        .collect();
+    if args.list {
+        for c in &all {
+            println!(
+                "{} | {}{}",
+                c.scenario,
+                c.library,
+                if c.baseline { "  (baseline)" } else { "" }
+            );
+        }
+        return ExitCode::SUCCESS;
+    }
+    if selected.is_empty() {
+        eprintln!("bench: no scenario matches {:?} (try --list)", args.filters);
+        return ExitCode::from(2);
+    }
+    if clock::IS_TSC && !machine::has_rdtscp() {
+        eprintln!("bench: this CPU has no rdtscp; the x86_64 clock needs it");
+        return ExitCode::FAILURE;
+    }
+
+    let m = Machine::probe();
+    let core = args.cores[0];
+    let pinned = machine::pin(core);
+    let cycles_per_tick = machine::core_cycles_per_tick();
+    let mut rep = Report::new("codec");
+    rep.context("cpu", m.cpu_model.clone());
+    rep.context("logical cpus", m.logical_cpus.to_string());
+    if let Some(mhz) = m.cpu_mhz {
+        rep.context("cpu MHz (/proc/cpuinfo, current)", format!("{mhz:.0}"));
+    }
+    if clock::IS_TSC {
+        rep.context(
+            "TSC",
+            format!(
+                "{:.3} GHz (measured against the OS clock over 100 ms)",
+                m.ticks_per_sec / 1e9
+            ),
+        );
+        rep.context("cpu flags", m.flags.join(" "));
+        if let Some(c) = cycles_per_tick {
+            rep.context(
+                "core clock (start)",
+                format!(
+                    "{c:.2} core cycles per TSC tick (dependent add chain on the pinned core; \
+                     well below the idle value means the core is shared or throttled)"
+                ),
+            );
+        }
+    }
+    rep.context(
+        "unit",
+        format!(
+            "{} per operation = timed batch / B; nothing subtracted",
+            clock::UNIT
+        ),
+    );
+    rep.context(
+        "core",
+        if pinned {
+            format!("{core} (pinned)")
+        } else {
+            format!("{core} (pinning FAILED: thread may migrate)")
+        },
+    );
+    if args.cores.len() > 1 {
+        rep.context(
+            "second core",
+            format!("{} (reserved; unused by this suite)", args.cores[1]),
+        );
+    }
+    let mode = if args.full { "full" } else { "quick" };
+    rep.context(
+        "mode",
+        format!(
+            "{mode}: warm-up {} ms, sampling {} ms per row, batch B = {}",
+            args.run.warmup.as_millis(),
+            args.run.measure.as_millis(),
+            args.run.batch
+        ),
+    );
+    rep.context(
+        "payload",
+        "128 B; text = ASCII JSON trade ticks, binary = random bytes",
+    );
+    if !clock::IS_TSC {
+        rep.context(
+            "note",
+            "not x86_64: times are OS-clock nanoseconds, not TSC ticks",
+        );
+    }
+
+    for (k, v) in &rep.context {
+        println!("{k}: {v}");
+    }
+    println!();
+
+    // The timer's own cost: never subtracted, reported for the reader.
+    let raw = timer_overhead_raw(&args.run);
+    let per_op = timer_overhead(&args.run);
+    rep.rows.push(Row::new(
+        "timer overhead",
+        "empty batch, per op",
+        false,
+        "start/stop around an empty batch, divided by B: already inside every row below",
+        &per_op,
+    ));
+    rep.rows.push(Row::new(
+        "timer overhead",
+        "empty batch, whole (B = 1)",
+        false,
+        "one start/stop pair",
+        &raw,
+    ));
+
+    for c in selected {
+        eprint!("  {} / {} ...", c.scenario, c.library);
+        let meas = c.run(&args.run);
+        eprintln!(
+            " p50 {:.1} {} ({:.1} ns), {} samples",
+            meas.quantile(0.5),
+            clock::UNIT,
+            m.to_ns(meas.quantile(0.5)),
+            meas.samples()
+        );
+        rep.rows
+            .push(Row::new(c.scenario, c.library, c.baseline, c.note, &meas));
+    }
+    if let Some(c) = machine::core_cycles_per_tick() {
+        rep.context(
+            "core clock (end)",
+            format!("{c:.2} core cycles per TSC tick"),
+        );
+    }
+    rep.finish();
+
+    println!("{}", rep.table());
+    println!(
+        "per-op = batch time / B (B = {}), histogram per row, values in {}",
+        args.run.batch,
+        clock::UNIT
+    );
+    if let Some((_, v)) = rep.context.iter().find(|(k, _)| k == "core clock (end)") {
+        println!("core clock (end): {v}");
+    }
+    println!("\nWhat each timed region includes:\n{}", rep.notes());
+    let dir = args.out.clone().unwrap_or_else(report::default_out_dir);
+    match rep.write_files(&dir) {
+        Ok([j, md]) => println!("wrote {} and {}", j.display(), md.display()),
+        Err(e) => {
+            eprintln!("bench: writing results to {}: {e}", dir.display());
+            return ExitCode::FAILURE;
+        }
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,194 @@
+//! Batched timing into HDR histograms.
+//!
+//! A sample times one batch of `B` operations between [`clock::start`] and
+//! [`clock::stop`], so the timer's own cost is spread over `B`; the histogram
+//! records per-op time = batch time / `B`, in tenths of a unit
+//! ([`SCALE`]) so that results of a few ticks keep a decimal. Before each
+//! batch an untimed `prep` step may reset state (rewind a stream, refill a
+//! buffer). Nothing is subtracted: the timer's cost shows up as its own row
+//! ([`timer_overhead`]) for readers to judge.
+//!
+//! Each run warms up for [`RunConfig::warmup`], then samples until
+//! [`RunConfig::measure`] has elapsed or [`RunConfig::max_samples`] were taken.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+use crate::clock;
+
+/// Histogram values are per-op time multiplied by this (tenths of a unit).
+pub const SCALE: u64 = 10;
+
+/// Samples taken between looks at the wall clock.
+const CHUNK: u64 = 256;
+
+/// How long and how finely to measure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunConfig {
+    /// Operations per timed batch (B).
+    pub batch: usize,
+    /// Untimed warm-up before sampling.
+    pub warmup: Duration,
+    /// Sampling time per scenario.
+    pub measure: Duration,
+    /// Upper bound on samples per scenario.
+    pub max_samples: u64,
+}
+
+impl RunConfig {
+    /// About 1.2 s per scenario.
+    pub fn quick() -> Self {
+        RunConfig {
+            batch: 64,
+            warmup: Duration::from_millis(200),
+            measure: Duration::from_secs(1),
+            max_samples: 5_000_000,
+        }
+    }
+
+    /// About 6 s per scenario.
+    pub fn full() -> Self {
+        RunConfig {
+            batch: 64,
+            warmup: Duration::from_secs(1),
+            measure: Duration::from_secs(5),
+            max_samples: 50_000_000,
+        }
+    }
+}
+
+/// The result of one scenario run.
+#[derive(Debug, Clone)]
+pub struct Measurement {
+    /// Per-op time of each sample, scaled by [`SCALE`].
+    pub hist: Histogram<u64>,
+    /// Operations per sample.
+    pub batch: usize,
+}
+
+impl Measurement {
+    /// Per-op time at quantile `q` (0..=1), in [`clock::UNIT`].
+    pub fn quantile(&self, q: f64) -> f64 {
+        self.hist.value_at_quantile(q) as f64 / SCALE as f64
+    }
+
+    /// Largest per-op time seen, in [`clock::UNIT`].
+    pub fn max(&self) -> f64 {
+        self.hist.max() as f64 / SCALE as f64
+    }
+
+    /// Number of samples (batches) taken.
+    pub fn samples(&self) -> u64 {
+        self.hist.len()
+    }
+}
+
+/// Largest recordable value: 2^40 tenths of a tick (about a minute at 2 GHz);
+/// larger ones are clamped to it.
+const HIGHEST: u64 = 1 << 40;
+
+fn new_histogram() -> Histogram<u64> {
+    // Fixed range so that `saturating_record` clamps only absurd values
+    // (it never auto-resizes); 3 significant digits.
+    Histogram::new_with_bounds(1, HIGHEST, 3).expect("valid histogram bounds")
+}
+
+/// Time `batch(state, B)` after an untimed `prep(state)`, repeatedly.
+///
+/// `batch` must perform exactly `B` operations (its second argument) and feed
+/// its results to [`black_box`]. It is generic and gets inlined between the
+/// two clock reads.
+pub fn bench_batch<S, P, F>(
+    cfg: &RunConfig,
+    state: &mut S,
+    mut prep: P,
+    mut batch: F,
+) -> Measurement
+where
+    P: FnMut(&mut S),
+    F: FnMut(&mut S, usize),
+{
+    let b = cfg.batch.max(1);
+    let warm_until = Instant::now() + cfg.warmup;
+    while Instant::now() < warm_until {
+        for _ in 0..CHUNK {
+            prep(state);
+            batch(state, b);
+        }
+    }
+    let mut hist = new_histogram();
+    let until = Instant::now() + cfg.measure;
+    let mut taken = 0u64;
+    while taken < cfg.max_samples.max(1) {
+        for _ in 0..CHUNK {
+            prep(state);
+            let t0 = clock::start();
+            batch(state, black_box(b));
+            let t1 = clock::stop();
+            let per_op = t1.wrapping_sub(t0).saturating_mul(SCALE) / b as u64;
+            hist.saturating_record(per_op);
+        }
+        taken += CHUNK;
+        if Instant::now() >= until {
+            break;
+        }
+    }
+    Measurement { hist, batch: b }
+}
+
+/// [`bench_batch`] for the common case: `B` calls of `op` per batch.
+#[inline]
+pub fn bench_op<S, P, F>(cfg: &RunConfig, state: &mut S, prep: P, mut op: F) -> Measurement
+where
+    P: FnMut(&mut S),
+    F: FnMut(&mut S),
+{
+    bench_batch(cfg, state, prep, |s, n| {
+        for _ in 0..n {
+            op(s);
+        }
+    })
+}
+
+/// The cost of an empty batch, per op (batch ticks / B): what every other
+/// row carries on top of its work. Not subtracted anywhere.
+pub fn timer_overhead(cfg: &RunConfig) -> Measurement {
+    bench_batch(
+        cfg,
+        &mut (),
+        |_| {},
+        |_, n| {
+            black_box(n);
+        },
+    )
+}
+
+/// The cost of an empty batch as a whole (B = 1): the raw price of one
+/// start/stop pair.
+pub fn timer_overhead_raw(cfg: &RunConfig) -> Measurement {
+    let one = RunConfig { batch: 1, ..*cfg };
+    timer_overhead(&one)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_per_op_time() {
+        let cfg = RunConfig {
+            batch: 8,
+            warmup: Duration::from_millis(1),
+            measure: Duration::from_millis(20),
+            max_samples: 10_000,
+        };
+        let mut calls = 0u64;
+        let m = bench_op(&cfg, &mut calls, |_| {}, |c| *c += 1);
+        assert!(m.samples() >= CHUNK);
+        assert_eq!(calls % 8, 0);
+        assert!(m.quantile(0.5) >= 0.0);
+        assert!(m.max() >= m.quantile(0.5));
+    }
+}

@@ -1,0 +1,19 @@
+//! tickwire-perf: the benchmark harness and suites.
+//!
+//! - [`clock`]: fenced `rdtsc` timestamps (OS clock nanoseconds off x86_64).
+//! - [`harness`]: batched timing into HDR histograms, warm-up, sample budget.
+//! - [`machine`]: CPU model, TSC frequency, thread pinning.
+//! - [`report`]: the result table on stdout, as JSON and as Markdown.
+//! - [`cli`]: command-line options shared by the bench binaries.
+//! - [`inputs`]: payloads and wire frames, built once and shared by every library.
+//! - [`peers`]: in-memory streams and a poll-once executor for peer libraries.
+//! - [`suites`]: the scenarios, one module per suite.
+
+pub mod cli;
+pub mod clock;
+pub mod harness;
+pub mod inputs;
+pub mod machine;
+pub mod peers;
+pub mod report;
+pub mod suites;

@@ -1,0 +1,325 @@
+//! Results: a table on stdout, and the same as JSON and Markdown files.
+//!
+//! Each scenario has one baseline row (tickwire's); every row of the scenario
+//! gets `ratio = its p50 / baseline p50`, so a peer at 3.0 is three times
+//! slower than tickwire at the median.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::clock;
+use crate::harness::Measurement;
+
+/// One measured (scenario, library) pair.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// What is measured, e.g. "ws parse text 128B unmasked (client role)".
+    pub scenario: String,
+    /// Who does it, e.g. "tickwire" or "tungstenite WebSocket::read".
+    pub library: String,
+    /// The row other rows of the scenario are compared with.
+    pub baseline: bool,
+    /// What the timed region includes beyond the obvious.
+    pub note: String,
+    /// Per-op time quantiles in [`clock::UNIT`].
+    pub p50: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// 99.9th percentile.
+    pub p999: f64,
+    /// Largest sample.
+    pub max: f64,
+    /// Samples (batches) taken.
+    pub samples: u64,
+    /// Operations per sample.
+    pub batch: usize,
+    /// p50 / the scenario baseline's p50; filled by [`Report::finish`].
+    pub ratio: Option<f64>,
+}
+
+impl Row {
+    /// A row from a measurement.
+    pub fn new(scenario: &str, library: &str, baseline: bool, note: &str, m: &Measurement) -> Self {
+        Row {
+            scenario: scenario.into(),
+            library: library.into(),
+            baseline,
+            note: note.into(),
+            p50: m.quantile(0.5),
+            p90: m.quantile(0.9),
+            p99: m.quantile(0.99),
+            p999: m.quantile(0.999),
+            max: m.max(),
+            samples: m.samples(),
+            batch: m.batch,
+            ratio: None,
+        }
+    }
+}
+
+/// Everything a run produced, plus the context a reader needs.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    /// Suite name; also the output file stem.
+    pub suite: String,
+    /// "key: value" lines describing machine and settings.
+    pub context: Vec<(String, String)>,
+    /// Measured rows in run order.
+    pub rows: Vec<Row>,
+}
+
+fn fmt_num(v: f64) -> String {
+    if v >= 1000.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+fn fmt_ratio(r: Option<f64>) -> String {
+    r.map_or_else(|| "-".into(), |r| format!("{r:.2}x"))
+}
+
+impl Report {
+    /// An empty report for `suite`.
+    pub fn new(suite: &str) -> Self {
+        Report {
+            suite: suite.into(),
+            ..Default::default()
+        }
+    }
+
+    /// Add a context line.
+    pub fn context(&mut self, key: &str, value: impl Into<String>) {
+        self.context.push((key.into(), value.into()));
+    }
+
+    /// Compute ratios against each scenario's baseline row.
+    pub fn finish(&mut self) {
+        let bases: Vec<(String, f64)> = self
+            .rows
+            .iter()
+            .filter(|r| r.baseline)
+            .map(|r| (r.scenario.clone(), r.p50))
+            .collect();
+        for r in &mut self.rows {
+            r.ratio = bases
+                .iter()
+                .find(|(s, _)| *s == r.scenario)
+                .filter(|(_, b)| *b > 0.0)
+                .map(|(_, b)| r.p50 / b);
+        }
+    }
+
+    fn cells(r: &Row) -> [String; 8] {
+        [
+            r.scenario.clone(),
+            r.library.clone(),
+            fmt_num(r.p50),
+            fmt_num(r.p90),
+            fmt_num(r.p99),
+            fmt_num(r.p999),
+            fmt_num(r.max),
+            fmt_ratio(r.ratio),
+        ]
+    }
+
+    fn header() -> [String; 8] {
+        let u = clock::UNIT;
+        [
+            "scenario".into(),
+            "library".into(),
+            format!("p50 ({u})"),
+            "p90".into(),
+            "p99".into(),
+            "p99.9".into(),
+            "max".into(),
+            "vs tickwire p50".into(),
+        ]
+    }
+
+    /// The plain-text table for the terminal.
+    pub fn table(&self) -> String {
+        let mut lines = vec![Self::header()];
+        lines.extend(self.rows.iter().map(Self::cells));
+        let mut width = [0usize; 8];
+        for l in &lines {
+            for (w, c) in width.iter_mut().zip(l) {
+                *w = (*w).max(c.chars().count());
+            }
+        }
+        let mut out = String::new();
+        let mut last_scenario = String::new();
+        for (i, l) in lines.iter().enumerate() {
+            if i > 0 && l[0] != last_scenario && i > 1 {
+                out.push('\n');
+            }
+            let shown_scenario = if i > 0 && l[0] == last_scenario {
+                ""
+            } else {
+                l[0].as_str()
+            };
+            let _ = write!(
+                out,
+                "{:<w0$}  {:<w1$}",
+                shown_scenario,
+                l[1],
+                w0 = width[0],
+                w1 = width[1]
+            );
+            for (c, w) in l[2..].iter().zip(&width[2..]) {
+                let _ = write!(out, "  {c:>w$}", w = *w);
+            }
+            out.push('\n');
+            if i == 0 {
+                out.push_str(&"-".repeat(width.iter().sum::<usize>() + 2 * 7));
+                out.push('\n');
+            } else {
+                last_scenario.clone_from(&l[0]);
+            }
+        }
+        out
+    }
+
+    /// The notes: what each row's timed region includes.
+    pub fn notes(&self) -> String {
+        let mut out = String::new();
+        for r in self.rows.iter().filter(|r| !r.note.is_empty()) {
+            let _ = writeln!(out, "- {} / {}: {}", r.scenario, r.library, r.note);
+        }
+        out
+    }
+
+    /// The report as Markdown.
+    pub fn markdown(&self) -> String {
+        let mut out = format!("# tickwire bench: {}\n\n", self.suite);
+        for (k, v) in &self.context {
+            let _ = writeln!(out, "- {k}: {v}");
+        }
+        out.push('\n');
+        let h = Self::header();
+        let _ = writeln!(out, "| {} |", h.join(" | "));
+        let _ = writeln!(out, "|{}", "---|".repeat(2) + &"---:|".repeat(6));
+        for r in &self.rows {
+            let c = Self::cells(r);
+            let _ = writeln!(out, "| {} |", c.join(" | "));
+        }
+        out.push_str("\nWhat each timed region includes:\n\n");
+        out.push_str(&self.notes());
+        out
+    }
+
+    /// The report as JSON (no dependency: the shape is flat).
+    pub fn json(&self) -> String {
+        let mut out = String::from("{\n");
+        let _ = writeln!(out, "  \"suite\": {},", json_str(&self.suite));
+        let _ = writeln!(out, "  \"unit\": {},", json_str(clock::UNIT));
+        out.push_str("  \"context\": {");
+        for (i, (k, v)) in self.context.iter().enumerate() {
+            let sep = if i == 0 { "" } else { "," };
+            let _ = write!(out, "{sep}\n    {}: {}", json_str(k), json_str(v));
+        }
+        out.push_str("\n  },\n  \"rows\": [");
+        for (i, r) in self.rows.iter().enumerate() {
+            let sep = if i == 0 { "" } else { "," };
+            let ratio = r.ratio.map_or_else(|| "null".into(), |x| format!("{x:.4}"));
+            let _ = write!(
+                out,
+                "{sep}\n    {{\"scenario\": {}, \"library\": {}, \"baseline\": {}, \"p50\": {}, \"p90\": {}, \
+                 \"p99\": {}, \"p999\": {}, \"max\": {}, \"ratio_vs_tickwire_p50\": {}, \"samples\": {}, \
+                 \"batch\": {}, \"note\": {}}}",
+                json_str(&r.scenario),
+                json_str(&r.library),
+                r.baseline,
+                r.p50,
+                r.p90,
+                r.p99,
+                r.p999,
+                r.max,
+                ratio,
+                r.samples,
+                r.batch,
+                json_str(&r.note),
+            );
+        }
+        out.push_str("\n  ]\n}\n");
+        out
+    }
+
+    /// Write `<dir>/<suite>.json` and `<dir>/<suite>.md`; returns their paths.
+    pub fn write_files(&self, dir: &Path) -> std::io::Result<[PathBuf; 2]> {
+        std::fs::create_dir_all(dir)?;
+        let json = dir.join(format!("{}.json", self.suite));
+        let md = dir.join(format!("{}.md", self.suite));
+        std::fs::write(&json, self.json())?;
+        std::fs::write(&md, self.markdown())?;
+        Ok([json, md])
+    }
+}
+
+/// A JSON string literal.
+fn json_str(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// `<workspace>/target/bench`: the workspace root is this crate's parent.
+pub fn default_out_dir() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .parent()
+        .unwrap_or(manifest)
+        .join("target")
+        .join("bench")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(s: &str, l: &str, base: bool, p50: f64) -> Row {
+        Row {
+            scenario: s.into(),
+            library: l.into(),
+            baseline: base,
+            note: String::new(),
+            p50,
+            p90: p50,
+            p99: p50,
+            p999: p50,
+            max: p50,
+            samples: 1,
+            batch: 64,
+            ratio: None,
+        }
+    }
+
+    #[test]
+    fn ratios_and_formats() {
+        let mut r = Report::new("t");
+        r.rows.push(row("a", "tickwire", true, 10.0));
+        r.rows.push(row("a", "peer", false, 25.0));
+        r.rows.push(row("b \"q\"", "peer", false, 5.0));
+        r.finish();
+        assert_eq!(r.rows[1].ratio, Some(2.5));
+        assert_eq!(r.rows[2].ratio, None);
+        assert!(r.table().contains("2.50x"));
+        assert!(r.json().contains("\"b \\\"q\\\"\""));
+        assert!(r.markdown().contains("| a | peer | 25.0 |"));
+    }
+}

@@ -1,0 +1,193 @@
+//! apply_mask on 128-byte payloads, at the offsets they have in a batch of
+//! masked frames (so alignment varies as it does in a real receive buffer).
+//!
+//! tungstenite's `apply_mask` is private (only reachable inside its frame
+//! parser), so its method is reimplemented here: XOR 4-byte words of the
+//! aligned middle, bytes at the ends. A plain byte loop shows what the
+//! compiler makes of the obvious code. tickwire's forced paths (scalar,
+//! SSE2, AVX2) show what the runtime dispatch costs and picks.
+
+use std::hint::black_box;
+
+use tickwire_codec::simd::mask as tw;
+
+use super::names::MASK;
+use super::{Case, Inputs, PAYLOAD};
+use crate::harness::{Measurement, RunConfig, bench_batch};
+
+fn tickwire(buf: &mut [u8], key: [u8; 4]) {
+    tw::apply_mask(buf, key, 0);
+}
+
+fn tickwire_scalar(buf: &mut [u8], key: [u8; 4]) {
+    tw::apply_mask_scalar(buf, key, 0);
+}
+
+#[cfg(target_arch = "x86_64")]
+fn tickwire_sse2(buf: &mut [u8], key: [u8; 4]) {
+    // SAFETY: SSE2 is part of the x86_64 baseline.
+    unsafe { tw::apply_mask_sse2(buf, key, 0) }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn tickwire_avx2(buf: &mut [u8], key: [u8; 4]) {
+    assert!(std::arch::is_x86_feature_detected!("avx2"), "no AVX2 here");
+    // SAFETY: checked just above; the benchmark only registers this case when AVX2 is present.
+    unsafe { tw::apply_mask_avx2(buf, key, 0) }
+}
+
+fn fastwebsockets(buf: &mut [u8], key: [u8; 4]) {
+    fastwebsockets::unmask(buf, key);
+}
+
+/// tungstenite's method: bytes up to 4-byte alignment, aligned `u32` words
+/// with the key rotated to match, bytes after.
+fn u32_words(buf: &mut [u8], key: [u8; 4]) {
+    let head = buf.as_ptr().align_offset(4).min(buf.len());
+    let (pre, rest) = buf.split_at_mut(head);
+    for (i, b) in pre.iter_mut().enumerate() {
+        *b ^= key[i & 3];
+    }
+    let k = u32::from_ne_bytes([
+        key[head & 3],
+        key[(head + 1) & 3],
+        key[(head + 2) & 3],
+        key[(head + 3) & 3],
+    ]);
+    let mut words = rest.chunks_exact_mut(4);
+    for w in &mut words {
+        let x = u32::from_ne_bytes([w[0], w[1], w[2], w[3]]) ^ k;
+        w.copy_from_slice(&x.to_ne_bytes());
+    }
+    let tail = words.into_remainder();
+    let k = k.to_ne_bytes();
+    for (i, b) in tail.iter_mut().enumerate() {
+        *b ^= k[i & 3];
+    }
+}
+
+/// The obvious loop, as the compiler optimizes it.
+fn byte_loop(buf: &mut [u8], key: [u8; 4]) {
+    for (i, b) in buf.iter_mut().enumerate() {
+        *b ^= key[i & 3];
+    }
+}
+
+pub(super) fn cases<'a>(inputs: &'a Inputs, v: &mut Vec<Case<'a>>) {
+    // Each implementation is passed as its own fn item, so `run` is
+    // monomorphized per row and the call inlines as it would in real code.
+    add(
+        v,
+        inputs,
+        "tickwire",
+        true,
+        "simd::apply_mask: runtime dispatch to the widest path",
+        tickwire,
+    );
+    add(
+        v,
+        inputs,
+        "tickwire scalar (forced)",
+        false,
+        "apply_mask_scalar: u64 words",
+        tickwire_scalar,
+    );
+    #[cfg(target_arch = "x86_64")]
+    {
+        add(
+            v,
+            inputs,
+            "tickwire sse2 (forced)",
+            false,
+            "apply_mask_sse2",
+            tickwire_sse2,
+        );
+        if std::arch::is_x86_feature_detected!("avx2") {
+            add(
+                v,
+                inputs,
+                "tickwire avx2 (forced)",
+                false,
+                "apply_mask_avx2",
+                tickwire_avx2,
+            );
+        }
+    }
+    add(
+        v,
+        inputs,
+        "fastwebsockets::unmask",
+        false,
+        "its public unmask",
+        fastwebsockets,
+    );
+    add(
+        v,
+        inputs,
+        "u32 word loop (tungstenite's method)",
+        false,
+        "tungstenite's apply_mask is private; its aligned-u32 method reimplemented here",
+        u32_words,
+    );
+    add(
+        v,
+        inputs,
+        "byte loop",
+        false,
+        "for (i, b) in buf { *b ^= key[i & 3] }, as rustc compiles it",
+        byte_loop,
+    );
+}
+
+fn add<'a, F>(
+    v: &mut Vec<Case<'a>>,
+    inputs: &'a Inputs,
+    lib: &'static str,
+    base: bool,
+    note: &'static str,
+    f: F,
+) where
+    F: Fn(&mut [u8], [u8; 4]) + Copy + 'a,
+{
+    v.push(Case::new(MASK, lib, base, note, move |cfg| {
+        run(cfg, inputs, f)
+    }));
+}
+
+fn run<F: Fn(&mut [u8], [u8; 4])>(cfg: &RunConfig, inputs: &Inputs, f: F) -> Measurement {
+    // Verify against the plain definition at every offset used.
+    let mut buf = inputs.text_masked.clone();
+    let jobs: Vec<(usize, [u8; 4])> = (0..inputs.batch)
+        .map(|i| (inputs.masked_payload_offset(i), inputs.keys[i]))
+        .collect();
+    for (i, &(at, key)) in jobs.iter().enumerate() {
+        f(&mut buf[at..at + PAYLOAD], key);
+        assert_eq!(
+            &buf[at..at + PAYLOAD],
+            inputs.texts[i].as_bytes(),
+            "unmask payload {i}"
+        );
+    }
+    assert_eq!(
+        cfg.batch, inputs.batch,
+        "inputs are built for the run's batch size"
+    );
+    let mut st = (buf, jobs);
+    // Offsets, length and keys go through black_box (scalars: see `touch`),
+    // so no row gets a copy specialized for a constant 128 bytes (LTO does
+    // that to a function with a single call site); the buffer is observed
+    // once per batch through a thin reference, which keeps every store.
+    bench_batch(
+        cfg,
+        &mut st,
+        |_| {},
+        |(buf, jobs), n| {
+            for &(at, key) in &jobs[..n] {
+                let at = black_box(at);
+                let len = black_box(PAYLOAD);
+                f(&mut buf[at..at + len], black_box(key));
+            }
+            black_box(&*buf);
+        },
+    )
+}

@@ -1,0 +1,77 @@
+//! Benchmark suites. A suite turns shared inputs into [`Case`]s: one
+//! (scenario, library) row each, which checks its output against the inputs
+//! once and then measures.
+
+pub mod codec;
+
+use crate::harness::{Measurement, RunConfig};
+
+/// One runnable row of a suite.
+pub struct Case<'a> {
+    /// What is measured.
+    pub scenario: &'static str,
+    /// Who does it.
+    pub library: &'static str,
+    /// The row its scenario's ratios are computed against.
+    pub baseline: bool,
+    /// What the timed region includes beyond the obvious.
+    pub note: &'static str,
+    run: Box<dyn Fn(&RunConfig) -> Measurement + 'a>,
+}
+
+impl<'a> Case<'a> {
+    /// A case whose `run` verifies, then measures.
+    pub fn new(
+        scenario: &'static str,
+        library: &'static str,
+        baseline: bool,
+        note: &'static str,
+        run: impl Fn(&RunConfig) -> Measurement + 'a,
+    ) -> Self {
+        Case {
+            scenario,
+            library,
+            baseline,
+            note,
+            run: Box::new(run),
+        }
+    }
+
+    /// Verify the library's output once, then measure.
+    pub fn run(&self, cfg: &RunConfig) -> Measurement {
+        (self.run)(cfg)
+    }
+}
+
+impl std::fmt::Debug for Case<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Case")
+            .field("scenario", &self.scenario)
+            .field("library", &self.library)
+            .field("baseline", &self.baseline)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Consume a payload: its length goes through the optimizer barrier and its
+/// last byte is loaded and returned, so the work that produced it cannot be
+/// skipped and the bytes are touched.
+///
+/// Only the length (a scalar) is passed to `black_box`, never the slice: a
+/// fat pointer given to `black_box` must sit in memory, and LLVM tends to
+/// copy it there with one 16-byte load of the two 8-byte halves it has just
+/// stored. That load cannot be store-forwarded and stalls for ~20 cycles,
+/// which is the benchmark's cost, not the library's (measured: it tripled
+/// tickwire's per-message parse time).
+#[inline(always)]
+pub fn touch(bytes: &[u8]) -> u64 {
+    let n = std::hint::black_box(bytes.len());
+    bytes.get(n.wrapping_sub(1)).map_or(0, |&x| u64::from(x))
+}
+
+/// A library returned something other than what the inputs hold.
+#[cold]
+#[inline(never)]
+pub fn unexpected(what: &dyn std::fmt::Debug) -> ! {
+    panic!("benchmark input decoded to something unexpected: {what:?}")
+}
