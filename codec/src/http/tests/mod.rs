@@ -3,3 +3,4 @@
 
 mod hostile;
 mod response;
+mod roundtrip;
