@@ -2,5 +2,7 @@
 //! requests, hostile inputs, and write-then-parse round trips.
 
 mod hostile;
+mod no_panic;
+mod request;
 mod response;
 mod roundtrip;
