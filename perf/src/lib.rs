@@ -4,6 +4,7 @@
 //! - [`harness`]: batched timing into HDR histograms, warm-up, sample budget.
 //! - [`machine`]: CPU model, TSC frequency, thread pinning.
 //! - [`report`]: the result table on stdout, as JSON and as Markdown.
+//! - [`plot`]: SVG latency plots (percentile curves per scenario).
 //! - [`cli`]: command-line options shared by the bench binaries.
 //! - [`inputs`]: payloads and wire frames, built once and shared by every library.
 //! - [`peers`]: in-memory streams and a poll-once executor for peer libraries.
@@ -15,5 +16,6 @@ pub mod harness;
 pub mod inputs;
 pub mod machine;
 pub mod peers;
+pub mod plot;
 pub mod report;
 pub mod suites;

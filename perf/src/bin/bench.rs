@@ -62,6 +62,7 @@ fn main() -> ExitCode {
     let pinned = machine::pin(core);
     let cycles_per_tick = machine::core_cycles_per_tick();
     let mut rep = Report::new("bench");
+    rep.ticks_per_sec = m.ticks_per_sec;
     rep.context("cpu", m.cpu_model.clone());
     rep.context("logical cpus", m.logical_cpus.to_string());
     if let Some(mhz) = m.cpu_mhz {
@@ -186,6 +187,13 @@ fn main() -> ExitCode {
     let dir = args.out.clone().unwrap_or_else(report::default_out_dir);
     match rep.write_files(&dir) {
         Ok([j, md]) => println!("wrote {} and {}", j.display(), md.display()),
+        Err(e) => {
+            eprintln!("bench: writing results to {}: {e}", dir.display());
+            return ExitCode::FAILURE;
+        }
+    }
+    match rep.write_plots(&dir) {
+        Ok(p) => println!("wrote one SVG latency plot per scenario to {}", p.display()),
         Err(e) => {
             eprintln!("bench: writing results to {}: {e}", dir.display());
             return ExitCode::FAILURE;
