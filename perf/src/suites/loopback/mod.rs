@@ -34,8 +34,13 @@ pub fn register(setup: &Setup, v: &mut Vec<Case<'static>>) {
     let peer = setup
         .peer_core
         .unwrap_or_else(|| default_peer_core(setup.core));
+    let first = v.len();
     rtt::cases(peer, v);
     stream::cases(peer, v);
+    // Their cost is syscalls and another thread: not for `--instructions`.
+    for c in &mut v[first..] {
+        c.counts = false;
+    }
 }
 
 /// Another core than `core` when there is one.
@@ -103,6 +108,7 @@ mod tests {
             warmup: Duration::ZERO,
             measure: Duration::from_millis(5),
             max_samples: 64,
+            count_rounds: 0,
         };
         for case in &v {
             let m = case.run(&cfg);
