@@ -14,8 +14,8 @@ use tickwire_perf::report::{self, Report, Row};
 use tickwire_perf::suites::{self, Case, Setup};
 
 fn main() -> ExitCode {
-    let raw: Vec<String> = std::env::args().skip(1).collect();
-    let args = match Args::parse(raw.iter().cloned()) {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let args = match Args::parse(argv.iter().cloned()) {
         Ok(a) => a,
         Err(e) => {
             if !e.is_empty() {
@@ -56,7 +56,7 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     if args.callgrind_child || args.instructions {
-        return instructions_mode(&args, &raw, &all, &selected);
+        return instructions_mode(&args, &argv, &all, &selected);
     }
     if clock::IS_TSC && !machine::has_rdtscp() {
         eprintln!("bench: this CPU has no rdtscp; the x86_64 clock needs it");
@@ -93,6 +93,7 @@ fn main() -> ExitCode {
             );
         }
     }
+    rep.context("date", format!("{} UTC", report::utc_now()));
     rep.context(
         "unit",
         format!(
@@ -110,10 +111,10 @@ fn main() -> ExitCode {
     );
     rep.context(
         "second core",
-        match setup.peer_core {
-            Some(c) => format!("{c} (loopback peer thread, pinned)"),
-            None => "loopback peer thread pinned to the next core (no --cores A,B given)".into(),
-        },
+        format!(
+            "{} (loopback peer thread, pinned)",
+            suites::loopback::peer_core(&setup)
+        ),
     );
     let mode = if args.full { "full" } else { "quick" };
     rep.context(
@@ -197,6 +198,12 @@ fn main() -> ExitCode {
             eprintln!("bench: writing results to {}: {e}", dir.display());
             return ExitCode::FAILURE;
         }
+    }
+    let command = format!("cargo xtask bench {}", argv.join(" "));
+    let readme = dir.join("bench-readme.md");
+    if let Err(e) = std::fs::write(&readme, rep.readme(command.trim_end())) {
+        eprintln!("bench: writing {}: {e}", readme.display());
+        return ExitCode::FAILURE;
     }
     match rep.write_plots(&dir) {
         Ok(p) => println!("wrote one SVG latency plot per scenario to {}", p.display()),

@@ -43,10 +43,16 @@ pub fn register(setup: &Setup, v: &mut Vec<Case<'static>>) {
     }
 }
 
-/// Another core than `core` when there is one.
-fn default_peer_core(core: usize) -> usize {
-    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if n > 1 { (core + 1) % n } else { core }
+/// The core of the peer thread: the second of `--cores`, else the next one.
+pub fn peer_core(setup: &Setup) -> usize {
+    setup.peer_core.unwrap_or_else(|| {
+        let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if n > 1 {
+            (setup.core + 1) % n
+        } else {
+            setup.core
+        }
+    })
 }
 
 /// Bytes a frame of `len` payload bytes takes on the wire (len < 65536).
