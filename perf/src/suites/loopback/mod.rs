@@ -31,9 +31,7 @@ pub const STREAM_SIZE: usize = 128;
 
 /// Register the suite's rows.
 pub fn register(setup: &Setup, v: &mut Vec<Case<'static>>) {
-    let peer = setup
-        .peer_core
-        .unwrap_or_else(|| default_peer_core(setup.core));
+    let peer = peer_core(setup);
     let first = v.len();
     rtt::cases(peer, v);
     stream::cases(peer, v);
