@@ -8,12 +8,14 @@ use std::process::ExitCode;
 use tickwire_perf::cli::{Args, USAGE};
 use tickwire_perf::clock;
 use tickwire_perf::harness::{timer_overhead, timer_overhead_raw};
+use tickwire_perf::instructions;
 use tickwire_perf::machine::{self, Machine};
 use tickwire_perf::report::{self, Report, Row};
-use tickwire_perf::suites::codec::{Inputs, cases};
+use tickwire_perf::suites::{self, Case, Setup};
 
 fn main() -> ExitCode {
-    let args = match Args::parse(std::env::args().skip(1)) {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let args = match Args::parse(argv.iter().cloned()) {
         Ok(a) => a,
         Err(e) => {
             if !e.is_empty() {
@@ -27,11 +29,16 @@ fn main() -> ExitCode {
             };
         }
     };
-    let inputs = Inputs::new(args.run.batch);
-    let all = cases(&inputs);
-    let selected: Vec<_> = all
+    let setup = Setup {
+        batch: args.run.batch,
+        core: args.cores[0],
+        peer_core: args.cores.get(1).copied(),
+    };
+    let all = suites::all(&setup);
+    let selected: Vec<(usize, &Case<'_>)> = all
         .iter()
-        .filter(|c| args.selects(c.scenario, c.library))
+        .enumerate()
+        .filter(|(_, c)| args.selects(&c.scenario, &c.library))
         .collect();
     if args.list {
         for c in &all {
@@ -48,6 +55,9 @@ fn main() -> ExitCode {
         eprintln!("bench: no scenario matches {:?} (try --list)", args.filters);
         return ExitCode::from(2);
     }
+    if args.callgrind_child || args.instructions {
+        return instructions_mode(&args, &argv, &all, &selected);
+    }
     if clock::IS_TSC && !machine::has_rdtscp() {
         eprintln!("bench: this CPU has no rdtscp; the x86_64 clock needs it");
         return ExitCode::FAILURE;
@@ -57,7 +67,8 @@ fn main() -> ExitCode {
     let core = args.cores[0];
     let pinned = machine::pin(core);
     let cycles_per_tick = machine::core_cycles_per_tick();
-    let mut rep = Report::new("codec");
+    let mut rep = Report::new("bench");
+    rep.ticks_per_sec = m.ticks_per_sec;
     rep.context("cpu", m.cpu_model.clone());
     rep.context("logical cpus", m.logical_cpus.to_string());
     if let Some(mhz) = m.cpu_mhz {
@@ -82,6 +93,7 @@ fn main() -> ExitCode {
             );
         }
     }
+    rep.context("date", format!("{} UTC", report::utc_now()));
     rep.context(
         "unit",
         format!(
@@ -97,12 +109,13 @@ fn main() -> ExitCode {
             format!("{core} (pinning FAILED: thread may migrate)")
         },
     );
-    if args.cores.len() > 1 {
-        rep.context(
-            "second core",
-            format!("{} (reserved; unused by this suite)", args.cores[1]),
-        );
-    }
+    rep.context(
+        "second core",
+        format!(
+            "{} (loopback peer thread, pinned)",
+            suites::loopback::peer_core(&setup)
+        ),
+    );
     let mode = if args.full { "full" } else { "quick" };
     rep.context(
         "mode",
@@ -115,7 +128,7 @@ fn main() -> ExitCode {
     );
     rep.context(
         "payload",
-        "128 B; text = ASCII JSON trade ticks, binary = random bytes",
+        "text = ASCII JSON trade ticks, binary = random bytes; sizes in each scenario name",
     );
     if !clock::IS_TSC {
         rep.context(
@@ -147,7 +160,7 @@ fn main() -> ExitCode {
         &raw,
     ));
 
-    for c in selected {
+    for (_, c) in selected {
         eprint!("  {} / {} ...", c.scenario, c.library);
         let meas = c.run(&args.run);
         eprintln!(
@@ -158,7 +171,7 @@ fn main() -> ExitCode {
             meas.samples()
         );
         rep.rows
-            .push(Row::new(c.scenario, c.library, c.baseline, c.note, &meas));
+            .push(Row::new(&c.scenario, &c.library, c.baseline, c.note, &meas));
     }
     if let Some(c) = machine::core_cycles_per_tick() {
         rep.context(
@@ -185,6 +198,94 @@ fn main() -> ExitCode {
             eprintln!("bench: writing results to {}: {e}", dir.display());
             return ExitCode::FAILURE;
         }
+    }
+    let command = format!("cargo xtask bench {}", argv.join(" "));
+    let readme = dir.join("bench-readme.md");
+    if let Err(e) = std::fs::write(&readme, rep.readme(command.trim_end())) {
+        eprintln!("bench: writing {}: {e}", readme.display());
+        return ExitCode::FAILURE;
+    }
+    match rep.write_plots(&dir) {
+        Ok(p) => println!("wrote one SVG latency plot per scenario to {}", p.display()),
+        Err(e) => {
+            eprintln!("bench: writing results to {}: {e}", dir.display());
+            return ExitCode::FAILURE;
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// `--instructions` (the parent, which runs valgrind) and `--callgrind-child`.
+fn instructions_mode(
+    args: &Args,
+    raw: &[String],
+    all: &[Case<'_>],
+    selected: &[(usize, &Case<'_>)],
+) -> ExitCode {
+    let counted: Vec<(usize, &Case<'_>)> =
+        selected.iter().copied().filter(|(_, c)| c.counts).collect();
+    if args.callgrind_child {
+        return match instructions::child(&counted, &args.run) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("bench: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    if counted.is_empty() {
+        eprintln!("bench: no selected row runs under --instructions (loopback rows do not)");
+        return ExitCode::from(2);
+    }
+    let dir = args.out.clone().unwrap_or_else(report::default_out_dir);
+    let child_args: Vec<String> = raw
+        .iter()
+        .filter(|a| *a != "--instructions")
+        .cloned()
+        .collect();
+    eprintln!(
+        "running {} rows under valgrind --tool=callgrind ({} batches of each counted)...",
+        counted.len(),
+        instructions::ROUNDS
+    );
+    let rows = match instructions::parent(all, &child_args, &dir.join("callgrind")) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("bench: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if rows.len() != counted.len() {
+        eprintln!(
+            "bench: expected {} callgrind dumps, found {}",
+            counted.len(),
+            rows.len()
+        );
+        return ExitCode::FAILURE;
+    }
+    println!("{}", instructions::table(&rows, false));
+    println!(
+        "instructions per operation = callgrind Ir collected around {} batches / operations in them",
+        instructions::ROUNDS
+    );
+    let md = format!(
+        "# tickwire bench: instructions per operation\n\nCommand: `cargo xtask bench --instructions`; \
+         counted by valgrind --tool=callgrind around {} batches of B = {} operations per row \
+         (collection off outside them).\n\n{}",
+        instructions::ROUNDS,
+        args.run.batch,
+        instructions::table(&rows, true)
+    );
+    let files = [
+        (dir.join("instructions.md"), md),
+        (dir.join("instructions.json"), instructions::json(&rows)),
+    ];
+    for (path, text) in files {
+        if let Err(e) = std::fs::write(&path, text) {
+            eprintln!("bench: writing {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
+        println!("wrote {}", path.display());
     }
     ExitCode::SUCCESS
 }
