@@ -10,11 +10,11 @@ pub const USAGE: &str = "\
 usage: bench [--quick | --full] [--filter SUBSTR] [--cores A[,B]] [--batch N]
              [--measure-ms MS] [--out DIR] [--list]
 
-  --quick          ~1.2 s per scenario (default)
+  --quick          ~0.6 s per scenario (default)
   --full           ~6 s per scenario
   --filter SUBSTR  run rows whose \"scenario library\" contains SUBSTR (repeatable: any matches)
   --cores A[,B]    pin the measuring thread to core A (default 0); B is kept
-                   for two-thread scenarios (loopback), unused by this suite
+                   for two-thread scenarios (loopback), the loopback peer thread (default: the next core)
   --batch N        operations per timed batch (default 64)
   --measure-ms MS  sampling time per scenario, overriding --quick/--full
   --out DIR        where to write <suite>.json and <suite>.md (default <workspace>/target/bench)

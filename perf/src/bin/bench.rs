@@ -10,7 +10,7 @@ use tickwire_perf::clock;
 use tickwire_perf::harness::{timer_overhead, timer_overhead_raw};
 use tickwire_perf::machine::{self, Machine};
 use tickwire_perf::report::{self, Report, Row};
-use tickwire_perf::suites::codec::{Inputs, cases};
+use tickwire_perf::suites::{self, Setup};
 
 fn main() -> ExitCode {
     let args = match Args::parse(std::env::args().skip(1)) {
@@ -27,11 +27,15 @@ fn main() -> ExitCode {
             };
         }
     };
-    let inputs = Inputs::new(args.run.batch);
-    let all = cases(&inputs);
+    let setup = Setup {
+        batch: args.run.batch,
+        core: args.cores[0],
+        peer_core: args.cores.get(1).copied(),
+    };
+    let all = suites::all(&setup);
     let selected: Vec<_> = all
         .iter()
-        .filter(|c| args.selects(c.scenario, c.library))
+        .filter(|c| args.selects(&c.scenario, &c.library))
         .collect();
     if args.list {
         for c in &all {
@@ -57,7 +61,7 @@ fn main() -> ExitCode {
     let core = args.cores[0];
     let pinned = machine::pin(core);
     let cycles_per_tick = machine::core_cycles_per_tick();
-    let mut rep = Report::new("codec");
+    let mut rep = Report::new("bench");
     rep.context("cpu", m.cpu_model.clone());
     rep.context("logical cpus", m.logical_cpus.to_string());
     if let Some(mhz) = m.cpu_mhz {
@@ -97,12 +101,13 @@ fn main() -> ExitCode {
             format!("{core} (pinning FAILED: thread may migrate)")
         },
     );
-    if args.cores.len() > 1 {
-        rep.context(
-            "second core",
-            format!("{} (reserved; unused by this suite)", args.cores[1]),
-        );
-    }
+    rep.context(
+        "second core",
+        match setup.peer_core {
+            Some(c) => format!("{c} (loopback peer thread, pinned)"),
+            None => "loopback peer thread pinned to the next core (no --cores A,B given)".into(),
+        },
+    );
     let mode = if args.full { "full" } else { "quick" };
     rep.context(
         "mode",
@@ -115,7 +120,7 @@ fn main() -> ExitCode {
     );
     rep.context(
         "payload",
-        "128 B; text = ASCII JSON trade ticks, binary = random bytes",
+        "text = ASCII JSON trade ticks, binary = random bytes; sizes in each scenario name",
     );
     if !clock::IS_TSC {
         rep.context(
@@ -158,7 +163,7 @@ fn main() -> ExitCode {
             meas.samples()
         );
         rep.rows
-            .push(Row::new(c.scenario, c.library, c.baseline, c.note, &meas));
+            .push(Row::new(&c.scenario, &c.library, c.baseline, c.note, &meas));
     }
     if let Some(c) = machine::core_cycles_per_tick() {
         rep.context(

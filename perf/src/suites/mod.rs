@@ -3,15 +3,37 @@
 //! once and then measures.
 
 pub mod codec;
+pub mod loopback;
 
 use crate::harness::{Measurement, RunConfig};
+
+/// What suites need to build their cases.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    /// Operations per timed batch for in-memory rows (`--batch`).
+    pub batch: usize,
+    /// Core of the measuring thread (first of `--cores`).
+    pub core: usize,
+    /// Core for a second thread (a loopback server), if one was given.
+    pub peer_core: Option<usize>,
+}
+
+/// Every row of every suite, in report order. A suite registers itself with
+/// one line here; within a scenario tickwire's row comes first and is the
+/// baseline.
+pub fn all(setup: &Setup) -> Vec<Case<'static>> {
+    let mut v = Vec::new();
+    codec::register(setup, &mut v);
+    loopback::register(setup, &mut v);
+    v
+}
 
 /// One runnable row of a suite.
 pub struct Case<'a> {
     /// What is measured.
-    pub scenario: &'static str,
+    pub scenario: String,
     /// Who does it.
-    pub library: &'static str,
+    pub library: String,
     /// The row its scenario's ratios are computed against.
     pub baseline: bool,
     /// What the timed region includes beyond the obvious.
@@ -22,15 +44,15 @@ pub struct Case<'a> {
 impl<'a> Case<'a> {
     /// A case whose `run` verifies, then measures.
     pub fn new(
-        scenario: &'static str,
-        library: &'static str,
+        scenario: impl Into<String>,
+        library: impl Into<String>,
         baseline: bool,
         note: &'static str,
         run: impl Fn(&RunConfig) -> Measurement + 'a,
     ) -> Self {
         Case {
-            scenario,
-            library,
+            scenario: scenario.into(),
+            library: library.into(),
             baseline,
             note,
             run: Box::new(run),

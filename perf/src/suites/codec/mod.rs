@@ -1,31 +1,45 @@
 //! Suite "codec": the WebSocket codec in memory, tickwire against peers.
 //!
 //! Scenarios (every library gets the same inputs, built once):
-//! - parse: B frames back to back (128-byte text or binary payloads), read
-//!   one message at a time ([`parse`]);
+//! - parse: B frames back to back, unmasked text and binary (client role)
+//!   and masked text (server role) at each of [`SIZES`], read one message
+//!   at a time ([`parse`]);
+//! - batch: 100 text frames of mixed sizes back to back, per message ([`batch`]);
 //! - apply_mask on 128-byte payloads ([`mask`]);
 //! - encode a 128-byte text message, server and client role ([`encode`]);
 //! - UTF-8 validation of 128 bytes ([`utf8`]).
 
+mod batch;
 mod encode;
 mod mask;
 mod parse;
 mod utf8;
 
-use super::Case;
+use super::{Case, Setup};
 use crate::inputs::{OP_BINARY, OP_TEXT, SplitMix64, frames, header_len, quote_text};
 
-/// Payload size of every scenario in this suite.
+/// Payload size of the mask, encode and UTF-8 scenarios.
 pub const PAYLOAD: usize = 128;
+
+/// Payload sizes of the parse scenarios.
+pub const SIZES: [usize; 4] = [32, 128, 512, 2048];
 
 /// Scenario names.
 pub mod names {
-    /// Parse unmasked text frames as a client.
-    pub const PARSE_TEXT: &str = "ws parse text 128B unmasked (client role)";
-    /// Parse masked text frames as a server.
-    pub const PARSE_MASKED: &str = "ws parse text 128B masked (server role)";
-    /// Parse unmasked binary frames as a client.
-    pub const PARSE_BINARY: &str = "ws parse binary 128B unmasked (client role)";
+    /// Parse unmasked text frames of `size` bytes as a client.
+    pub fn parse_text(size: usize) -> String {
+        format!("ws parse text {size}B unmasked (client role)")
+    }
+    /// Parse masked text frames of `size` bytes as a server.
+    pub fn parse_masked(size: usize) -> String {
+        format!("ws parse text {size}B masked (server role)")
+    }
+    /// Parse unmasked binary frames of `size` bytes as a client.
+    pub fn parse_binary(size: usize) -> String {
+        format!("ws parse binary {size}B unmasked (client role)")
+    }
+    /// 100 mixed-size text frames back to back, per message.
+    pub const BATCH: &str = "ws batch 100 text frames 32-224B (client role), per message";
     /// XOR-mask a payload.
     pub const MASK: &str = "apply_mask 128B";
     /// Encode an unmasked text frame.
@@ -36,16 +50,18 @@ pub mod names {
     pub const UTF8: &str = "utf8 validate 128B";
 }
 
-/// The inputs of one run, for a batch of `batch` operations.
+/// The inputs of one run at one payload size, for a batch of `batch` operations.
 #[derive(Debug, Clone)]
 pub struct Inputs {
     /// Operations per batch; every input holds this many items.
     pub batch: usize,
-    /// JSON-ish ASCII trade ticks, `PAYLOAD` bytes each.
+    /// Payload size in bytes.
+    pub payload: usize,
+    /// JSON-ish ASCII trade ticks, `payload` bytes each.
     pub texts: Vec<String>,
     /// The same texts with a `'static` lifetime (for peers that want `Bytes::from_static`).
     pub static_texts: Vec<&'static str>,
-    /// Random binary payloads, `PAYLOAD` bytes each (not valid UTF-8).
+    /// Random binary payloads, `payload` bytes each (not valid UTF-8).
     pub binaries: Vec<Vec<u8>>,
     /// A masking key per frame.
     pub keys: Vec<[u8; 4]>,
@@ -58,13 +74,18 @@ pub struct Inputs {
 }
 
 impl Inputs {
-    /// Build everything for batches of `batch` operations.
+    /// Build everything for batches of `batch` operations on [`PAYLOAD`]-byte payloads.
     pub fn new(batch: usize) -> Self {
-        let mut rng = SplitMix64::new(0x7431_636b_7769_7265);
-        let texts: Vec<String> = (0..batch).map(|_| quote_text(PAYLOAD, &mut rng)).collect();
+        Self::sized(batch, PAYLOAD)
+    }
+
+    /// Build everything for batches of `batch` operations on `payload`-byte payloads.
+    pub fn sized(batch: usize, payload: usize) -> Self {
+        let mut rng = SplitMix64::new(0x7431_636b_7769_7265 ^ payload as u64);
+        let texts: Vec<String> = (0..batch).map(|_| quote_text(payload, &mut rng)).collect();
         let binaries: Vec<Vec<u8>> = (0..batch)
             .map(|_| {
-                let mut b: Vec<u8> = (0..PAYLOAD).map(|_| rng.next_u64() as u8).collect();
+                let mut b: Vec<u8> = (0..payload).map(|_| rng.next_u64() as u8).collect();
                 b[0] = 0xFF; // never valid UTF-8
                 b
             })
@@ -77,6 +98,7 @@ impl Inputs {
             .collect();
         Inputs {
             batch,
+            payload,
             text_unmasked: frames(OP_TEXT, &texts, None),
             text_masked: frames(OP_TEXT, &texts, Some(&keys)),
             binary_unmasked: frames(OP_BINARY, &binaries, None),
@@ -89,24 +111,43 @@ impl Inputs {
 
     /// Offset of payload `i` in [`text_masked`](Self::text_masked).
     pub fn masked_payload_offset(&self, i: usize) -> usize {
-        let h = header_len(PAYLOAD, true);
-        i * (h + PAYLOAD) + h
+        let h = header_len(self.payload, true);
+        i * (h + self.payload) + h
     }
 
     /// Bytes a batch of encoded frames can take (largest header per frame).
     pub fn encode_capacity(&self) -> usize {
-        self.batch * (PAYLOAD + 14)
+        self.batch * (self.payload + 14)
     }
 }
 
-/// Every row of the suite, in report order; tickwire's row comes first in
-/// each scenario and is its baseline.
-pub fn cases(inputs: &Inputs) -> Vec<Case<'_>> {
+/// Register every row of the suite, in report order; tickwire's row comes
+/// first in each scenario and is its baseline. Inputs live for the process.
+pub fn register(setup: &Setup, v: &mut Vec<Case<'static>>) {
+    let sets: &'static [Inputs] = SIZES
+        .iter()
+        .map(|&n| Inputs::sized(setup.batch, n))
+        .collect::<Vec<_>>()
+        .leak();
+    v.extend(cases(sets));
+}
+
+/// Every row of the suite for inputs at one or more sizes: parse rows at
+/// each size; batch, mask, encode and UTF-8 rows on the [`PAYLOAD`]-sized
+/// set (which must be present).
+pub fn cases(sets: &[Inputs]) -> Vec<Case<'_>> {
     let mut v = Vec::new();
-    parse::cases(inputs, &mut v);
-    mask::cases(inputs, &mut v);
-    encode::cases(inputs, &mut v);
-    utf8::cases(inputs, &mut v);
+    for inputs in sets {
+        parse::cases(inputs, &mut v);
+    }
+    let base = sets
+        .iter()
+        .find(|i| i.payload == PAYLOAD)
+        .expect("the 128-byte inputs");
+    batch::cases(&mut v);
+    mask::cases(base, &mut v);
+    encode::cases(base, &mut v);
+    utf8::cases(base, &mut v);
     v
 }
 
@@ -120,7 +161,7 @@ mod tests {
     /// all briefly so a broken input or decoder fails here.
     #[test]
     fn every_case_verifies_and_measures() {
-        let inputs = Inputs::new(8);
+        let inputs = [Inputs::sized(8, 32), Inputs::new(8)];
         let cfg = RunConfig {
             batch: 8,
             warmup: Duration::ZERO,

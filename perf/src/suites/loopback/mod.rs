@@ -1,0 +1,112 @@
+//! Suite "loopback": WebSocket over TCP on 127.0.0.1, two threads pinned to
+//! two cores, tickwire against tungstenite and a raw-socket floor.
+//!
+//! - [`rtt`]: one connection, ping-pong of 40 B and 128 B binary messages; a
+//!   sample is one round trip (B = 1). Blocking rows wait in the kernel and
+//!   are dominated by its wake-ups (tens of microseconds on a VM); busy-poll
+//!   rows spin on non-blocking sockets instead and sit beside them.
+//! - [`stream`]: one connection, the client streams 128 B binary messages as
+//!   fast as it can; the measuring thread receives (server role, so it
+//!   unmasks) and a sample is B messages, reported per message (and as
+//!   messages per second).
+//!
+//! The raw-socket floor moves the same byte counts as the WebSocket frames
+//! (masked client frame one way, unmasked server frame back) with plain
+//! `write`/`read` calls: what nobody's framing can beat.
+
+mod rtt;
+mod stream;
+
+use std::net::{TcpListener, TcpStream};
+use std::thread::JoinHandle;
+
+use super::{Case, Setup};
+use crate::machine;
+
+/// Payload sizes of the round-trip rows.
+pub const RTT_SIZES: [usize; 2] = [40, 128];
+
+/// Payload size of the streaming rows.
+pub const STREAM_SIZE: usize = 128;
+
+/// Register the suite's rows.
+pub fn register(setup: &Setup, v: &mut Vec<Case<'static>>) {
+    let peer = setup
+        .peer_core
+        .unwrap_or_else(|| default_peer_core(setup.core));
+    rtt::cases(peer, v);
+    stream::cases(peer, v);
+}
+
+/// Another core than `core` when there is one.
+fn default_peer_core(core: usize) -> usize {
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if n > 1 { (core + 1) % n } else { core }
+}
+
+/// Bytes a frame of `len` payload bytes takes on the wire (len < 65536).
+pub fn wire_len(len: usize, masked: bool) -> usize {
+    crate::inputs::header_len(len, masked) + len
+}
+
+/// Spawn `f` on a thread pinned to `core`.
+fn spawn_pinned<T: Send + 'static>(
+    core: usize,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> JoinHandle<T> {
+    std::thread::Builder::new()
+        .name("bench-peer".into())
+        .spawn(move || {
+            machine::pin(core);
+            f()
+        })
+        .expect("spawn the peer thread")
+}
+
+/// A connected pair of plain TCP sockets on 127.0.0.1 with TCP_NODELAY.
+fn tcp_pair() -> (TcpStream, TcpStream) {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+    let c = TcpStream::connect(l.local_addr().expect("local addr")).expect("connect");
+    let (s, _) = l.accept().expect("accept");
+    c.set_nodelay(true).expect("nodelay");
+    s.set_nodelay(true).expect("nodelay");
+    (c, s)
+}
+
+/// The payload of message `i` (binary, distinct per message).
+fn payload(len: usize, i: u64) -> Vec<u8> {
+    let mut rng = crate::inputs::SplitMix64::new(i);
+    (0..len).map(|_| rng.next_u64() as u8).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::RunConfig;
+    use std::time::Duration;
+
+    /// Every loopback row verifies its echo and measures briefly.
+    #[test]
+    fn every_case_verifies_and_measures() {
+        let mut v = Vec::new();
+        register(
+            &Setup {
+                batch: 8,
+                core: 0,
+                peer_core: None,
+            },
+            &mut v,
+        );
+        assert!(v.len() >= 8);
+        let cfg = RunConfig {
+            batch: 8,
+            warmup: Duration::ZERO,
+            measure: Duration::from_millis(5),
+            max_samples: 64,
+        };
+        for case in &v {
+            let m = case.run(&cfg);
+            assert!(m.samples() > 0, "{case:?}");
+        }
+    }
+}

@@ -1,0 +1,287 @@
+//! Round trip on one connection: the measuring thread (client role) sends a
+//! binary message and waits for its echo from a server thread on the other
+//! core. A sample is one round trip (B = 1, so the timer is ~0.2% of it).
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::TcpStream;
+
+use tickwire::ws::{Client, Message, Server, ServerConnection};
+use tungstenite::Bytes;
+use tungstenite::protocol::{Message as TMessage, Role as TRole, WebSocket as TSocket};
+
+use super::{payload, spawn_pinned, tcp_pair, wire_len};
+use crate::harness::{Measurement, RunConfig, bench_batch};
+use crate::suites::{Case, touch, unexpected};
+
+const NOTE_TW: &str = "ws::Client::send_binary + recv (blocking: waits in its mio poll) against a \
+                       ws::ServerConnection echoing on the other core; client frames masked with a fresh key";
+const NOTE_TW_BUSY: &str =
+    "both ends set_blocking(false) and spin on try_recv (evented API, no poll wait)";
+const NOTE_TUNG: &str = "WebSocket::send(Message::Binary) + read over std TcpStream (TCP_NODELAY) against a \
+                         tungstenite echo server on the other core; default config, no handshake";
+const NOTE_RAW: &str = "the floor: write the masked frame's byte count, read the echo's byte count \
+                        (plain blocking TcpStream, TCP_NODELAY, no framing)";
+const NOTE_RAW_BUSY: &str =
+    "the busy-poll floor: the same byte counts on non-blocking sockets, spinning on WouldBlock";
+
+/// Scenario name of the blocking round trip of `n` bytes.
+pub fn name(n: usize, busy: bool) -> String {
+    let mode = if busy { "busy-poll" } else { "blocking" };
+    format!("tcp loopback round trip {n}B binary ({mode})")
+}
+
+pub(super) fn cases(peer: usize, v: &mut Vec<Case<'static>>) {
+    for n in super::RTT_SIZES {
+        let s = name(n, false);
+        v.push(Case::new(
+            s.clone(),
+            "tickwire",
+            true,
+            NOTE_TW,
+            move |cfg| tickwire(cfg, peer, n, false),
+        ));
+        v.push(Case::new(
+            s.clone(),
+            "tungstenite 0.30",
+            false,
+            NOTE_TUNG,
+            move |cfg| tungstenite(cfg, peer, n),
+        ));
+        v.push(Case::new(
+            s,
+            "raw TCP (floor)",
+            false,
+            NOTE_RAW,
+            move |cfg| raw(cfg, peer, n, false),
+        ));
+        let s = name(n, true);
+        v.push(Case::new(
+            s.clone(),
+            "tickwire",
+            true,
+            NOTE_TW_BUSY,
+            move |cfg| tickwire(cfg, peer, n, true),
+        ));
+        v.push(Case::new(
+            s,
+            "raw TCP (floor)",
+            false,
+            NOTE_RAW_BUSY,
+            move |cfg| raw(cfg, peer, n, true),
+        ));
+    }
+}
+
+/// One round per sample.
+fn one(cfg: &RunConfig) -> RunConfig {
+    RunConfig { batch: 1, ..*cfg }
+}
+
+/// Send everything buffered (evented mode spins until the socket took it).
+fn flush_all(c: &mut ServerConnection) -> bool {
+    loop {
+        match c.flush() {
+            Ok(true) => return true,
+            Ok(false) => std::hint::spin_loop(),
+            Err(_) => return false,
+        }
+    }
+}
+
+/// The echo server: every binary message goes back as it came.
+fn tw_echo(mut c: ServerConnection, busy: bool) {
+    let mut buf = Vec::with_capacity(1 << 16);
+    if busy {
+        c.set_blocking(false).expect("evented mode");
+    }
+    loop {
+        let got = if busy { c.try_recv() } else { c.recv() };
+        // Some(true): a binary message to echo; Some(false): something else; None: nothing now.
+        let echo = match got {
+            Ok(Some(Message::Binary(b))) => {
+                buf.clear();
+                buf.extend_from_slice(b);
+                Some(true)
+            }
+            Ok(Some(_)) => Some(false),
+            Ok(None) => None,
+            Err(_) => return,
+        };
+        match echo {
+            Some(true) => {}
+            Some(false) => continue,
+            None if busy && !c.is_closed() => {
+                std::hint::spin_loop();
+                continue;
+            }
+            None => return,
+        }
+        if c.send_binary(&buf).is_err() || !flush_all(&mut c) {
+            return;
+        }
+    }
+}
+
+/// Send `p` and wait for a binary message; returns its last byte (and checks its length).
+#[inline(always)]
+fn tw_round(c: &mut Client, p: &[u8], busy: bool) -> u64 {
+    if let Err(e) = c.send_binary(p) {
+        unexpected(&e);
+    }
+    if busy {
+        loop {
+            match c.flush() {
+                Ok(true) => break,
+                Ok(false) => std::hint::spin_loop(),
+                Err(e) => unexpected(&e),
+            }
+        }
+    }
+    loop {
+        let got = if busy { c.try_recv() } else { c.recv() };
+        match got {
+            Ok(Some(Message::Binary(b))) if b.len() == p.len() => return touch(b),
+            Ok(None) if busy => {}
+            other => unexpected(&other),
+        }
+        if c.is_closed() {
+            unexpected(&"connection closed");
+        }
+        std::hint::spin_loop();
+    }
+}
+
+fn tickwire(cfg: &RunConfig, peer: usize, n: usize, busy: bool) -> Measurement {
+    let mut server = Server::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+    let url = format!("ws://{}/", server.local_addr().expect("local addr"));
+    let echo = spawn_pinned(peer, move || {
+        let c = server.accept().expect("accept + handshake");
+        tw_echo(c, busy);
+    });
+    let mut c = Client::connect(&url).expect("connect");
+    let p = payload(n, 1);
+    // Verify the echo once (blocking), then switch modes.
+    c.send_binary(&p).expect("send");
+    match c.recv() {
+        Ok(Some(Message::Binary(b))) => assert_eq!(b, &p[..], "echo"),
+        other => unexpected(&other),
+    }
+    if busy {
+        c.set_blocking(false).expect("evented mode");
+    }
+    let m = bench_batch(
+        &one(cfg),
+        &mut c,
+        |_| {},
+        |c, _| {
+            std::hint::black_box(tw_round(c, &p, busy));
+        },
+    );
+    drop(c);
+    echo.join().expect("echo thread");
+    m
+}
+
+fn tungstenite(cfg: &RunConfig, peer: usize, n: usize) -> Measurement {
+    let (c, s) = tcp_pair();
+    let echo = spawn_pinned(peer, move || {
+        let mut ws = TSocket::from_raw_socket(s, TRole::Server, None);
+        loop {
+            match ws.read() {
+                Ok(TMessage::Binary(b)) => {
+                    if ws.send(TMessage::Binary(b)).is_err() {
+                        return;
+                    }
+                }
+                Ok(_) => {}
+                Err(_) => return,
+            }
+        }
+    });
+    let mut ws = TSocket::from_raw_socket(c, TRole::Client, None);
+    let p = Bytes::from(payload(n, 1));
+    ws.send(TMessage::Binary(p.clone())).expect("send");
+    match ws.read() {
+        Ok(TMessage::Binary(b)) => assert_eq!(b, p, "echo"),
+        other => unexpected(&other),
+    }
+    let m = bench_batch(
+        &one(cfg),
+        &mut ws,
+        |_| {},
+        |ws, _| {
+            if let Err(e) = ws.send(TMessage::Binary(p.clone())) {
+                unexpected(&e);
+            }
+            match ws.read() {
+                Ok(TMessage::Binary(b)) if b.len() == p.len() => {
+                    std::hint::black_box(touch(&b));
+                }
+                other => unexpected(&other),
+            }
+        },
+    );
+    drop(ws);
+    echo.join().expect("echo thread");
+    m
+}
+
+/// `read_exact`, spinning on `WouldBlock` for a non-blocking socket; false at end of stream.
+#[inline(always)]
+fn read_all(s: &mut TcpStream, mut buf: &mut [u8]) -> bool {
+    while !buf.is_empty() {
+        match s.read(buf) {
+            Ok(0) => return false,
+            Ok(k) => buf = &mut buf[k..],
+            Err(e) if e.kind() == ErrorKind::WouldBlock => std::hint::spin_loop(),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
+    }
+    true
+}
+
+/// `write_all`, spinning on `WouldBlock`; false on error.
+#[inline(always)]
+fn write_all(s: &mut TcpStream, mut buf: &[u8]) -> bool {
+    while !buf.is_empty() {
+        match s.write(buf) {
+            Ok(0) => return false,
+            Ok(k) => buf = &buf[k..],
+            Err(e) if e.kind() == ErrorKind::WouldBlock => std::hint::spin_loop(),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
+    }
+    true
+}
+
+fn raw(cfg: &RunConfig, peer: usize, n: usize, busy: bool) -> Measurement {
+    let (up, down) = (wire_len(n, true), wire_len(n, false));
+    let (mut c, mut s) = tcp_pair();
+    c.set_nonblocking(busy).expect("mode");
+    s.set_nonblocking(busy).expect("mode");
+    let echo = spawn_pinned(peer, move || {
+        let mut buf = vec![0u8; up.max(down)];
+        while read_all(&mut s, &mut buf[..up]) && write_all(&mut s, &buf[..down]) {}
+    });
+    let out = payload(up, 1);
+    let mut back = vec![0u8; down];
+    assert!(write_all(&mut c, &out) && read_all(&mut c, &mut back));
+    assert_eq!(back, out[..down], "echo");
+    let mut st = (c, back);
+    let m = bench_batch(
+        &one(cfg),
+        &mut st,
+        |_| {},
+        |(c, back), _| {
+            if !(write_all(c, &out) && read_all(c, back)) {
+                unexpected(&"raw echo failed");
+            }
+            std::hint::black_box(touch(back));
+        },
+    );
+    drop(st);
+    echo.join().expect("echo thread");
+    m
+}
