@@ -27,6 +27,9 @@ pub mod link;
 pub mod session;
 pub mod ws;
 
+/// The smoltcp this crate is built against (0.12, no std, no alloc).
+pub use smoltcp;
+
 pub use device::RingDevice;
 pub use link::{Link, TcpBuffers};
 pub use session::{Session, Sizes};

@@ -348,7 +348,9 @@ where
         match self.tx.state {
             State::Handshake => {
                 self.handshake(sock)?;
-                return Ok(None);
+                if self.tx.state == State::Handshake {
+                    return Ok(None);
+                }
             }
             State::Closed => return Ok(None),
             State::Open | State::CloseSent => {}

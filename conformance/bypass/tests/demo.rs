@@ -105,3 +105,56 @@ fn a_bad_upgrade_request_is_refused_over_the_loop() {
         String::from_utf8_lossy(&answer)
     );
 }
+
+#[test]
+fn a_protocol_error_fails_the_connection_with_its_close_code() {
+    let mut arena = vec![0u8; SIZES.arena_len()];
+    let mut slots = [SocketStorage::EMPTY; 2];
+    let device = RingDevice::<_, 4>::new(vec![0u8; 4 * 1500]);
+    let hs = ClientHandshake::new("127.0.0.1:9001", "/", [6; 16]);
+    let mut session = Session::new(
+        device,
+        &mut arena,
+        SIZES,
+        &mut slots,
+        hs,
+        MaskRng::from_seed([2; 32]),
+        Config::default(),
+        3,
+        Instant::ZERO,
+    )
+    .expect("session");
+    let mut now = Instant::ZERO;
+    while !(session.client.is_open() && session.server.is_open()) {
+        session.poll(now).expect("poll");
+        assert!(session.server_recv().expect("server").is_none());
+        assert!(session.client_recv().expect("client").is_none());
+        now += Duration::from_millis(1);
+        assert!(now < Instant::from_secs(1), "handshake stalled");
+    }
+    // An unmasked frame from the client, written under the endpoint's feet.
+    let unmasked = [0x81, 0x02, b'h', b'i'];
+    assert_eq!(
+        session.link.client_socket().send_slice(&unmasked),
+        Ok(unmasked.len())
+    );
+    let mut server_err = None;
+    let mut client_close = None;
+    for _ in 0..50 {
+        session.poll(now).expect("poll");
+        if let Err(e) = session.server_recv() {
+            server_err = Some(e);
+        }
+        if let Ok(Some((tickwire_codec::ws::Message::Close(c), _))) = session.client_recv() {
+            client_close = c.map(|c| c.code.0);
+        }
+        now += Duration::from_millis(1);
+    }
+    assert_eq!(
+        server_err,
+        Some(Error::Protocol(tickwire_codec::ws::Error::UnmaskedFrame))
+    );
+    assert_eq!(client_close, Some(1002));
+    assert_eq!(session.server.state(), State::Closed);
+    assert_eq!(session.client.state(), State::Closed);
+}
