@@ -8,7 +8,7 @@ use crate::harness::RunConfig;
 /// Usage text.
 pub const USAGE: &str = "\
 usage: bench [--quick | --full] [--filter SUBSTR] [--cores A[,B]] [--batch N]
-             [--measure-ms MS] [--out DIR] [--list]
+             [--measure-ms MS] [--out DIR] [--list] [--instructions]
 
   --quick          ~0.6 s per scenario (default)
   --full           ~6 s per scenario
@@ -18,7 +18,10 @@ usage: bench [--quick | --full] [--filter SUBSTR] [--cores A[,B]] [--batch N]
   --batch N        operations per timed batch (default 64)
   --measure-ms MS  sampling time per scenario, overriding --quick/--full
   --out DIR        where to write <suite>.json and <suite>.md (default <workspace>/target/bench)
-  --list           print the scenario rows and exit";
+  --list           print the scenario rows and exit
+  --instructions   instead of timing, count instructions per operation under
+                   valgrind --tool=callgrind (in-memory rows only; stable on a
+                   noisy machine); writes <out>/instructions.{md,json}";
 
 /// Parsed options.
 #[derive(Debug, Clone)]
@@ -35,6 +38,10 @@ pub struct Args {
     pub out: Option<PathBuf>,
     /// Only list rows.
     pub list: bool,
+    /// Count instructions under callgrind instead of timing.
+    pub instructions: bool,
+    /// Internal: this process is the callgrind child of `--instructions`.
+    pub callgrind_child: bool,
 }
 
 impl Args {
@@ -53,6 +60,8 @@ impl Args {
             cores: vec![0],
             out: None,
             list: false,
+            instructions: false,
+            callgrind_child: false,
         };
         let mut batch = None;
         let mut measure = None;
@@ -93,6 +102,8 @@ impl Args {
                 }
                 "--out" => a.out = Some(PathBuf::from(value("--out")?)),
                 "--list" => a.list = true,
+                "--instructions" => a.instructions = true,
+                "--callgrind-child" => a.callgrind_child = true,
                 "-h" | "--help" => return Err(String::new()),
                 other => return Err(format!("unknown argument {other:?}")),
             }

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use crate::clock;
+use crate::{callgrind, clock};
 
 /// Histogram values are per-op time multiplied by this (tenths of a unit).
 pub const SCALE: u64 = 10;
@@ -35,6 +35,10 @@ pub struct RunConfig {
     pub measure: Duration,
     /// Upper bound on samples per scenario.
     pub max_samples: u64,
+    /// Instruction-count mode (`--instructions`, under callgrind) when not 0:
+    /// no timing; a few untimed warm-up batches, then this many batches with
+    /// callgrind's collection switched on around each one.
+    pub count_rounds: u32,
 }
 
 impl RunConfig {
@@ -45,6 +49,7 @@ impl RunConfig {
             warmup: Duration::from_millis(100),
             measure: Duration::from_millis(500),
             max_samples: 5_000_000,
+            count_rounds: 0,
         }
     }
 
@@ -55,6 +60,7 @@ impl RunConfig {
             warmup: Duration::from_secs(1),
             measure: Duration::from_secs(5),
             max_samples: 50_000_000,
+            count_rounds: 0,
         }
     }
 }
@@ -111,6 +117,9 @@ where
     F: FnMut(&mut S, usize),
 {
     let b = cfg.batch.max(1);
+    if cfg.count_rounds > 0 {
+        return count(cfg, state, prep, batch);
+    }
     let warm_until = Instant::now() + cfg.warmup;
     while Instant::now() < warm_until {
         for _ in 0..CHUNK {
@@ -136,6 +145,35 @@ where
         }
     }
     Measurement { hist, batch: b }
+}
+
+/// Warm-up batches in instruction-count mode (first-call effects: lazy
+/// initialization, buffer growth, branch history are not what we count).
+const COUNT_WARMUP: u32 = 4;
+
+/// Instruction-count mode of [`bench_batch`]: collection on around each of
+/// `count_rounds` batches. The measurement has no samples; the operations
+/// done are `count_rounds * batch`.
+fn count<S, P, F>(cfg: &RunConfig, state: &mut S, mut prep: P, mut batch: F) -> Measurement
+where
+    P: FnMut(&mut S),
+    F: FnMut(&mut S, usize),
+{
+    let b = cfg.batch.max(1);
+    for _ in 0..COUNT_WARMUP {
+        prep(state);
+        batch(state, b);
+    }
+    for _ in 0..cfg.count_rounds {
+        prep(state);
+        callgrind::toggle_collect();
+        batch(state, black_box(b));
+        callgrind::toggle_collect();
+    }
+    Measurement {
+        hist: new_histogram(),
+        batch: b,
+    }
 }
 
 /// [`bench_batch`] for the common case: `B` calls of `op` per batch.
@@ -183,6 +221,7 @@ mod tests {
             warmup: Duration::from_millis(1),
             measure: Duration::from_millis(20),
             max_samples: 10_000,
+            count_rounds: 0,
         };
         let mut calls = 0u64;
         let m = bench_op(&cfg, &mut calls, |_| {}, |c| *c += 1);

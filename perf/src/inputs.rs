@@ -49,8 +49,13 @@ pub fn quote_text(len: usize, rng: &mut SplitMix64) -> String {
             s.push('z');
         }
         s.push('"');
-    } else {
+    } else if s.len() >= len {
         s.truncate(len - 1);
+    } else {
+        // Too short for the filler field, too long to cut: JSON whitespace.
+        while s.len() + 1 < len {
+            s.push(' ');
+        }
     }
     s.push('}');
     debug_assert_eq!(s.len(), len);
@@ -114,7 +119,7 @@ mod tests {
     #[test]
     fn quotes_have_the_asked_length() {
         let mut rng = SplitMix64::new(1);
-        for len in [2, 10, 40, 77, 100, 128, 512] {
+        for len in (2..=300).chain([512, 2048]) {
             let q = quote_text(len, &mut rng);
             assert_eq!(q.len(), len);
             assert!(q.is_ascii() && q.starts_with('{') && q.ends_with('}'));

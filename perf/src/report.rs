@@ -10,6 +10,9 @@ use std::path::{Path, PathBuf};
 use crate::clock;
 use crate::harness::Measurement;
 
+/// Columns of the table.
+const COLS: usize = 10;
+
 /// One measured (scenario, library) pair.
 #[derive(Debug, Clone)]
 pub struct Row {
@@ -37,6 +40,21 @@ pub struct Row {
     pub batch: usize,
     /// p50 / the scenario baseline's p50; filled by [`Report::finish`].
     pub ratio: Option<f64>,
+    /// The percentile curve: (quantile, per-op time) from 0 up to the finest
+    /// quantile the sample count resolves, then the max at quantile 1.
+    pub curve: Vec<(f64, f64)>,
+}
+
+/// Quantiles of the curve: 1 - 10^(-k/10) for k = 0..=50 (0 to 99.999%).
+fn curve(m: &Measurement) -> Vec<(f64, f64)> {
+    let n = m.samples().max(1) as f64;
+    let mut pts: Vec<(f64, f64)> = (0..=50)
+        .map(|k| 1.0 - 10f64.powf(-f64::from(k) / 10.0))
+        .take_while(|q| 1.0 / (1.0 - q) <= n)
+        .map(|q| (q, m.quantile(q)))
+        .collect();
+    pts.push((1.0, m.max()));
+    pts
 }
 
 impl Row {
@@ -55,6 +73,7 @@ impl Row {
             samples: m.samples(),
             batch: m.batch,
             ratio: None,
+            curve: curve(m),
         }
     }
 }
@@ -68,6 +87,9 @@ pub struct Report {
     pub context: Vec<(String, String)>,
     /// Measured rows in run order.
     pub rows: Vec<Row>,
+    /// Clock readings per second (TSC frequency, or 1e9 for nanoseconds);
+    /// 0 hides the ns and ops/s columns.
+    pub ticks_per_sec: f64,
 }
 
 fn fmt_num(v: f64) -> String {
@@ -75,6 +97,17 @@ fn fmt_num(v: f64) -> String {
         format!("{v:.0}")
     } else {
         format!("{v:.1}")
+    }
+}
+
+/// Operations per second, compact: 1.2M, 34.5k, 950.
+fn fmt_rate(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.1}M", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.1}k", v / 1e3)
+    } else {
+        format!("{v:.0}")
     }
 }
 
@@ -113,11 +146,23 @@ impl Report {
         }
     }
 
-    fn cells(r: &Row) -> [String; 8] {
+    /// `ticks` in nanoseconds and the matching operations per second.
+    fn ns_rate(&self, ticks: f64) -> (String, String) {
+        if self.ticks_per_sec <= 0.0 || ticks <= 0.0 {
+            return ("-".into(), "-".into());
+        }
+        let ns = ticks * 1e9 / self.ticks_per_sec;
+        (fmt_num(ns), fmt_rate(self.ticks_per_sec / ticks))
+    }
+
+    fn cells(&self, r: &Row) -> [String; COLS] {
+        let (ns, rate) = self.ns_rate(r.p50);
         [
             r.scenario.clone(),
             r.library.clone(),
             fmt_num(r.p50),
+            ns,
+            rate,
             fmt_num(r.p90),
             fmt_num(r.p99),
             fmt_num(r.p999),
@@ -126,12 +171,14 @@ impl Report {
         ]
     }
 
-    fn header() -> [String; 8] {
+    fn header() -> [String; COLS] {
         let u = clock::UNIT;
         [
             "scenario".into(),
             "library".into(),
             format!("p50 ({u})"),
+            "p50 ns".into(),
+            "ops/s".into(),
             "p90".into(),
             "p99".into(),
             "p99.9".into(),
@@ -143,8 +190,8 @@ impl Report {
     /// The plain-text table for the terminal.
     pub fn table(&self) -> String {
         let mut lines = vec![Self::header()];
-        lines.extend(self.rows.iter().map(Self::cells));
-        let mut width = [0usize; 8];
+        lines.extend(self.rows.iter().map(|r| self.cells(r)));
+        let mut width = [0usize; COLS];
         for l in &lines {
             for (w, c) in width.iter_mut().zip(l) {
                 *w = (*w).max(c.chars().count());
@@ -174,7 +221,7 @@ impl Report {
             }
             out.push('\n');
             if i == 0 {
-                out.push_str(&"-".repeat(width.iter().sum::<usize>() + 2 * 7));
+                out.push_str(&"-".repeat(width.iter().sum::<usize>() + 2 * (COLS - 1)));
                 out.push('\n');
             } else {
                 last_scenario.clone_from(&l[0]);
@@ -201,13 +248,17 @@ impl Report {
         out.push('\n');
         let h = Self::header();
         let _ = writeln!(out, "| {} |", h.join(" | "));
-        let _ = writeln!(out, "|{}", "---|".repeat(2) + &"---:|".repeat(6));
+        let _ = writeln!(out, "|{}", "---|".repeat(2) + &"---:|".repeat(COLS - 2));
         for r in &self.rows {
-            let c = Self::cells(r);
+            let c = self.cells(r);
             let _ = writeln!(out, "| {} |", c.join(" | "));
         }
         out.push_str("\nWhat each timed region includes:\n\n");
         out.push_str(&self.notes());
+        out.push_str("\nLatency plots (percentile curves, every library on one chart):\n\n");
+        for (s, _) in self.scenarios() {
+            let _ = writeln!(out, "- [{s}](plots/{}.svg)", crate::plot::slug(s));
+        }
         out
     }
 
@@ -216,6 +267,7 @@ impl Report {
         let mut out = String::from("{\n");
         let _ = writeln!(out, "  \"suite\": {},", json_str(&self.suite));
         let _ = writeln!(out, "  \"unit\": {},", json_str(clock::UNIT));
+        let _ = writeln!(out, "  \"ticks_per_sec\": {},", self.ticks_per_sec);
         out.push_str("  \"context\": {");
         for (i, (k, v)) in self.context.iter().enumerate() {
             let sep = if i == 0 { "" } else { "," };
@@ -229,7 +281,7 @@ impl Report {
                 out,
                 "{sep}\n    {{\"scenario\": {}, \"library\": {}, \"baseline\": {}, \"p50\": {}, \"p90\": {}, \
                  \"p99\": {}, \"p999\": {}, \"max\": {}, \"ratio_vs_tickwire_p50\": {}, \"samples\": {}, \
-                 \"batch\": {}, \"note\": {}}}",
+                 \"batch\": {}, \"note\": {}, \"curve\": [{}]}}",
                 json_str(&r.scenario),
                 json_str(&r.library),
                 r.baseline,
@@ -242,6 +294,11 @@ impl Report {
                 r.samples,
                 r.batch,
                 json_str(&r.note),
+                r.curve
+                    .iter()
+                    .map(|(q, v)| format!("[{q:.6}, {v}]"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
             );
         }
         out.push_str("\n  ]\n}\n");
@@ -257,6 +314,108 @@ impl Report {
         std::fs::write(&md, self.markdown())?;
         Ok([json, md])
     }
+
+    /// The README's performance section: where and how it was measured, and
+    /// p50 / p99 / ratio per row. `command` is what produced it.
+    pub fn readme(&self, command: &str) -> String {
+        let ctx = |k: &str| {
+            self.context
+                .iter()
+                .find(|(key, _)| key == k)
+                .map_or("?", |(_, v)| v.as_str())
+        };
+        let u = clock::UNIT;
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "Generated by `{command}` on {} UTC. Machine: {} ({} logical CPUs, TSC {}; cpu flags: {}); \
+             measuring core {}, loopback peer core {}; core clock at the end of the run: {}. \
+             Mode: {}. Values are {u} per operation (p50 and p99 over batches; nothing subtracted); \
+             \"vs tickwire\" is the row's p50 over tickwire's p50 in the same scenario (above 1.00x: \
+             tickwire is faster). The machine was shared with other work during the run, so tails are \
+             noisy; `cargo xtask bench --instructions` gives counts that are not. Full table, notes on \
+             what each timed region includes, JSON and one SVG latency plot per scenario: \
+             `target/bench/`.",
+            utc_now(),
+            ctx("cpu"),
+            ctx("logical cpus"),
+            ctx("TSC").split(" (").next().unwrap_or("?"),
+            ctx("cpu flags"),
+            ctx("core"),
+            ctx("second core").split(" (").next().unwrap_or("?"),
+            ctx("core clock (end)"),
+            ctx("mode"),
+        );
+        out.push('\n');
+        let _ = writeln!(
+            out,
+            "| scenario | library | p50 ({u}) | p99 | p50 ns | vs tickwire |\n|---|---|---:|---:|---:|---:|"
+        );
+        for (scenario, rows) in self.scenarios() {
+            for (i, r) in rows.iter().enumerate() {
+                let shown = if i == 0 { scenario } else { "" };
+                let (ns, _) = self.ns_rate(r.p50);
+                let _ = writeln!(
+                    out,
+                    "| {shown} | {} | {} | {} | {ns} | {} |",
+                    r.library,
+                    fmt_num(r.p50),
+                    fmt_num(r.p99),
+                    fmt_ratio(r.ratio)
+                );
+            }
+        }
+        out
+    }
+
+    /// Scenarios in run order, each with its rows.
+    pub fn scenarios(&self) -> Vec<(&str, Vec<&Row>)> {
+        let mut out: Vec<(&str, Vec<&Row>)> = Vec::new();
+        for r in &self.rows {
+            match out.iter_mut().find(|(s, _)| *s == r.scenario) {
+                Some((_, v)) => v.push(r),
+                None => out.push((&r.scenario, vec![r])),
+            }
+        }
+        out
+    }
+
+    /// Write one SVG latency plot per scenario to `<dir>/plots/<slug>.svg`;
+    /// returns the directory.
+    pub fn write_plots(&self, dir: &Path) -> std::io::Result<PathBuf> {
+        let plots = dir.join("plots");
+        std::fs::create_dir_all(&plots)?;
+        for (scenario, rows) in self.scenarios() {
+            let path = plots.join(format!("{}.svg", crate::plot::slug(scenario)));
+            std::fs::write(path, crate::plot::svg(scenario, &rows, clock::UNIT))?;
+        }
+        Ok(plots)
+    }
+}
+
+/// The current UTC date and time as `YYYY-MM-DD HH:MM`.
+pub fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    utc(secs)
+}
+
+/// `secs` since the Unix epoch as `YYYY-MM-DD HH:MM` (proleptic Gregorian, UTC).
+fn utc(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let (h, m) = ((secs % 86_400) / 3600, (secs % 3600) / 60);
+    // Civil from days (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let mo = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(mo <= 2);
+    format!("{y:04}-{mo:02}-{d:02} {h:02}:{m:02}")
 }
 
 /// A JSON string literal.
@@ -306,6 +465,7 @@ mod tests {
             samples: 1,
             batch: 64,
             ratio: None,
+            curve: vec![(0.0, p50), (1.0, p50)],
         }
     }
 
@@ -321,5 +481,21 @@ mod tests {
         assert!(r.table().contains("2.50x"));
         assert!(r.json().contains("\"b \\\"q\\\"\""));
         assert!(r.markdown().contains("| a | peer | 25.0 |"));
+        let readme = r.readme("cargo xtask bench");
+        assert!(
+            readme.contains("| a | tickwire | 10.0 | 10.0 | - | 1.00x |"),
+            "{readme}"
+        );
+        assert!(
+            readme.contains("|  | peer | 25.0 | 25.0 | - | 2.50x |"),
+            "{readme}"
+        );
+    }
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc(0), "1970-01-01 00:00");
+        assert_eq!(utc(951_782_400), "2000-02-29 00:00");
+        assert_eq!(utc(1_795_436_700), "2026-11-23 12:25");
     }
 }

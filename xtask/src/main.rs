@@ -27,8 +27,11 @@ commands:
           --cases PATTERNS    comma-separated Autobahn case patterns, e.g. \"1.*,5.*,9.1.1\"
           --tokio             build the examples with feature `tokio` and pass them --tokio
           --timeout SECS      limit for the test run of each role (default 600)
-  bench [ARGS...]
-        cargo run --release -p tickwire-perf --bin bench -- ARGS...
+  bench [--full] [--filter NAME] [--cores A,B] [--instructions] [--readme] [ARGS...]
+        cargo run --release -p tickwire-perf --bin bench -- ARGS... (see perf/README.md):
+        quick run by default, a table with ratios against each peer, Markdown, JSON and SVG
+        plots under target/bench/. --instructions: instructions per op under callgrind.
+        --readme: after the run, rewrite README.md's block between the bench markers.
   ci
         The steps of .ci/run (without its tool installs): fmt check, clippy, tests, no_std
         builds, miri, Autobahn (both roles); stops at the first failure.

@@ -8,12 +8,14 @@ use std::process::ExitCode;
 use tickwire_perf::cli::{Args, USAGE};
 use tickwire_perf::clock;
 use tickwire_perf::harness::{timer_overhead, timer_overhead_raw};
+use tickwire_perf::instructions;
 use tickwire_perf::machine::{self, Machine};
 use tickwire_perf::report::{self, Report, Row};
-use tickwire_perf::suites::{self, Setup};
+use tickwire_perf::suites::{self, Case, Setup};
 
 fn main() -> ExitCode {
-    let args = match Args::parse(std::env::args().skip(1)) {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let args = match Args::parse(argv.iter().cloned()) {
         Ok(a) => a,
         Err(e) => {
             if !e.is_empty() {
@@ -33,9 +35,10 @@ fn main() -> ExitCode {
         peer_core: args.cores.get(1).copied(),
     };
     let all = suites::all(&setup);
-    let selected: Vec<_> = all
+    let selected: Vec<(usize, &Case<'_>)> = all
         .iter()
-        .filter(|c| args.selects(&c.scenario, &c.library))
+        .enumerate()
+        .filter(|(_, c)| args.selects(&c.scenario, &c.library))
         .collect();
     if args.list {
         for c in &all {
@@ -52,6 +55,9 @@ fn main() -> ExitCode {
         eprintln!("bench: no scenario matches {:?} (try --list)", args.filters);
         return ExitCode::from(2);
     }
+    if args.callgrind_child || args.instructions {
+        return instructions_mode(&args, &argv, &all, &selected);
+    }
     if clock::IS_TSC && !machine::has_rdtscp() {
         eprintln!("bench: this CPU has no rdtscp; the x86_64 clock needs it");
         return ExitCode::FAILURE;
@@ -62,6 +68,7 @@ fn main() -> ExitCode {
     let pinned = machine::pin(core);
     let cycles_per_tick = machine::core_cycles_per_tick();
     let mut rep = Report::new("bench");
+    rep.ticks_per_sec = m.ticks_per_sec;
     rep.context("cpu", m.cpu_model.clone());
     rep.context("logical cpus", m.logical_cpus.to_string());
     if let Some(mhz) = m.cpu_mhz {
@@ -86,6 +93,7 @@ fn main() -> ExitCode {
             );
         }
     }
+    rep.context("date", format!("{} UTC", report::utc_now()));
     rep.context(
         "unit",
         format!(
@@ -103,10 +111,10 @@ fn main() -> ExitCode {
     );
     rep.context(
         "second core",
-        match setup.peer_core {
-            Some(c) => format!("{c} (loopback peer thread, pinned)"),
-            None => "loopback peer thread pinned to the next core (no --cores A,B given)".into(),
-        },
+        format!(
+            "{} (loopback peer thread, pinned)",
+            suites::loopback::peer_core(&setup)
+        ),
     );
     let mode = if args.full { "full" } else { "quick" };
     rep.context(
@@ -152,7 +160,7 @@ fn main() -> ExitCode {
         &raw,
     ));
 
-    for c in selected {
+    for (_, c) in selected {
         eprint!("  {} / {} ...", c.scenario, c.library);
         let meas = c.run(&args.run);
         eprintln!(
@@ -190,6 +198,94 @@ fn main() -> ExitCode {
             eprintln!("bench: writing results to {}: {e}", dir.display());
             return ExitCode::FAILURE;
         }
+    }
+    let command = format!("cargo xtask bench {}", argv.join(" "));
+    let readme = dir.join("bench-readme.md");
+    if let Err(e) = std::fs::write(&readme, rep.readme(command.trim_end())) {
+        eprintln!("bench: writing {}: {e}", readme.display());
+        return ExitCode::FAILURE;
+    }
+    match rep.write_plots(&dir) {
+        Ok(p) => println!("wrote one SVG latency plot per scenario to {}", p.display()),
+        Err(e) => {
+            eprintln!("bench: writing results to {}: {e}", dir.display());
+            return ExitCode::FAILURE;
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// `--instructions` (the parent, which runs valgrind) and `--callgrind-child`.
+fn instructions_mode(
+    args: &Args,
+    raw: &[String],
+    all: &[Case<'_>],
+    selected: &[(usize, &Case<'_>)],
+) -> ExitCode {
+    let counted: Vec<(usize, &Case<'_>)> =
+        selected.iter().copied().filter(|(_, c)| c.counts).collect();
+    if args.callgrind_child {
+        return match instructions::child(&counted, &args.run) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("bench: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    if counted.is_empty() {
+        eprintln!("bench: no selected row runs under --instructions (loopback rows do not)");
+        return ExitCode::from(2);
+    }
+    let dir = args.out.clone().unwrap_or_else(report::default_out_dir);
+    let child_args: Vec<String> = raw
+        .iter()
+        .filter(|a| *a != "--instructions")
+        .cloned()
+        .collect();
+    eprintln!(
+        "running {} rows under valgrind --tool=callgrind ({} batches of each counted)...",
+        counted.len(),
+        instructions::ROUNDS
+    );
+    let rows = match instructions::parent(all, &child_args, &dir.join("callgrind")) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("bench: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if rows.len() != counted.len() {
+        eprintln!(
+            "bench: expected {} callgrind dumps, found {}",
+            counted.len(),
+            rows.len()
+        );
+        return ExitCode::FAILURE;
+    }
+    println!("{}", instructions::table(&rows, false));
+    println!(
+        "instructions per operation = callgrind Ir collected around {} batches / operations in them",
+        instructions::ROUNDS
+    );
+    let md = format!(
+        "# tickwire bench: instructions per operation\n\nCommand: `cargo xtask bench --instructions`; \
+         counted by valgrind --tool=callgrind around {} batches of B = {} operations per row \
+         (collection off outside them).\n\n{}",
+        instructions::ROUNDS,
+        args.run.batch,
+        instructions::table(&rows, true)
+    );
+    let files = [
+        (dir.join("instructions.md"), md),
+        (dir.join("instructions.json"), instructions::json(&rows)),
+    ];
+    for (path, text) in files {
+        if let Err(e) = std::fs::write(&path, text) {
+            eprintln!("bench: writing {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
+        println!("wrote {}", path.display());
     }
     ExitCode::SUCCESS
 }

@@ -40,6 +40,9 @@ pub struct Case<'a> {
     pub baseline: bool,
     /// What the timed region includes beyond the obvious.
     pub note: &'static str,
+    /// Whether `--instructions` runs it (false for rows whose cost is in the
+    /// kernel or in another thread, which callgrind does not see as ours).
+    pub counts: bool,
     run: Box<dyn Fn(&RunConfig) -> Measurement + 'a>,
 }
 
@@ -57,6 +60,7 @@ impl<'a> Case<'a> {
             library: library.into(),
             baseline,
             note,
+            counts: true,
             run: Box::new(run),
         }
     }

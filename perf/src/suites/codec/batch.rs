@@ -30,7 +30,7 @@ pub(super) fn cases<'a>(v: &mut Vec<Case<'a>>) {
     let wire: &'static [u8] = wire.leak();
     let expect: &'static [&'static [u8]] = texts
         .into_iter()
-        .map(|t| &*String::leak(t).as_bytes())
+        .map(|t| String::leak(t).as_bytes())
         .collect::<Vec<_>>()
         .leak();
     let spec = Spec {

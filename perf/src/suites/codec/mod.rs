@@ -167,6 +167,7 @@ mod tests {
             warmup: Duration::ZERO,
             measure: Duration::from_millis(1),
             max_samples: 256,
+            count_rounds: 0,
         };
         for case in cases(&inputs) {
             let m = case.run(&cfg);

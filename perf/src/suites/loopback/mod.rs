@@ -31,17 +31,26 @@ pub const STREAM_SIZE: usize = 128;
 
 /// Register the suite's rows.
 pub fn register(setup: &Setup, v: &mut Vec<Case<'static>>) {
-    let peer = setup
-        .peer_core
-        .unwrap_or_else(|| default_peer_core(setup.core));
+    let peer = peer_core(setup);
+    let first = v.len();
     rtt::cases(peer, v);
     stream::cases(peer, v);
+    // Their cost is syscalls and another thread: not for `--instructions`.
+    for c in &mut v[first..] {
+        c.counts = false;
+    }
 }
 
-/// Another core than `core` when there is one.
-fn default_peer_core(core: usize) -> usize {
-    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if n > 1 { (core + 1) % n } else { core }
+/// The core of the peer thread: the second of `--cores`, else the next one.
+pub fn peer_core(setup: &Setup) -> usize {
+    setup.peer_core.unwrap_or_else(|| {
+        let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if n > 1 {
+            (setup.core + 1) % n
+        } else {
+            setup.core
+        }
+    })
 }
 
 /// Bytes a frame of `len` payload bytes takes on the wire (len < 65536).
@@ -103,6 +112,7 @@ mod tests {
             warmup: Duration::ZERO,
             measure: Duration::from_millis(5),
             max_samples: 64,
+            count_rounds: 0,
         };
         for case in &v {
             let m = case.run(&cfg);
