@@ -270,6 +270,7 @@ mod tests {
             warmup: std::time::Duration::ZERO,
             measure: std::time::Duration::from_millis(5),
             max_samples: 64,
+            count_rounds: 0,
         };
         for case in &v {
             let m = case.run(&cfg);
