@@ -313,18 +313,10 @@ where
     /// and nothing is left to send, closes the TCP connection (FIN).
     pub fn flush(&mut self, sock: &mut tcp::Socket<'_>) -> Result<usize, Error> {
         let mut sent = 0;
-        // Twice: the socket's ring may take the first part up to its wrap
-        // point, then the rest from its start.
-        for _ in 0..2 {
-            if self.tx.out.is_empty() || !sock.may_send() {
-                break;
-            }
-            let n = sock.send_slice(self.tx.out.data())?;
-            if n == 0 {
-                break;
-            }
-            self.tx.out.consume(n);
-            sent += n;
+        if !self.tx.out.is_empty() && sock.may_send() {
+            // `send_slice` fills the socket's ring across its wrap point.
+            sent = sock.send_slice(self.tx.out.data())?;
+            self.tx.out.consume(sent);
         }
         if self.tx.state == State::Closed && self.tx.out.is_empty() && !self.tcp_closed {
             sock.close();
