@@ -31,6 +31,6 @@ pub mod ws;
 pub use smoltcp;
 
 pub use device::RingDevice;
-pub use link::{Link, TcpBuffers};
+pub use link::{Link, Pair, TcpBuffers};
 pub use session::{Session, Sizes};
 pub use ws::{Endpoint, State, Tx};

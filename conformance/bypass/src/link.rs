@@ -31,7 +31,7 @@ pub struct TcpBuffers<'s> {
 /// Why the link could not be set up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LinkError {
-    /// Fewer than two socket slots were given.
+    /// No two free socket slots are left.
     NoSocketSlot,
     /// The server socket could not listen.
     Listen(tcp::ListenError),
@@ -42,7 +42,7 @@ pub enum LinkError {
 impl core::fmt::Display for LinkError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            LinkError::NoSocketSlot => f.write_str("need two socket slots"),
+            LinkError::NoSocketSlot => f.write_str("no two free socket slots"),
             LinkError::Listen(e) => write!(f, "listen: {e}"),
             LinkError::Connect(e) => write!(f, "connect: {e}"),
         }
@@ -62,6 +62,17 @@ pub struct Link<'s, D> {
     /// The client socket (connects from [`CLIENT_PORT`]).
     pub client: SocketHandle,
     /// The server socket (listens on [`SERVER_PORT`]).
+    pub server: SocketHandle,
+    /// Socket slots given.
+    capacity: usize,
+}
+
+/// The two sockets of one connection in the loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pair {
+    /// The connecting socket.
+    pub client: SocketHandle,
+    /// The listening (then accepted) socket.
     pub server: SocketHandle,
 }
 
@@ -90,21 +101,44 @@ impl<'s, D: Device> Link<'s, D> {
             // Capacity is at least one address; the list starts empty.
             let _ = addrs.push(IpCidr::new(ADDR, 8));
         });
-        let mut sockets = SocketSet::new(slots);
-        let mut server_sock = socket(server);
-        server_sock.listen(SERVER_PORT).map_err(LinkError::Listen)?;
-        let mut client_sock = socket(client);
-        client_sock
-            .connect(iface.context(), (ADDR, SERVER_PORT), CLIENT_PORT)
-            .map_err(LinkError::Connect)?;
-        let server = sockets.add(server_sock);
-        let client = sockets.add(client_sock);
-        Ok(Link {
+        let capacity = slots.len();
+        let mut link = Link {
             iface,
             device,
-            sockets,
-            client,
-            server,
+            capacity,
+            sockets: SocketSet::new(slots),
+            client: SocketHandle::default(),
+            server: SocketHandle::default(),
+        };
+        let pair = link.add_pair(client, server, SERVER_PORT, CLIENT_PORT)?;
+        link.client = pair.client;
+        link.server = pair.server;
+        Ok(link)
+    }
+
+    /// Another connection in the same loop: a server socket listening on
+    /// `port` and a client socket connecting to it from `client_port`. The
+    /// socket slots given to [`new`](Self::new) must have room for two more.
+    pub fn add_pair(
+        &mut self,
+        client: TcpBuffers<'s>,
+        server: TcpBuffers<'s>,
+        port: u16,
+        client_port: u16,
+    ) -> Result<Pair, LinkError> {
+        // `SocketSet::add` panics when a borrowed slot list is full: check first.
+        if self.sockets.iter().count() + 2 > self.capacity {
+            return Err(LinkError::NoSocketSlot);
+        }
+        let mut server_sock = socket(server);
+        server_sock.listen(port).map_err(LinkError::Listen)?;
+        let mut client_sock = socket(client);
+        client_sock
+            .connect(self.iface.context(), (ADDR, port), client_port)
+            .map_err(LinkError::Connect)?;
+        Ok(Pair {
+            server: self.sockets.add(server_sock),
+            client: self.sockets.add(client_sock),
         })
     }
 
