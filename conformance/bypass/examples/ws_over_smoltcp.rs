@@ -1,5 +1,6 @@
 //! A tickwire WebSocket client and server talking through smoltcp in one
-//! poll loop, with no kernel socket on the data path.
+//! poll loop, then a REST exchange over a second connection in the same
+//! loop, with no kernel socket on the data path.
 //!
 //! ```sh
 //! cargo run -p tickwire-bypass --example ws_over_smoltcp
@@ -17,7 +18,10 @@ use std::time::Instant as StdInstant;
 
 use smoltcp::iface::SocketStorage;
 use smoltcp::time::Instant;
+use tickwire_bypass::link::TcpBuffers;
+use tickwire_bypass::rest::{RestClient, RestServer};
 use tickwire_bypass::{RingDevice, Session, Sizes, demo};
+use tickwire_codec::http::RequestWriter;
 use tickwire_codec::rand::MaskRng;
 use tickwire_codec::ws::Config;
 use tickwire_codec::ws::handshake::ClientHandshake;
@@ -47,7 +51,9 @@ fn main() -> ExitCode {
     };
     let mut arena = vec![0u8; sizes.arena_len()];
     let device = RingDevice::<_, SLOTS>::new(vec![0u8; SLOTS * MTU]);
-    let mut slots = [SocketStorage::EMPTY; 2];
+    let mut rest_tcp = vec![0u8; 4 * 16 * 1024];
+    // Two sockets for the WebSocket connection, two for the REST one.
+    let mut slots = [SocketStorage::EMPTY; 4];
 
     // The clock: microseconds since start, read once per turn.
     let t0 = StdInstant::now();
@@ -72,6 +78,32 @@ fn main() -> ExitCode {
         }
     };
 
+    // The REST connection: a second pair of sockets on the same interface.
+    let (c, s) = rest_tcp.split_at_mut(2 * 16 * 1024);
+    let (crx, ctx) = c.split_at_mut(16 * 1024);
+    let (srx, stx) = s.split_at_mut(16 * 1024);
+    let pair = match session.link.add_pair(
+        TcpBuffers { rx: crx, tx: ctx },
+        TcpBuffers { rx: srx, tx: stx },
+        8080,
+        49153,
+    ) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("setup failed: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let writer = match RequestWriter::new([0u8; 1024], "127.0.0.1:8080") {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("setup failed: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut rest_client = RestClient::new(writer, [0u8; 4096]);
+    let mut rest_server = RestServer::new([0u8; 4096], [0u8; 4096]);
+
     match demo::run(&mut session, clock) {
         Ok(r) => {
             println!("WebSocket over smoltcp (no kernel socket on the data path):");
@@ -94,6 +126,37 @@ fn main() -> ExitCode {
                 r.turns,
                 r.elapsed.total_micros()
             );
+        }
+        Err(e) => {
+            eprintln!("exchange failed: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    match demo::run_rest(
+        &mut session,
+        pair,
+        &mut rest_client,
+        &mut rest_server,
+        clock,
+    ) {
+        Ok(r) => {
+            println!(
+                "REST over the same loop (RequestWriter/ResponseReader, RequestReader/ResponseWriter):"
+            );
+            println!(
+                "  GET {}?symbol={}   {} {}",
+                demo::QUOTE_PATH,
+                demo::SYMBOL,
+                r.quote,
+                demo::QUOTE_BODY
+            );
+            println!(
+                "  POST /order              {} {}",
+                r.order,
+                demo::ORDER_REPLY
+            );
+            println!("  GET /missing             {}", r.missing);
+            println!("  loop turns               {}", r.turns);
             println!(
                 "  packets dropped          {}",
                 session.link.device.dropped()
@@ -101,7 +164,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("exchange failed: {e}");
+            eprintln!("REST exchange failed: {e}");
             ExitCode::FAILURE
         }
     }

@@ -12,8 +12,9 @@
 //!   where a DPDK user plugs in RX/TX rings.
 //! - [`link`]: the interface and the two connected TCP sockets.
 //! - [`ws`]: a WebSocket endpoint over one smoltcp TCP socket.
+//! - [`rest`]: an HTTP/1.1 client and a tiny server, each over one socket.
 //! - [`session`]: both endpoints in one loop.
-//! - [`demo`]: the scripted exchange the example runs.
+//! - [`demo`]: the scripted exchanges the example runs (WebSocket, then REST).
 #![no_std]
 #![deny(unsafe_code)]
 #![warn(missing_debug_implementations, missing_docs)]
@@ -24,6 +25,7 @@ extern crate std;
 pub mod demo;
 pub mod device;
 pub mod link;
+pub mod rest;
 pub mod session;
 pub mod ws;
 
