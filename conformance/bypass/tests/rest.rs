@@ -13,6 +13,9 @@ use tickwire_codec::rand::MaskRng;
 use tickwire_codec::ws::Config;
 use tickwire_codec::ws::handshake::ClientHandshake;
 
+mod common;
+use common::allocs;
+
 const SIZES: Sizes = Sizes {
     tcp: 4 * 1024,
     ws: 4 * 1024,
@@ -63,11 +66,13 @@ fn rest_exchange_beside_the_websocket_in_one_loop() {
         now
     };
     // The WebSocket script first, then REST over the same loop: the REST
-    // connection was opened by the same polls.
+    // connection was opened by the same polls. Neither allocates.
+    let before = allocs();
     let ws = demo::run(&mut session, &mut clock).expect("websocket script");
-    assert_eq!(ws.echoes, 3);
     let r = demo::run_rest(&mut session, pair, &mut client, &mut server, &mut clock)
         .expect("rest script");
+    assert_eq!(allocs() - before, 0, "heap allocations in the loop");
+    assert_eq!(ws.echoes, 3);
     assert_eq!(r.quote, 200, "quote for {SYMBOL}");
     assert_eq!(r.order, 201);
     assert_eq!(r.missing, 404);

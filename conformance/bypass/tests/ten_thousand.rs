@@ -7,9 +7,6 @@
 //! a ping from each side every 500 messages. The clock is simulated (1 ms a
 //! turn): nothing in the loop asks the operating system for anything.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use smoltcp::iface::SocketStorage;
 use smoltcp::time::{Duration, Instant};
 use tickwire_bypass::{RingDevice, Session, Sizes, State};
@@ -17,48 +14,8 @@ use tickwire_codec::rand::MaskRng;
 use tickwire_codec::ws::handshake::ClientHandshake;
 use tickwire_codec::ws::{CloseCode, Config, Message};
 
-/// Counts allocations made by the current thread (the test's own thread;
-/// the harness's threads do not disturb the count).
-struct Counting;
-
-thread_local! {
-    static ALLOCS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn bump() {
-    // `try_with`: the slot may be gone while the thread is torn down.
-    let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
-}
-
-// SAFETY: delegates every call to the system allocator unchanged; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        bump();
-        // SAFETY: same contract as ours, passed through.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        bump();
-        // SAFETY: same contract as ours, passed through.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        bump();
-        // SAFETY: same contract as ours, passed through.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as ours, passed through.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocs() -> u64 {
-    ALLOCS.with(Cell::get)
-}
+mod common;
+use common::allocs;
 
 const COUNT: usize = 10_000;
 const MAX_LEN: usize = 64 * 1024;
