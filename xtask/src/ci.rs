@@ -93,6 +93,18 @@ const STEPS: &[Step] = &[
             "alloc",
         ],
     ),
+    cargo(
+        "no_std bypass loop",
+        &[
+            "build",
+            "-p",
+            "tickwire-bypass",
+            "--lib",
+            "--target",
+            "x86_64-unknown-none",
+            "--no-default-features",
+        ],
+    ),
     Step {
         name: "miri",
         program: "cargo",

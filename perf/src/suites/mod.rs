@@ -2,6 +2,7 @@
 //! (scenario, library) row each, which checks its output against the inputs
 //! once and then measures.
 
+pub mod bypass;
 pub mod codec;
 pub mod loopback;
 
@@ -25,6 +26,7 @@ pub fn all(setup: &Setup) -> Vec<Case<'static>> {
     let mut v = Vec::new();
     codec::register(setup, &mut v);
     loopback::register(setup, &mut v);
+    bypass::register(setup, &mut v);
     v
 }
 

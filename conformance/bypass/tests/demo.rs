@@ -1,0 +1,160 @@
+//! The scripted exchange of the example, on a simulated clock, plus a refused
+//! handshake: both run through smoltcp with no kernel socket.
+
+use smoltcp::iface::SocketStorage;
+use smoltcp::time::{Duration, Instant};
+use tickwire_bypass::demo;
+use tickwire_bypass::ws::Error;
+use tickwire_bypass::{RingDevice, Session, Sizes, State};
+use tickwire_codec::rand::MaskRng;
+use tickwire_codec::ws::Config;
+use tickwire_codec::ws::handshake::{ClientHandshake, HandshakeError};
+
+const SIZES: Sizes = Sizes {
+    tcp: 8 * 1024,
+    ws: 8 * 1024,
+};
+
+#[test]
+fn scripted_exchange_completes_on_a_simulated_clock() {
+    let mut arena = vec![0u8; SIZES.arena_len()];
+    let mut slots = [SocketStorage::EMPTY; 2];
+    // A small MTU (1500, like Ethernet): messages span several segments.
+    let device = RingDevice::<_, 8>::new(vec![0u8; 8 * 1500]);
+    let hs = ClientHandshake::new("127.0.0.1:9001", "/demo", [3; 16]);
+    let mut session = Session::new(
+        device,
+        &mut arena,
+        SIZES,
+        &mut slots,
+        hs,
+        MaskRng::from_seed([9; 32]),
+        Config::default(),
+        1,
+        Instant::ZERO,
+    )
+    .expect("session");
+    let mut now = Instant::ZERO;
+    let report = demo::run(&mut session, || {
+        now += Duration::from_millis(1);
+        now
+    })
+    .expect("script");
+    assert_eq!(report.echoes, 3);
+    assert!(report.server_text);
+    assert_eq!((report.client_pongs, report.server_pongs), (1, 1));
+    assert_eq!(report.server_saw_close, Some(1000));
+    assert_eq!(report.client_saw_close, Some(1000));
+    assert_eq!(session.client.state(), State::Closed);
+    assert_eq!(session.server.state(), State::Closed);
+    assert_eq!(session.link.device.dropped(), 0);
+}
+
+#[test]
+fn a_bad_upgrade_request_is_refused_over_the_loop() {
+    let mut arena = vec![0u8; SIZES.arena_len()];
+    let mut slots = [SocketStorage::EMPTY; 2];
+    let device = RingDevice::<_, 4>::new(vec![0u8; 4 * 1500]);
+    let hs = ClientHandshake::new("127.0.0.1:9001", "/", [5; 16]);
+    let mut session = Session::new(
+        device,
+        &mut arena,
+        SIZES,
+        &mut slots,
+        hs,
+        MaskRng::from_seed([1; 32]),
+        Config::default(),
+        2,
+        Instant::ZERO,
+    )
+    .expect("session");
+    // The client endpoint stays idle (its request is never flushed); its socket
+    // is driven by hand with a request that lacks Sec-WebSocket-Version.
+    let bad = b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+                Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n";
+    let mut now = Instant::ZERO;
+    let mut sent = false;
+    let mut refused = None;
+    let mut answer = Vec::new();
+    for _ in 0..100 {
+        session.link.poll(now);
+        let sock = session.link.client_socket();
+        if !sent && sock.may_send() {
+            assert_eq!(sock.send_slice(bad), Ok(bad.len()));
+            sent = true;
+        }
+        if sock.can_recv() {
+            let mut buf = [0u8; 512];
+            let n = sock.recv_slice(&mut buf).expect("recv");
+            answer.extend_from_slice(&buf[..n]);
+        }
+        match session.server_recv() {
+            Ok(None) => {}
+            Ok(Some(_)) => panic!("no message can arrive"),
+            Err(e) => refused = Some(e),
+        }
+        let sock = session.link.sockets.get_mut(session.link.server);
+        session.server.flush(sock).expect("flush");
+        now += Duration::from_millis(1);
+    }
+    assert_eq!(refused, Some(Error::Handshake(HandshakeError::BadVersion)));
+    assert_eq!(session.server.state(), State::Closed);
+    assert!(
+        answer.starts_with(b"HTTP/1.1 426 Upgrade Required\r\n"),
+        "got {:?}",
+        String::from_utf8_lossy(&answer)
+    );
+}
+
+#[test]
+fn a_protocol_error_fails_the_connection_with_its_close_code() {
+    let mut arena = vec![0u8; SIZES.arena_len()];
+    let mut slots = [SocketStorage::EMPTY; 2];
+    let device = RingDevice::<_, 4>::new(vec![0u8; 4 * 1500]);
+    let hs = ClientHandshake::new("127.0.0.1:9001", "/", [6; 16]);
+    let mut session = Session::new(
+        device,
+        &mut arena,
+        SIZES,
+        &mut slots,
+        hs,
+        MaskRng::from_seed([2; 32]),
+        Config::default(),
+        3,
+        Instant::ZERO,
+    )
+    .expect("session");
+    let mut now = Instant::ZERO;
+    while !(session.client.is_open() && session.server.is_open()) {
+        session.poll(now).expect("poll");
+        assert!(session.server_recv().expect("server").is_none());
+        assert!(session.client_recv().expect("client").is_none());
+        now += Duration::from_millis(1);
+        assert!(now < Instant::from_secs(1), "handshake stalled");
+    }
+    // An unmasked frame from the client, written under the endpoint's feet.
+    let unmasked = [0x81, 0x02, b'h', b'i'];
+    assert_eq!(
+        session.link.client_socket().send_slice(&unmasked),
+        Ok(unmasked.len())
+    );
+    let mut server_err = None;
+    let mut client_close = None;
+    for _ in 0..50 {
+        session.poll(now).expect("poll");
+        if let Err(e) = session.server_recv() {
+            server_err = Some(e);
+        }
+        if let Ok(Some((tickwire_codec::ws::Message::Close(c), _))) = session.client_recv() {
+            client_close = c.map(|c| c.code.0);
+        }
+        now += Duration::from_millis(1);
+    }
+    assert_eq!(
+        server_err,
+        Some(Error::Protocol(tickwire_codec::ws::Error::UnmaskedFrame))
+    );
+    assert_eq!(client_close, Some(1002));
+    assert_eq!(session.server.state(), State::Closed);
+    assert_eq!(session.client.state(), State::Closed);
+}

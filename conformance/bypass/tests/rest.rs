@@ -1,0 +1,81 @@
+//! The REST script over the smoltcp loop, on a second connection beside the
+//! WebSocket one: RequestWriter -> smoltcp -> RequestReader -> handler ->
+//! ResponseWriter -> smoltcp -> ResponseReader.
+
+use smoltcp::iface::SocketStorage;
+use smoltcp::time::{Duration, Instant};
+use tickwire_bypass::demo::{self, SYMBOL};
+use tickwire_bypass::link::TcpBuffers;
+use tickwire_bypass::rest::{RestClient, RestServer};
+use tickwire_bypass::{RingDevice, Session, Sizes};
+use tickwire_codec::http::RequestWriter;
+use tickwire_codec::rand::MaskRng;
+use tickwire_codec::ws::Config;
+use tickwire_codec::ws::handshake::ClientHandshake;
+
+mod common;
+use common::allocs;
+
+const SIZES: Sizes = Sizes {
+    tcp: 4 * 1024,
+    ws: 4 * 1024,
+};
+
+#[test]
+fn rest_exchange_beside_the_websocket_in_one_loop() {
+    let mut arena = vec![0u8; SIZES.arena_len()];
+    let mut rest_tcp = vec![0u8; 4 * 4096];
+    let mut slots = [SocketStorage::EMPTY; 4];
+    let device = RingDevice::<_, 8>::new(vec![0u8; 8 * 1500]);
+    let hs = ClientHandshake::new("127.0.0.1:9001", "/", [4; 16]);
+    let mut session = Session::new(
+        device,
+        &mut arena,
+        SIZES,
+        &mut slots,
+        hs,
+        MaskRng::from_seed([8; 32]),
+        Config::default(),
+        5,
+        Instant::ZERO,
+    )
+    .expect("session");
+    let (c, s) = rest_tcp.split_at_mut(2 * 4096);
+    let (crx, ctx) = c.split_at_mut(4096);
+    let (srx, stx) = s.split_at_mut(4096);
+    let pair = session
+        .link
+        .add_pair(
+            TcpBuffers { rx: crx, tx: ctx },
+            TcpBuffers { rx: srx, tx: stx },
+            8080,
+            49153,
+        )
+        .expect("second connection");
+
+    let mut writer = RequestWriter::new([0u8; 1024], "127.0.0.1:8080").expect("writer");
+    writer
+        .default_header("Accept", "application/json")
+        .expect("default header");
+    let mut client = RestClient::new(writer, [0u8; 2048]);
+    let mut server = RestServer::new([0u8; 2048], [0u8; 2048]);
+
+    let mut now = Instant::ZERO;
+    let mut clock = || {
+        now += Duration::from_millis(1);
+        now
+    };
+    // The WebSocket script first, then REST over the same loop: the REST
+    // connection was opened by the same polls. Neither allocates.
+    let before = allocs();
+    let ws = demo::run(&mut session, &mut clock).expect("websocket script");
+    let r = demo::run_rest(&mut session, pair, &mut client, &mut server, &mut clock)
+        .expect("rest script");
+    assert_eq!(allocs() - before, 0, "heap allocations in the loop");
+    assert_eq!(ws.echoes, 3);
+    assert_eq!(r.quote, 200, "quote for {SYMBOL}");
+    assert_eq!(r.order, 201);
+    assert_eq!(r.missing, 404);
+    assert_eq!(r.served, 3);
+    assert_eq!(session.link.device.dropped(), 0);
+}
