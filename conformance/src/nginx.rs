@@ -7,7 +7,9 @@
 //!   `sub_filter`, which drops the length, so HTTP/1.1 clients get it chunked);
 //! - `/close-delimited/text.txt`: the same with chunked encoding off, so the body ends
 //!   when nginx closes the connection;
-//! - `/no-keepalive/small.txt`: Content-Length and `Connection: close`.
+//! - `/no-keepalive/small.txt`: Content-Length and `Connection: close`;
+//! - `/short-keepalive/small.txt`: a connection idle for 1 s after it is closed by nginx
+//!   (for stale keep-alive connections).
 //!
 //! Its access log records `$connection $connection_requests $status $request_uri` per
 //! request ([`Nginx::access_log`]), so tests can count requests per TCP connection from
@@ -152,12 +154,18 @@ impl Nginx {
 
 fn write_files(dir: &Path) -> std::io::Result<()> {
     let www = dir.join("www");
-    for sub in ["chunked", "close-delimited", "no-keepalive"] {
+    for sub in [
+        "chunked",
+        "close-delimited",
+        "no-keepalive",
+        "short-keepalive",
+    ] {
         std::fs::create_dir_all(www.join(sub))?;
     }
     std::fs::create_dir_all(dir.join("tmp"))?;
     std::fs::write(www.join("small.txt"), Nginx::SMALL)?;
     std::fs::write(www.join("no-keepalive/small.txt"), Nginx::SMALL)?;
+    std::fs::write(www.join("short-keepalive/small.txt"), Nginx::SMALL)?;
     let large: Vec<u8> = (0..Nginx::LARGE_LEN).map(pattern).collect();
     std::fs::write(www.join("large.bin"), large)?;
     let text = Nginx::text();
@@ -204,6 +212,9 @@ http {{
         }}
         location /no-keepalive/ {{
             keepalive_timeout 0;
+        }}
+        location /short-keepalive/ {{
+            keepalive_timeout 1s;
         }}
     }}
 }}
