@@ -18,6 +18,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod buf;
+pub mod http;
 pub mod rand;
 pub mod simd;
 pub mod ws;

@@ -1,0 +1,38 @@
+//! HTTP/1.1 (RFC 9110, 9112): requests and responses over caller buffers.
+//!
+//! Client side:
+//! - [`RequestWriter`]: configured once (host, base path, default headers),
+//!   then a typestate builder per request; [`Request`] borrows the wire bytes.
+//! - [`ResponseReader`]: responses in, [`RestResponse`] out, zero-copy, with
+//!   Content-Length, chunked and close-delimited bodies.
+//!
+//! Server side (our tests, users, the WebSocket handshake):
+//! - [`RequestReader`]: requests in, [`ServerRequest`] out.
+//! - [`ResponseWriter`]: a response with a body from a slice, a writer, or chunks.
+//!
+//! [`ChunkedDecoder`] decodes the chunked coding in place on its own.
+//! Readers say "need more bytes" with `Ok(None)`; everything else malformed
+//! or hostile (the request-smuggling patterns included) is a typed [`Error`].
+
+pub mod chunked;
+pub mod error;
+pub mod head;
+mod inbound;
+pub mod method;
+pub mod percent;
+pub mod request_writer;
+pub mod response_reader;
+pub mod syntax;
+
+#[cfg(test)]
+mod tests;
+
+pub use chunked::{ChunkedDecoder, Decoded};
+pub use error::{BuildError, Error};
+pub use head::{HeaderIter, Headers, Trailers};
+pub use inbound::{DEFAULT_MAX_BODY, DEFAULT_MAX_HEAD};
+pub use method::Method;
+pub use request_writer::{
+    BodyWriter, Complete, Fields, Line, Request, RequestBuilder, RequestWriter,
+};
+pub use response_reader::{ResponseReader, RestResponse};

@@ -1,0 +1,329 @@
+//! ResponseReader: HTTP/1.1 responses in, [`RestResponse`]s out, zero-copy.
+//!
+//! Same feed shape as the WebSocket `FrameReader`: read socket bytes into
+//! [`spare_mut`](ResponseReader::spare_mut) and [`commit`](ResponseReader::commit)
+//! them (or [`feed`](ResponseReader::feed) a slice), then
+//! [`poll`](ResponseReader::poll): `Ok(None)` means more bytes are needed.
+//! Interim 1xx responses are skipped (101 is returned). Tell the reader
+//! when a response answers a HEAD request ([`expect`](ResponseReader::expect)),
+//! and when the connection closed ([`signal_eof`](ResponseReader::signal_eof)):
+//! that ends a body delimited by close.
+//!
+//! A returned response stays in the buffer until the next `poll` (or
+//! `spare_mut`/`feed`), which drops exactly its bytes: whatever followed it
+//! (a pipelined response, extra bytes after a Content-Length body) is the
+//! start of the next response. Extra bytes that are not a response are an
+//! error at the next `poll`, never part of a body; after a response that is
+//! not [`keep_alive`](RestResponse::keep_alive), check
+//! [`unparsed`](ResponseReader::unparsed) and close.
+
+use core::mem::MaybeUninit;
+
+use super::error::Error;
+use super::head::{self, Framing, HeaderSpan, Headers, Trailers};
+use super::inbound::{Inbound, Phase};
+use super::method::Method;
+
+/// Facts of the status line.
+#[derive(Debug, Clone, Copy, Default)]
+struct StatusLine {
+    version: u8,
+    status: u16,
+    reason: (usize, usize),
+    head_len: usize,
+}
+
+/// Decodes responses from storage `B`, with room for `N` headers.
+#[derive(Debug, Clone)]
+pub struct ResponseReader<B, const N: usize = 32> {
+    inner: Inbound<B, N>,
+    method: Method,
+    line: StatusLine,
+}
+
+impl<B: AsRef<[u8]> + AsMut<[u8]>, const N: usize> ResponseReader<B, N> {
+    /// A reader over `storage` with default limits (16 KiB head, 16 MiB
+    /// body, both lowered to what the storage can hold).
+    pub fn new(storage: B) -> Self {
+        ResponseReader {
+            inner: Inbound::new(storage),
+            method: Method::Get,
+            line: StatusLine::default(),
+        }
+    }
+
+    /// Limits the head (status line + headers) to `n` bytes.
+    pub fn max_head_size(mut self, n: usize) -> Self {
+        self.inner.set_max_head(n);
+        self
+    }
+
+    /// Limits the body to `n` bytes (decoded size for chunked bodies).
+    pub fn max_body_size(mut self, n: usize) -> Self {
+        self.inner.max_body = n;
+        self
+    }
+
+    /// Storage size.
+    pub fn capacity(&self) -> usize {
+        self.inner.capacity()
+    }
+
+    /// The next response answers a request with `method` (only HEAD
+    /// changes anything: its response has no body). Reset to GET after
+    /// each response.
+    pub fn expect(&mut self, method: Method) {
+        self.method = method;
+    }
+
+    /// Free space to read socket bytes into; then [`commit`](Self::commit).
+    /// Drops a response already returned and moves live bytes to the front
+    /// when the tail runs low.
+    #[inline]
+    pub fn spare_mut(&mut self) -> &mut [u8] {
+        self.inner.spare_mut()
+    }
+
+    /// Marks `n` bytes of [`spare_mut`](Self::spare_mut) as received.
+    #[inline]
+    pub fn commit(&mut self, n: usize) {
+        self.inner.commit(n);
+    }
+
+    /// Copies in as much of `bytes` as fits; returns how many were taken.
+    pub fn feed(&mut self, bytes: &[u8]) -> usize {
+        self.inner.feed(bytes)
+    }
+
+    /// The connection was closed by the peer: a close-delimited body ends
+    /// here, anything else unfinished is [`Error::UnexpectedEof`], and no
+    /// response at all is [`Error::Closed`].
+    pub fn signal_eof(&mut self) {
+        self.inner.signal_eof();
+    }
+
+    /// Whether [`signal_eof`](Self::signal_eof) was called since the last [`clear`](Self::clear).
+    pub fn is_eof(&self) -> bool {
+        self.inner.is_eof()
+    }
+
+    /// Bytes received after the last returned response (the start of the
+    /// next one, or the first bytes of an upgraded protocol after a 101).
+    pub fn unparsed(&mut self) -> &[u8] {
+        self.inner.unparsed()
+    }
+
+    /// Forgets every byte and the EOF flag (for a new connection).
+    pub fn clear(&mut self) {
+        self.inner.clear();
+        self.method = Method::Get;
+    }
+
+    /// The next complete response, or `Ok(None)` when more bytes are needed.
+    /// An error is final for the connection.
+    #[inline]
+    pub fn poll(&mut self) -> Result<Option<RestResponse<'_>>, Error> {
+        self.inner.release();
+        loop {
+            match self.inner.phase {
+                Phase::Head => {
+                    if !self.poll_head()? {
+                        return Ok(None);
+                    }
+                }
+                Phase::Body => {
+                    if !self.inner.poll_body()? {
+                        return Ok(None);
+                    }
+                }
+                Phase::Complete { .. } => break,
+            }
+        }
+        self.method = Method::Get;
+        self.inner.deliver();
+        let (msg, spans) = self.inner.parts();
+        let f = &self.inner.facts;
+        let keep_alive = self.inner.framing != Framing::Close
+            && if self.line.version == 1 {
+                !f.conn_close
+            } else {
+                f.conn_keep_alive && !f.conn_close
+            };
+        Ok(Some(RestResponse {
+            msg,
+            spans,
+            version: self.line.version,
+            status: self.line.status,
+            reason: self.line.reason,
+            body: self.inner.body,
+            trailers: self.inner.trailers,
+            keep_alive,
+        }))
+    }
+
+    fn has_body(&self) -> bool {
+        let s = self.line.status;
+        !(self.method == Method::Head || (100..200).contains(&s) || s == 204 || s == 304)
+    }
+
+    /// Parses a head; true when one is complete (interim ones are skipped).
+    fn poll_head(&mut self) -> Result<bool, Error> {
+        // Each skipped interim response consumes its head: this terminates.
+        while let Some(complete) = self.poll_one_head()? {
+            if complete {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Parses one head: `None` when incomplete, `Some(false)` when an
+    /// interim response was skipped, `Some(true)` for a final response.
+    fn poll_one_head(&mut self) -> Result<Option<bool>, Error> {
+        let parsed = self.inner.parse_head(|data, spans| {
+            let mut raw = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; N];
+            let mut resp = httparse::Response::new(&mut []);
+            let status = httparse::ParserConfig::default()
+                .parse_response_with_uninit_headers(&mut resp, data, &mut raw)
+                .map_err(|e| head::diagnose(data, e, Error::InvalidStatus))?;
+            let httparse::Status::Complete(head_len) = status else {
+                return Ok(None);
+            };
+            let facts = head::record(data, resp.headers, spans)?;
+            let reason = resp.reason.unwrap_or_default();
+            let r0 = (reason.as_ptr() as usize).wrapping_sub(data.as_ptr() as usize);
+            let r0 = if r0 > data.len() { 0 } else { r0 };
+            let line = StatusLine {
+                version: resp.version.unwrap_or(1),
+                status: resp.code.unwrap_or(0),
+                reason: (r0, r0 + reason.len()),
+                head_len,
+            };
+            Ok(Some((line, facts)))
+        })?;
+        let Some((line, facts)) = parsed else {
+            self.inner.head_partial()?;
+            return Ok(None);
+        };
+        if !(100..=999).contains(&line.status) {
+            return Err(Error::InvalidStatus);
+        }
+        self.line = line;
+        self.inner.facts = facts;
+        // Smuggling checks apply to every response, bodiless or not.
+        let framing = facts.framing(true)?;
+        if (100..200).contains(&line.status) && line.status != 101 {
+            self.inner.skip_head(line.head_len);
+            return Ok(Some(false));
+        }
+        let framing = if self.has_body() {
+            framing
+        } else {
+            Framing::None
+        };
+        self.inner.begin_body(line.head_len, framing)?;
+        Ok(Some(true))
+    }
+}
+
+/// A complete response, borrowed from its [`ResponseReader`].
+#[derive(Debug, Clone, Copy)]
+pub struct RestResponse<'a> {
+    msg: &'a [u8],
+    spans: &'a [HeaderSpan],
+    version: u8,
+    status: u16,
+    reason: (usize, usize),
+    body: (usize, usize),
+    trailers: (usize, usize),
+    keep_alive: bool,
+}
+
+impl<'a> RestResponse<'a> {
+    /// The status code.
+    #[inline]
+    pub fn status(&self) -> u16 {
+        self.status
+    }
+
+    /// The reason phrase (empty when absent or not UTF-8).
+    #[inline]
+    pub fn reason(&self) -> &'a str {
+        core::str::from_utf8(
+            self.msg
+                .get(self.reason.0..self.reason.1)
+                .unwrap_or_default(),
+        )
+        .unwrap_or_default()
+    }
+
+    /// The minor version: 1 for HTTP/1.1, 0 for HTTP/1.0.
+    #[inline]
+    pub fn version(&self) -> u8 {
+        self.version
+    }
+
+    /// The value of the first header called `name` (ASCII case-insensitive).
+    #[inline]
+    pub fn header(&self, name: &str) -> Option<&'a [u8]> {
+        self.headers().get(name)
+    }
+
+    /// [`header`](Self::header) as text; `None` as well when not UTF-8.
+    #[inline]
+    pub fn header_str(&self, name: &str) -> Option<&'a str> {
+        self.headers().get_str(name)
+    }
+
+    /// All headers, in order.
+    #[inline]
+    pub fn headers(&self) -> Headers<'a> {
+        Headers {
+            msg: self.msg,
+            spans: self.spans,
+        }
+    }
+
+    /// The body (decoded, for a chunked one).
+    #[inline]
+    pub fn body(&self) -> &'a [u8] {
+        self.msg.get(self.body.0..self.body.1).unwrap_or_default()
+    }
+
+    /// The body as text, UTF-8 checked.
+    #[inline]
+    pub fn body_str(&self) -> Result<&'a str, Error> {
+        let b = self.body();
+        if crate::simd::utf8::is_valid(b) {
+            // SAFETY: `is_valid` just checked that `b` is UTF-8.
+            Ok(unsafe { core::str::from_utf8_unchecked(b) })
+        } else {
+            Err(Error::BodyNotUtf8)
+        }
+    }
+
+    /// Trailer fields of a chunked body (empty otherwise).
+    #[inline]
+    pub fn trailers(&self) -> Trailers<'a> {
+        Trailers {
+            raw: self
+                .msg
+                .get(self.trailers.0..self.trailers.1)
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Whether the connection may carry the next request: HTTP/1.1 without
+    /// `Connection: close`, or HTTP/1.0 with `Connection: keep-alive`, and
+    /// a body that was not delimited by the close.
+    #[inline]
+    pub fn keep_alive(&self) -> bool {
+        self.keep_alive
+    }
+
+    /// The whole response as received (head and raw body).
+    #[inline]
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.msg
+    }
+}
