@@ -20,8 +20,10 @@ pub mod head;
 mod inbound;
 pub mod method;
 pub mod percent;
+pub mod request_reader;
 pub mod request_writer;
 pub mod response_reader;
+pub mod response_writer;
 pub mod syntax;
 
 #[cfg(test)]
@@ -32,7 +34,9 @@ pub use error::{BuildError, Error};
 pub use head::{HeaderIter, Headers, Trailers};
 pub use inbound::{DEFAULT_MAX_BODY, DEFAULT_MAX_HEAD};
 pub use method::Method;
+pub use request_reader::{RequestReader, ServerRequest};
 pub use request_writer::{
     BodyWriter, Complete, Fields, Line, Request, RequestBuilder, RequestWriter,
 };
 pub use response_reader::{ResponseReader, RestResponse};
+pub use response_writer::{ChunkedWriter, ResponseWriter};

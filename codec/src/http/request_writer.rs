@@ -454,7 +454,19 @@ pub struct BodyWriter<'a> {
     overflow: bool,
 }
 
-impl BodyWriter<'_> {
+impl<'a> BodyWriter<'a> {
+    pub(crate) fn new(buf: &'a mut [u8]) -> Self {
+        BodyWriter {
+            buf,
+            len: 0,
+            overflow: false,
+        }
+    }
+
+    pub(crate) fn overflowed(&self) -> bool {
+        self.overflow
+    }
+
     /// Appends bytes, whole or not at all.
     #[inline]
     pub fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), crate::buf::BufferFull> {

@@ -1,0 +1,284 @@
+//! RequestReader: HTTP/1.1 requests in, [`ServerRequest`]s out, zero-copy.
+//!
+//! The server side of the codec, for tests, users and the WebSocket
+//! handshake. Same feed shape, limits and smuggling rules as the
+//! [`ResponseReader`](super::ResponseReader): Content-Length and chunked
+//! bodies; a request with neither has no body. Pipelined requests stay in
+//! the buffer until the previous one is released by the next `poll`.
+
+use core::mem::MaybeUninit;
+
+use super::error::Error;
+use super::head::{self, HeaderSpan, Headers, Trailers};
+use super::inbound::{Inbound, Phase};
+use super::method::Method;
+
+#[derive(Debug, Clone, Copy, Default)]
+struct RequestLine {
+    version: u8,
+    method: (usize, usize),
+    target: (usize, usize),
+}
+
+/// Decodes requests from storage `B`, with room for `N` headers.
+#[derive(Debug, Clone)]
+pub struct RequestReader<B, const N: usize = 32> {
+    inner: Inbound<B, N>,
+    line: RequestLine,
+}
+
+impl<B: AsRef<[u8]> + AsMut<[u8]>, const N: usize> RequestReader<B, N> {
+    /// A reader over `storage` with default limits (16 KiB head, 16 MiB
+    /// body, both lowered to what the storage can hold).
+    pub fn new(storage: B) -> Self {
+        RequestReader {
+            inner: Inbound::new(storage),
+            line: RequestLine::default(),
+        }
+    }
+
+    /// Limits the head (request line + headers) to `n` bytes.
+    pub fn max_head_size(mut self, n: usize) -> Self {
+        self.inner.set_max_head(n);
+        self
+    }
+
+    /// Limits the body to `n` bytes (decoded size for chunked bodies).
+    pub fn max_body_size(mut self, n: usize) -> Self {
+        self.inner.max_body = n;
+        self
+    }
+
+    /// Storage size.
+    pub fn capacity(&self) -> usize {
+        self.inner.capacity()
+    }
+
+    /// Free space to read socket bytes into; then [`commit`](Self::commit).
+    #[inline]
+    pub fn spare_mut(&mut self) -> &mut [u8] {
+        self.inner.spare_mut()
+    }
+
+    /// Marks `n` bytes of [`spare_mut`](Self::spare_mut) as received.
+    #[inline]
+    pub fn commit(&mut self, n: usize) {
+        self.inner.commit(n);
+    }
+
+    /// Copies in as much of `bytes` as fits; returns how many were taken.
+    pub fn feed(&mut self, bytes: &[u8]) -> usize {
+        self.inner.feed(bytes)
+    }
+
+    /// The peer closed: an unfinished request is [`Error::UnexpectedEof`],
+    /// none at all [`Error::Closed`].
+    pub fn signal_eof(&mut self) {
+        self.inner.signal_eof();
+    }
+
+    /// Bytes received after the last returned request (e.g. WebSocket
+    /// frames sent right after an upgrade request).
+    pub fn unparsed(&mut self) -> &[u8] {
+        self.inner.unparsed()
+    }
+
+    /// Forgets every byte and the EOF flag.
+    pub fn clear(&mut self) {
+        self.inner.clear();
+    }
+
+    /// The next complete request, or `Ok(None)` when more bytes are needed.
+    /// An error is final (answer 400 and close).
+    #[inline]
+    pub fn poll(&mut self) -> Result<Option<ServerRequest<'_>>, Error> {
+        self.inner.release();
+        loop {
+            match self.inner.phase {
+                Phase::Head => {
+                    if !self.poll_head()? {
+                        return Ok(None);
+                    }
+                }
+                Phase::Body => {
+                    if !self.inner.poll_body()? {
+                        return Ok(None);
+                    }
+                }
+                Phase::Complete { .. } => break,
+            }
+        }
+        self.inner.deliver();
+        let (msg, spans) = self.inner.parts();
+        let f = &self.inner.facts;
+        let keep_alive = if self.line.version == 1 {
+            !f.conn_close
+        } else {
+            f.conn_keep_alive && !f.conn_close
+        };
+        Ok(Some(ServerRequest {
+            msg,
+            spans,
+            version: self.line.version,
+            method: self.line.method,
+            target: self.line.target,
+            body: self.inner.body,
+            trailers: self.inner.trailers,
+            keep_alive,
+        }))
+    }
+
+    fn poll_head(&mut self) -> Result<bool, Error> {
+        let parsed = self.inner.parse_head(|data, spans| {
+            let mut raw = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; N];
+            let mut req = httparse::Request::new(&mut []);
+            let status = httparse::ParserConfig::default()
+                .parse_request_with_uninit_headers(&mut req, data, &mut raw)
+                .map_err(|e| head::diagnose(data, e, Error::InvalidRequestLine))?;
+            let httparse::Status::Complete(head_len) = status else {
+                return Ok(None);
+            };
+            let facts = head::record(data, req.headers, spans)?;
+            let base = data.as_ptr() as usize;
+            let span = |s: &str| {
+                let o = s.as_ptr() as usize - base;
+                (o, o + s.len())
+            };
+            let line = RequestLine {
+                version: req.version.unwrap_or(1),
+                method: span(req.method.unwrap_or_default()),
+                target: span(req.path.unwrap_or_default()),
+            };
+            Ok(Some((line, facts, head_len)))
+        })?;
+        let Some((line, facts, head_len)) = parsed else {
+            self.inner.head_partial()?;
+            return Ok(false);
+        };
+        self.line = line;
+        self.inner.facts = facts;
+        self.inner.begin_body(head_len, facts.framing(false)?)?;
+        Ok(true)
+    }
+}
+
+/// A complete request, borrowed from its [`RequestReader`].
+#[derive(Debug, Clone, Copy)]
+pub struct ServerRequest<'a> {
+    msg: &'a [u8],
+    spans: &'a [HeaderSpan],
+    version: u8,
+    method: (usize, usize),
+    target: (usize, usize),
+    body: (usize, usize),
+    trailers: (usize, usize),
+    keep_alive: bool,
+}
+
+impl<'a> ServerRequest<'a> {
+    fn text(&self, span: (usize, usize)) -> &'a str {
+        // httparse checked method and target as visible ASCII.
+        core::str::from_utf8(self.msg.get(span.0..span.1).unwrap_or_default()).unwrap_or_default()
+    }
+
+    /// The method, if one of [`Method`]'s.
+    #[inline]
+    pub fn method(&self) -> Option<Method> {
+        Method::from_bytes(self.method_str().as_bytes())
+    }
+
+    /// The method token as sent.
+    #[inline]
+    pub fn method_str(&self) -> &'a str {
+        self.text(self.method)
+    }
+
+    /// The request target as sent (path and query).
+    #[inline]
+    pub fn target(&self) -> &'a str {
+        self.text(self.target)
+    }
+
+    /// The path: the target up to `?`.
+    #[inline]
+    pub fn path(&self) -> &'a str {
+        let t = self.target();
+        t.split_once('?').map_or(t, |(p, _)| p)
+    }
+
+    /// The query: the target after `?`, still percent-encoded.
+    #[inline]
+    pub fn query(&self) -> Option<&'a str> {
+        self.target().split_once('?').map(|(_, q)| q)
+    }
+
+    /// `(key, value)` pairs of the query, still percent-encoded (decode
+    /// with [`percent::decode_into`](super::percent::decode_into)).
+    pub fn query_pairs(&self) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
+        self.query()
+            .unwrap_or_default()
+            .split('&')
+            .filter(|kv| !kv.is_empty())
+            .map(|kv| kv.split_once('=').unwrap_or((kv, "")))
+    }
+
+    /// The minor version: 1 for HTTP/1.1, 0 for HTTP/1.0.
+    #[inline]
+    pub fn version(&self) -> u8 {
+        self.version
+    }
+
+    /// The value of the first header called `name` (ASCII case-insensitive).
+    #[inline]
+    pub fn header(&self, name: &str) -> Option<&'a [u8]> {
+        self.headers().get(name)
+    }
+
+    /// [`header`](Self::header) as text; `None` as well when not UTF-8.
+    #[inline]
+    pub fn header_str(&self, name: &str) -> Option<&'a str> {
+        self.headers().get_str(name)
+    }
+
+    /// All headers, in order.
+    #[inline]
+    pub fn headers(&self) -> Headers<'a> {
+        Headers {
+            msg: self.msg,
+            spans: self.spans,
+        }
+    }
+
+    /// The body (decoded, for a chunked one).
+    #[inline]
+    pub fn body(&self) -> &'a [u8] {
+        self.msg.get(self.body.0..self.body.1).unwrap_or_default()
+    }
+
+    /// The body as text, UTF-8 checked.
+    pub fn body_str(&self) -> Result<&'a str, Error> {
+        core::str::from_utf8(self.body()).map_err(|_| Error::BodyNotUtf8)
+    }
+
+    /// Trailer fields of a chunked body (empty otherwise).
+    pub fn trailers(&self) -> Trailers<'a> {
+        Trailers {
+            raw: self
+                .msg
+                .get(self.trailers.0..self.trailers.1)
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Whether the client wants the connection kept open.
+    #[inline]
+    pub fn keep_alive(&self) -> bool {
+        self.keep_alive
+    }
+
+    /// The whole request as received.
+    #[inline]
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.msg
+    }
+}
