@@ -26,6 +26,14 @@
 //!   [`Error::ConnectionClosed`] and the next call reconnects.
 //!
 //! A request on a fresh connection is never retried, and no request is retried twice.
+//!
+//! # Writes and reads
+//!
+//! The request is written whole: partial writes continue where they stopped, and the
+//! stream is in blocking mode, so a `WouldBlock` can only mean the write timeout passed;
+//! that fails the call with [`Error::WriteTimeout`] and drops the connection (a request
+//! cut short is never resumed or retried). Response bytes are read straight into the
+//! reader's buffer; the read timeout bounds each wait for more bytes.
 
 use std::io::{self, Write};
 use std::net::SocketAddr;
