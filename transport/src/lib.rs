@@ -1,9 +1,11 @@
-//! tickwire: low-latency WebSocket for trading systems, on mio.
+//! tickwire: low-latency WebSocket and REST for trading systems.
 //!
-//! A thin std transport over the sans-IO `tickwire-codec`: see [`ws`].
+//! A thin std transport over the sans-IO `tickwire-codec`: see [`ws`] (on mio) and
+//! [`rest`] (HTTP/1.1 keep-alive client and pool).
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, missing_debug_implementations)]
 
+pub mod rest;
 pub mod ws;
 
 /// The sans-IO codec this transport runs on.

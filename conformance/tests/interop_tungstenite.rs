@@ -1,7 +1,7 @@
 //! Interop with tungstenite over 127.0.0.1: a tungstenite server (std thread, std
 //! listener) against the tickwire client, and a tungstenite client against the
 //! tickwire server. Text and binary of several sizes, fragmented messages, ping/pong
-//! and close codes. (To move under conformance/ eventually.)
+//! and close codes.
 
 use std::net::{SocketAddr, TcpListener as StdListener, TcpStream as StdStream};
 use std::thread::{self, JoinHandle};

@@ -1,0 +1,23 @@
+//! Harness for tickwire's conformance and interop tests (the tests live in `tests/`).
+//!
+//! It runs real servers that nobody here wrote on 127.0.0.1, each on a free port, waits
+//! until they accept connections and stops them when the guard is dropped:
+//!
+//! - [`Httpbin`]: PyPI `httpbin` served by `gunicorn` from the venv that
+//!   `conformance/http/setup.sh` installs under `<target>/httpbin-venv`;
+//! - [`Nginx`]: Debian's `nginx` with a config of our own in a temp dir (static files
+//!   including a large one, a chunked response, a close-delimited response, keep-alive).
+//!
+//! A missing peer is reported by [`PeerError::Absent`]; [`skip_or_fail`] turns that into
+//! a loud skip, or into a failure when `TICKWIRE_REQUIRE_PEERS` is set (as in CI).
+#![warn(missing_docs, missing_debug_implementations)]
+
+mod httpbin;
+mod nginx;
+mod peer;
+mod process;
+
+pub use httpbin::Httpbin;
+pub use nginx::Nginx;
+pub use peer::{PeerError, pattern, peers_required, skip_or_fail};
+pub use process::{ServerProcess, TempDir, free_port};

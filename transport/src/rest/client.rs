@@ -1,0 +1,421 @@
+//! [`Client`]: one keep-alive HTTP/1.1 connection, blocking, reconnected when needed.
+//!
+//! The client only moves bytes: the caller builds a [`Request`] with a
+//! [`RequestWriter`](tickwire_codec::http::RequestWriter) (its wire bytes are written as
+//! they are) and passes a [`ResponseReader`] that parses the answer in its own buffer;
+//! [`Client::send`] returns the [`RestResponse`] borrowed from that reader. No
+//! allocation per request.
+//!
+//! # Reconnect policy
+//!
+//! The connection is opened on first use and kept while responses allow it
+//! ([`RestResponse::keep_alive`]). After a response with `Connection: close`, a
+//! close-delimited body, or any error, it is dropped and the next `send` connects again
+//! (and clears the reader).
+//!
+//! A kept-alive connection can go stale: the server closes it when idle, and the client
+//! learns it only when it uses it. So:
+//!
+//! - before a **non-idempotent** request (POST, PATCH) on a connection idle for at least
+//!   [`ClientBuilder::idle_probe`] (default 1 s), the client checks without blocking
+//!   whether the server already closed it, and if so reconnects before sending a byte;
+//! - if a request on a **reused** connection fails before the first response byte (the
+//!   write fails, or the server closes or resets it), an **idempotent** request (GET,
+//!   HEAD, PUT, DELETE: RFC 9110 §9.2.2) is sent once more on a fresh connection. A
+//!   non-idempotent one is not (the server may have acted on it): the call returns
+//!   [`Error::ConnectionClosed`] and the next call reconnects.
+//!
+//! A request on a fresh connection is never retried, and no request is retried twice.
+//!
+//! # Writes and reads
+//!
+//! The request is written whole: partial writes continue where they stopped, and the
+//! stream is in blocking mode, so a `WouldBlock` can only mean the write timeout passed;
+//! that fails the call with [`Error::WriteTimeout`] and drops the connection (a request
+//! cut short is never resumed or retried). Response bytes are read straight into the
+//! reader's buffer; the read timeout bounds each wait for more bytes.
+
+use std::io::{self, Write};
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use tickwire_codec::http::{Method, Request, ResponseReader, RestResponse};
+
+use super::error::Error;
+use super::stream::{Connector, Stream, TcpConnector, Timeouts};
+use super::url::HttpUrl;
+
+/// Settings of a [`Client`] (and of each connection of a
+/// [`ClientPool`](super::ClientPool)).
+#[derive(Debug, Clone)]
+pub struct ClientBuilder<C = TcpConnector> {
+    connector: C,
+    timeouts: Timeouts,
+    idle_probe: Option<Duration>,
+}
+
+impl Default for ClientBuilder<TcpConnector> {
+    fn default() -> Self {
+        ClientBuilder {
+            connector: TcpConnector::default(),
+            timeouts: Timeouts::default(),
+            idle_probe: Some(Duration::from_secs(1)),
+        }
+    }
+}
+
+impl ClientBuilder<TcpConnector> {
+    /// TCP_NODELAY (default on).
+    pub fn nodelay(mut self, on: bool) -> Self {
+        self.connector.nodelay = on;
+        self
+    }
+}
+
+impl<C: Connector> ClientBuilder<C> {
+    /// The longest a connect may take (default 10 s): [`Error::ConnectTimeout`].
+    pub fn connect_timeout(mut self, t: Duration) -> Self {
+        self.timeouts.connect = t;
+        self
+    }
+
+    /// The longest wait for the next bytes of a response (default 30 s; `None`:
+    /// forever): [`Error::ReadTimeout`].
+    pub fn read_timeout(mut self, t: Option<Duration>) -> Self {
+        self.timeouts.read = t;
+        self
+    }
+
+    /// The longest wait for the socket to take more request bytes (default 30 s;
+    /// `None`: forever): [`Error::WriteTimeout`].
+    pub fn write_timeout(mut self, t: Option<Duration>) -> Self {
+        self.timeouts.write = t;
+        self
+    }
+
+    /// Before a non-idempotent request on a connection idle at least this long, check
+    /// that the server has not closed it (default 1 s; `None`: never check). See the
+    /// module docs.
+    pub fn idle_probe(mut self, after: Option<Duration>) -> Self {
+        self.idle_probe = after;
+        self
+    }
+
+    /// Use another connector (TLS wraps the TCP one).
+    pub fn connector<C2: Connector>(self, connector: C2) -> ClientBuilder<C2> {
+        ClientBuilder {
+            connector,
+            timeouts: self.timeouts,
+            idle_probe: self.idle_probe,
+        }
+    }
+
+    /// A client for `url` (`http://host[:port][/base]`) that connects on first use.
+    pub fn build(self, url: &str) -> Result<Client<C>, Error> {
+        let url = HttpUrl::parse(url).map_err(Error::Url)?;
+        if url.secure {
+            return Err(Error::TlsNotSupported);
+        }
+        Ok(Client {
+            host_header: url.host_header(),
+            url,
+            connector: self.connector,
+            timeouts: self.timeouts,
+            idle_probe: self.idle_probe,
+            conn: None,
+            stats: Stats::default(),
+        })
+    }
+
+    /// A client for `url`, connected now.
+    pub fn connect(self, url: &str) -> Result<Client<C>, Error> {
+        let mut c = self.build(url)?;
+        c.ensure_connected()?;
+        Ok(c)
+    }
+}
+
+/// Counters of a client's life, for tests and monitoring.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Connections opened.
+    pub connects: u64,
+    /// Requests written (a retried request counts twice).
+    pub requests: u64,
+    /// Requests sent again on a fresh connection after a stale one failed.
+    pub retries: u64,
+    /// Idle connections found closed by the probe and replaced before sending.
+    pub stale_probed: u64,
+}
+
+struct Conn<S> {
+    stream: S,
+    /// Responses received on it; `> 0` means it is a reused keep-alive connection.
+    responses: u64,
+    last_used: Instant,
+}
+
+/// One keep-alive HTTP/1.1 connection to one server (see the module docs).
+pub struct Client<C: Connector = TcpConnector> {
+    url: HttpUrl,
+    host_header: String,
+    connector: C,
+    timeouts: Timeouts,
+    idle_probe: Option<Duration>,
+    conn: Option<Conn<C::Stream>>,
+    stats: Stats,
+}
+
+impl<C: Connector> std::fmt::Debug for Client<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("url", &self.url)
+            .field("timeouts", &self.timeouts)
+            .field("connected", &self.conn.is_some())
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How one attempt failed.
+enum Failure {
+    /// Nothing of a response arrived and the connection is gone: retrying may be safe.
+    BeforeResponse(Error),
+    /// Anything else.
+    Fatal(Error),
+}
+
+impl Client<TcpConnector> {
+    /// Settings, starting from the defaults.
+    pub fn builder() -> ClientBuilder<TcpConnector> {
+        ClientBuilder::default()
+    }
+
+    /// A client for `url` with default settings, connected now.
+    pub fn connect(url: &str) -> Result<Client, Error> {
+        ClientBuilder::default().connect(url)
+    }
+}
+
+impl<C: Connector> Client<C> {
+    /// The `Host` header value for this server: give it to
+    /// [`RequestWriter::new`](tickwire_codec::http::RequestWriter::new).
+    pub fn host_header(&self) -> &str {
+        &self.host_header
+    }
+
+    /// The base path of the URL the client was made for (`/` when none); give it to
+    /// [`RequestWriter::set_base_path`](tickwire_codec::http::RequestWriter::set_base_path).
+    pub fn base_path(&self) -> &str {
+        &self.url.path
+    }
+
+    /// Counters: connects, requests, retries.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// Whether a connection is open (it may still turn out stale).
+    pub fn is_connected(&self) -> bool {
+        self.conn.is_some()
+    }
+
+    /// The local address of the open connection.
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        self.conn.as_ref().and_then(|c| c.stream.local_addr().ok())
+    }
+
+    /// Close the connection (the next `send` opens a new one).
+    pub fn disconnect(&mut self) {
+        self.conn = None;
+    }
+
+    /// Open a connection if none is open.
+    pub fn ensure_connected(&mut self) -> Result<(), Error> {
+        if self.conn.is_none() {
+            let stream = self
+                .connector
+                .connect(&self.url.host, self.url.port, &self.timeouts)?;
+            self.stats.connects += 1;
+            self.conn = Some(Conn {
+                stream,
+                responses: 0,
+                last_used: Instant::now(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Send `req` and read its response into `reader`; the response borrows the reader
+    /// until the reader is used again. Blocks within the configured timeouts. See the
+    /// module docs for reconnects and retries.
+    ///
+    /// Use one reader per client: on a new connection the client clears it.
+    pub fn send<'r, B, const N: usize>(
+        &mut self,
+        req: &Request<'_>,
+        reader: &'r mut ResponseReader<B, N>,
+    ) -> Result<RestResponse<'r>, Error>
+    where
+        B: AsRef<[u8]> + AsMut<[u8]>,
+    {
+        let method = req.method();
+        let idempotent = !matches!(method, Method::Post | Method::Patch);
+        if !idempotent {
+            self.probe_if_idle();
+        }
+        let reused = self.conn.as_ref().is_some_and(|c| c.responses > 0);
+        let reader: *mut ResponseReader<B, N> = reader;
+        // SAFETY: `reader` comes from the `&'r mut` argument and is the only access path
+        // to it in this function. The first attempt's borrow is either returned (ending
+        // the function) or dropped before the second attempt reborrows: the borrow
+        // checker cannot see that a conditionally returned borrow ends on the other path
+        // (NLL "problem case #3", accepted by Polonius); no two borrows are alive at once.
+        match self.attempt(req, unsafe { &mut *reader }) {
+            Ok(resp) => Ok(resp),
+            Err(Failure::BeforeResponse(_)) if reused && idempotent => {
+                self.stats.retries += 1;
+                // SAFETY: as above; the first attempt's borrow ended with its error.
+                self.attempt(req, unsafe { &mut *reader })
+                    .map_err(|f| match f {
+                        Failure::BeforeResponse(e) | Failure::Fatal(e) => e,
+                    })
+            }
+            Err(Failure::BeforeResponse(e) | Failure::Fatal(e)) => Err(e),
+        }
+    }
+
+    /// Replace the connection before sending when it was idle long enough and the server
+    /// has closed it.
+    fn probe_if_idle(&mut self) {
+        let (Some(after), Some(conn)) = (self.idle_probe, self.conn.as_mut()) else {
+            return;
+        };
+        if conn.responses == 0 || conn.last_used.elapsed() < after {
+            return;
+        }
+        if conn.stream.peer_closed().unwrap_or(true) {
+            self.stats.stale_probed += 1;
+            self.conn = None;
+        }
+    }
+
+    /// One try: connect if needed, write the request, read one response.
+    fn attempt<'r, B, const N: usize>(
+        &mut self,
+        req: &Request<'_>,
+        reader: &'r mut ResponseReader<B, N>,
+    ) -> Result<RestResponse<'r>, Failure>
+    where
+        B: AsRef<[u8]> + AsMut<[u8]>,
+    {
+        self.ensure_connected().map_err(Failure::Fatal)?;
+        let Some(conn) = self.conn.as_mut() else {
+            return Err(Failure::Fatal(Error::ConnectionClosed));
+        };
+        if conn.responses == 0 {
+            // A new connection: whatever the reader holds came from an earlier one.
+            reader.clear();
+        }
+        self.stats.requests += 1;
+        reader.expect(req.method());
+        if let Err(e) = conn.stream.write_all(req.as_bytes()) {
+            self.conn = None;
+            return Err(match Error::from_io(e, true) {
+                Error::Io(e) if is_disconnect(&e) => Failure::BeforeResponse(Error::Io(e)),
+                e => Failure::Fatal(e),
+            });
+        }
+        let mut received = 0usize;
+        let outcome = read_response(&mut conn.stream, reader, &mut received);
+        match outcome {
+            Ok(resp) => {
+                if resp.keep_alive() {
+                    conn.responses += 1;
+                    conn.last_used = Instant::now();
+                } else {
+                    self.conn = None;
+                }
+                Ok(resp)
+            }
+            Err(e) => {
+                self.conn = None;
+                if received == 0 && matches!(&e, Error::ConnectionClosed) {
+                    return Err(Failure::BeforeResponse(e));
+                }
+                match e {
+                    Error::Io(io) if received == 0 && is_disconnect(&io) => {
+                        Err(Failure::BeforeResponse(Error::Io(io)))
+                    }
+                    e => Err(Failure::Fatal(e)),
+                }
+            }
+        }
+    }
+}
+
+/// Read from `stream` into `reader` until it yields a response; `received` counts the
+/// bytes read. The peer closing before any byte is [`Error::ConnectionClosed`].
+fn read_response<'r, S: Stream, B, const N: usize>(
+    stream: &mut S,
+    reader: &'r mut ResponseReader<B, N>,
+    received: &mut usize,
+) -> Result<RestResponse<'r>, Error>
+where
+    B: AsRef<[u8]> + AsMut<[u8]>,
+{
+    let reader: *mut ResponseReader<B, N> = reader;
+    loop {
+        // SAFETY: `reader` comes from the `&'r mut` argument and is used only here. A
+        // response borrowed from it is returned at once; otherwise the borrow ends at
+        // the end of this statement, before the next use below: no two borrows overlap
+        // (the borrow checker rejects the conditional return in a loop, NLL problem
+        // case #3, which Polonius accepts).
+        if let Some(resp) = unsafe { &mut *reader }.poll().map_err(Error::Http)? {
+            return Ok(resp);
+        }
+        // SAFETY: as above; no borrow of the reader is alive here.
+        let r = unsafe { &mut *reader };
+        if r.is_eof() {
+            // `poll` after EOF either completes a close-delimited body or errors.
+            return Err(Error::Http(tickwire_codec::http::Error::UnexpectedEof));
+        }
+        let spare = r.spare_mut();
+        if spare.is_empty() {
+            return Err(Error::Http(tickwire_codec::http::Error::BodyTooLarge));
+        }
+        match read_some(stream, spare) {
+            Ok(0) => {
+                if *received == 0 {
+                    return Err(Error::ConnectionClosed);
+                }
+                r.signal_eof();
+            }
+            Ok(n) => {
+                *received += n;
+                r.commit(n);
+            }
+            Err(e) => return Err(Error::from_io(e, false)),
+        }
+    }
+}
+
+fn read_some<S: Stream>(stream: &mut S, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        match stream.read(buf) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            r => return r,
+        }
+    }
+}
+
+/// Errors that mean the peer dropped the connection.
+fn is_disconnect(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::BrokenPipe
+            | io::ErrorKind::UnexpectedEof
+    )
+}

@@ -1,0 +1,342 @@
+//! Client behaviour against scripted raw-TCP servers on 127.0.0.1: keep-alive reuse,
+//! stale connections and the retry policy, timeouts, responses split into single bytes,
+//! large requests written in pieces.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::thread::{self, JoinHandle};
+use std::time::Duration;
+
+use tickwire_codec::http::{Error as HttpError, RequestWriter, ResponseReader};
+
+use super::*;
+
+const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+
+/// Read one request head (and a Content-Length body) from `s`; `None` on EOF.
+fn read_request(s: &mut TcpStream) -> Option<Vec<u8>> {
+    let mut buf = Vec::new();
+    let mut b = [0u8; 1];
+    while !buf.ends_with(b"\r\n\r\n") {
+        match s.read(&mut b) {
+            Ok(1) => buf.push(b[0]),
+            _ => return None,
+        }
+    }
+    let head = String::from_utf8_lossy(&buf).to_ascii_lowercase();
+    let len = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length: "))
+        .map_or(0, |v| v.trim().parse::<usize>().unwrap());
+    let mut body = vec![0u8; len];
+    s.read_exact(&mut body).ok()?;
+    buf.extend_from_slice(&body);
+    Some(buf)
+}
+
+/// A server that runs `script` on each accepted connection (in order, one at a time)
+/// for `conns` connections and returns what each script returned.
+fn server<T: Send + 'static>(
+    conns: usize,
+    script: impl Fn(usize, TcpStream) -> T + Send + 'static,
+) -> (String, JoinHandle<Vec<T>>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    let h = thread::spawn(move || {
+        (0..conns)
+            .map(|i| {
+                let (s, _) = l.accept().unwrap();
+                s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                script(i, s)
+            })
+            .collect()
+    });
+    (url, h)
+}
+
+fn parts(c: &Client) -> (RequestWriter<Vec<u8>>, ResponseReader<Vec<u8>>) {
+    (
+        RequestWriter::new(vec![0; 1 << 16], c.host_header()).unwrap(),
+        ResponseReader::new(vec![0; 1 << 16]),
+    )
+}
+
+#[test]
+fn keep_alive_reuses_one_connection() {
+    let (url, h) = server(1, |_, mut s| {
+        let mut n = 0;
+        while read_request(&mut s).is_some() {
+            s.write_all(OK).unwrap();
+            n += 1;
+        }
+        n
+    });
+    let mut c = Client::connect(&url).unwrap();
+    let (mut w, mut r) = parts(&c);
+    let port = c.local_addr().unwrap().port();
+    for _ in 0..5 {
+        let req = w.get("/x").finish().unwrap();
+        let resp = c.send(&req, &mut r).unwrap();
+        assert_eq!((resp.status(), resp.body()), (200, &b"ok"[..]));
+        assert_eq!(c.local_addr().unwrap().port(), port);
+    }
+    assert_eq!(c.stats().connects, 1);
+    c.disconnect();
+    assert_eq!(h.join().unwrap(), [5]);
+}
+
+#[test]
+fn stale_connection_is_retried_for_idempotent_requests() {
+    // Each connection answers one request without saying `Connection: close`, then
+    // closes: the next request finds the connection stale.
+    let (url, h) = server(2, |_, mut s| {
+        read_request(&mut s).unwrap();
+        s.write_all(OK).unwrap();
+    });
+    let mut c = Client::builder().build(&url).unwrap();
+    let (mut w, mut r) = parts(&c);
+    assert_eq!(
+        c.send(&w.get("/1").finish().unwrap(), &mut r)
+            .unwrap()
+            .status(),
+        200
+    );
+    thread::sleep(Duration::from_millis(50));
+    let resp = c.send(&w.delete("/2").finish().unwrap(), &mut r).unwrap();
+    assert_eq!(resp.status(), 200);
+    let s = c.stats();
+    assert_eq!((s.connects, s.requests, s.retries), (2, 3, 1));
+    h.join().unwrap();
+}
+
+#[test]
+fn stale_connection_is_not_retried_for_post() {
+    let (url, h) = server(2, |i, mut s| {
+        let req = read_request(&mut s).unwrap();
+        s.write_all(OK).unwrap();
+        (i, req.starts_with(b"POST"))
+    });
+    // Probe disabled: the POST goes out on the stale connection and fails.
+    let mut c = Client::builder().idle_probe(None).build(&url).unwrap();
+    let (mut w, mut r) = parts(&c);
+    c.send(&w.post("/1").body(b"a").finish().unwrap(), &mut r)
+        .unwrap();
+    thread::sleep(Duration::from_millis(50));
+    match c.send(&w.post("/2").body(b"b").finish().unwrap(), &mut r) {
+        Err(Error::ConnectionClosed | Error::Io(_)) => {}
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(c.stats().retries, 0);
+    assert!(!c.is_connected());
+    // The next call connects again.
+    let resp = c
+        .send(&w.post("/3").body(b"c").finish().unwrap(), &mut r)
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(h.join().unwrap(), [(0, true), (1, true)]);
+}
+
+#[test]
+fn idle_probe_replaces_a_closed_connection_before_a_post() {
+    let (url, h) = server(2, |_, mut s| {
+        let req = read_request(&mut s).unwrap();
+        s.write_all(OK).unwrap();
+        req
+    });
+    let mut c = Client::builder()
+        .idle_probe(Some(Duration::from_millis(20)))
+        .build(&url)
+        .unwrap();
+    let (mut w, mut r) = parts(&c);
+    c.send(&w.post("/1").body(b"a").finish().unwrap(), &mut r)
+        .unwrap();
+    thread::sleep(Duration::from_millis(100));
+    let resp = c
+        .send(&w.patch("/2").body(b"b").finish().unwrap(), &mut r)
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let s = c.stats();
+    assert_eq!(
+        (s.connects, s.requests, s.retries, s.stale_probed),
+        (2, 2, 0, 1)
+    );
+    let reqs = h.join().unwrap();
+    assert!(reqs[1].starts_with(b"PATCH /2 "));
+}
+
+#[test]
+fn connection_close_and_close_delimited_responses_end_the_connection() {
+    let (url, h) = server(2, |i, mut s| {
+        read_request(&mut s).unwrap();
+        if i == 0 {
+            s.write_all(b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 1\r\n\r\na")
+                .unwrap();
+        } else {
+            s.write_all(b"HTTP/1.1 200 OK\r\n\r\nuntil the end")
+                .unwrap();
+        }
+    });
+    let mut c = Client::connect(&url).unwrap();
+    let (mut w, mut r) = parts(&c);
+    let resp = c.send(&w.get("/a").finish().unwrap(), &mut r).unwrap();
+    assert_eq!(resp.body(), b"a");
+    assert!(!c.is_connected());
+    let resp = c.send(&w.get("/b").finish().unwrap(), &mut r).unwrap();
+    assert_eq!(resp.body(), b"until the end");
+    assert!(!resp.keep_alive());
+    assert!(!c.is_connected());
+    assert_eq!(c.stats().connects, 2);
+    h.join().unwrap();
+}
+
+#[test]
+fn response_in_single_bytes_and_head_request() {
+    let (url, h) = server(1, |_, mut s| {
+        read_request(&mut s).unwrap();
+        s.set_nodelay(true).unwrap();
+        let resp = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2;x=y\r\nde\r\n0\r\nT: 1\r\n\r\n";
+        for b in resp {
+            s.write_all(&[*b]).unwrap();
+            thread::sleep(Duration::from_micros(200));
+        }
+        read_request(&mut s).unwrap();
+        // A HEAD response announces a length but has no body.
+        s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n")
+            .unwrap();
+        read_request(&mut s).unwrap();
+        s.write_all(OK).unwrap();
+    });
+    let mut c = Client::connect(&url).unwrap();
+    let (mut w, mut r) = parts(&c);
+    assert_eq!(
+        c.send(&w.get("/c").finish().unwrap(), &mut r)
+            .unwrap()
+            .body(),
+        b"abcde"
+    );
+    let resp = c.send(&w.head("/h").finish().unwrap(), &mut r).unwrap();
+    assert_eq!((resp.status(), resp.body()), (200, &b""[..]));
+    assert_eq!(
+        c.send(&w.get("/x").finish().unwrap(), &mut r)
+            .unwrap()
+            .body(),
+        b"ok"
+    );
+    assert_eq!(c.stats().connects, 1);
+    h.join().unwrap();
+}
+
+#[test]
+fn large_request_is_written_whole_to_a_slow_reader() {
+    const LEN: usize = 8 << 20;
+    let (url, h) = server(1, |_, mut s| {
+        thread::sleep(Duration::from_millis(200)); // let the client fill the socket
+        let req = read_request(&mut s).unwrap();
+        s.write_all(OK).unwrap();
+        req
+    });
+    let body: Vec<u8> = (0..LEN).map(|i| (i % 251) as u8).collect();
+    let mut c = Client::connect(&url).unwrap();
+    let mut w = RequestWriter::new(vec![0; LEN + 4096], c.host_header()).unwrap();
+    let mut r: ResponseReader<Vec<u8>> = ResponseReader::new(vec![0; 4096]);
+    let resp = c
+        .send(&w.put("/big").body(&body).finish().unwrap(), &mut r)
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let req = &h.join().unwrap()[0];
+    assert!(req.ends_with(&body));
+}
+
+#[test]
+fn read_timeout_is_a_typed_error() {
+    let (url, h) = server(1, |_, mut s| {
+        read_request(&mut s).unwrap();
+        // Half a response, then silence.
+        s.write_all(b"HTTP/1.1 200 OK\r\n").unwrap();
+        thread::sleep(Duration::from_millis(600));
+    });
+    let mut c = Client::builder()
+        .read_timeout(Some(Duration::from_millis(150)))
+        .connect(&url)
+        .unwrap();
+    let (mut w, mut r) = parts(&c);
+    match c.send(&w.get("/slow").finish().unwrap(), &mut r) {
+        Err(Error::ReadTimeout) => {}
+        other => panic!("{other:?}"),
+    }
+    assert!(!c.is_connected());
+    h.join().unwrap();
+}
+
+#[test]
+fn connect_errors_are_typed() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    match Client::connect(&format!("http://127.0.0.1:{port}")) {
+        Err(Error::Io(e)) => assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused),
+        other => panic!("{other:?}"),
+    }
+    match Client::builder()
+        .connect_timeout(Duration::ZERO)
+        .connect(&format!("http://127.0.0.1:{port}"))
+    {
+        Err(Error::ConnectTimeout) => {}
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        Client::connect("https://h"),
+        Err(Error::TlsNotSupported)
+    ));
+    assert!(matches!(Client::connect("ftp://h"), Err(Error::Url(_))));
+}
+
+#[test]
+fn malformed_response_is_an_http_error_and_drops_the_connection() {
+    let (url, h) = server(1, |_, mut s| {
+        read_request(&mut s).unwrap();
+        s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab")
+            .unwrap();
+    });
+    let mut c = Client::connect(&url).unwrap();
+    let (mut w, mut r) = parts(&c);
+    match c.send(&w.get("/").finish().unwrap(), &mut r) {
+        Err(Error::Http(HttpError::ConflictingContentLength)) => {}
+        other => panic!("{other:?}"),
+    }
+    assert!(!c.is_connected());
+    h.join().unwrap();
+}
+
+#[test]
+fn reader_is_cleared_for_a_connection_opened_ahead_of_the_request() {
+    let (url, h) = server(2, |i, mut s| {
+        read_request(&mut s).unwrap();
+        if i == 0 {
+            // Close-delimited: leaves the reader at EOF.
+            s.write_all(b"HTTP/1.1 200 OK\r\n\r\nfirst").unwrap();
+        } else {
+            s.write_all(OK).unwrap();
+        }
+    });
+    let mut c = Client::connect(&url).unwrap();
+    let (mut w, mut r) = parts(&c);
+    assert_eq!(
+        c.send(&w.get("/1").finish().unwrap(), &mut r)
+            .unwrap()
+            .body(),
+        b"first"
+    );
+    assert!(r.is_eof());
+    // As a pool does at acquire time: connect before the next request.
+    c.ensure_connected().unwrap();
+    assert_eq!(
+        c.send(&w.get("/2").finish().unwrap(), &mut r)
+            .unwrap()
+            .body(),
+        b"ok"
+    );
+    h.join().unwrap();
+}

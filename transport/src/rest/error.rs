@@ -1,0 +1,98 @@
+//! The REST client's error type: what failed, and whether the connection survived.
+
+use std::fmt;
+use std::io;
+
+use tickwire_codec::http::{BuildError, Error as HttpError};
+
+/// Everything a REST call can fail with. After any error but [`Error::Url`],
+/// [`Error::TlsNotSupported`] and [`Error::PoolExhausted`] the connection is dropped;
+/// the next call connects again.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// A socket error (connect refused, reset, ...).
+    Io(io::Error),
+    /// The URL could not be parsed (or is not `http://` / `https://`).
+    Url(crate::ws::UrlError),
+    /// `https://` needs TLS, which this transport does not support yet.
+    TlsNotSupported,
+    /// The host name resolved to no address.
+    NoAddress,
+    /// The TCP connection was not established within the connect timeout.
+    ConnectTimeout,
+    /// No response byte (or no further response byte) arrived within the read timeout.
+    ReadTimeout,
+    /// The socket took no request bytes within the write timeout.
+    WriteTimeout,
+    /// The server closed the connection before the first byte of the response, and the
+    /// request was not retried (its method is not idempotent, or it was the retry).
+    /// The server may or may not have processed it.
+    ConnectionClosed,
+    /// The response broke HTTP/1.1 (or a size limit of the reader).
+    Http(HttpError),
+    /// The request could not be built (a [`tickwire_codec::http::RequestWriter`] error).
+    Build(BuildError),
+    /// Every connection of the pool is in use.
+    PoolExhausted,
+}
+
+impl Error {
+    /// Classify an I/O error of a read or write on a connected stream.
+    pub(crate) fn from_io(e: io::Error, write: bool) -> Error {
+        match e.kind() {
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
+                if write {
+                    Error::WriteTimeout
+                } else {
+                    Error::ReadTimeout
+                }
+            }
+            _ => Error::Io(e),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Io(e) => write!(f, "I/O error: {e}"),
+            Error::Url(e) => write!(f, "invalid URL: {e}"),
+            Error::TlsNotSupported => f.write_str("https:// needs TLS, not supported yet"),
+            Error::NoAddress => f.write_str("host resolved to no address"),
+            Error::ConnectTimeout => f.write_str("connect timed out"),
+            Error::ReadTimeout => f.write_str("read timed out"),
+            Error::WriteTimeout => f.write_str("write timed out"),
+            Error::ConnectionClosed => {
+                f.write_str("server closed the connection before responding")
+            }
+            Error::Http(e) => write!(f, "HTTP error: {e}"),
+            Error::Build(e) => write!(f, "request build error: {e}"),
+            Error::PoolExhausted => f.write_str("all pooled connections are in use"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io(e) => Some(e),
+            Error::Url(e) => Some(e),
+            Error::Http(e) => Some(e),
+            Error::Build(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<HttpError> for Error {
+    fn from(e: HttpError) -> Self {
+        Error::Http(e)
+    }
+}
+
+impl From<BuildError> for Error {
+    fn from(e: BuildError) -> Self {
+        Error::Build(e)
+    }
+}

@@ -1,0 +1,176 @@
+//! The byte streams a REST connection runs on, and how they are made: [`Connector`]
+//! opens a [`Stream`] to a host and port. [`TcpConnector`] gives plain TCP with
+//! TCP_NODELAY; a TLS connector (the TLS issue) wraps it and returns its own stream,
+//! and the client code stays the same.
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+use super::error::Error;
+
+/// A connected byte stream in blocking mode, with the read and write timeouts of its
+/// connector already applied (a read or write that waits longer fails with
+/// `WouldBlock` or `TimedOut`).
+pub trait Stream: Read + Write {
+    /// Without blocking: whether the peer has already closed its side (or reset the
+    /// connection), as an idle keep-alive connection can be. `Ok(false)` when the
+    /// connection looks usable (no bytes pending, or bytes pending that a reader will
+    /// see).
+    fn peer_closed(&mut self) -> io::Result<bool>;
+
+    /// The local address, when there is one (for tests and logs).
+    fn local_addr(&self) -> io::Result<SocketAddr>;
+}
+
+impl Stream for TcpStream {
+    fn peer_closed(&mut self) -> io::Result<bool> {
+        self.set_nonblocking(true)?;
+        let mut b = [0u8; 1];
+        let r = self.peek(&mut b);
+        self.set_nonblocking(false)?;
+        match r {
+            Ok(0) => Ok(true),
+            Ok(_) => Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(false),
+            Err(_) => Ok(true),
+        }
+    }
+
+    fn local_addr(&self) -> io::Result<SocketAddr> {
+        TcpStream::local_addr(self)
+    }
+}
+
+/// Opens streams to a host and port, with the timeouts given.
+pub trait Connector {
+    /// The stream it makes.
+    type Stream: Stream;
+
+    /// Connect to `host:port` within `timeouts.connect` (resolution included), then apply
+    /// the read and write timeouts. A connect that takes too long is
+    /// [`Error::ConnectTimeout`].
+    fn connect(&self, host: &str, port: u16, timeouts: &Timeouts) -> Result<Self::Stream, Error>;
+}
+
+/// The timeouts a connector applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// The longest a TCP connect may take (for all resolved addresses together).
+    pub connect: Duration,
+    /// The longest wait for the next bytes of a response (`None`: forever).
+    pub read: Option<Duration>,
+    /// The longest wait for the socket to take more request bytes (`None`: forever).
+    pub write: Option<Duration>,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            connect: Duration::from_secs(10),
+            read: Some(Duration::from_secs(30)),
+            write: Some(Duration::from_secs(30)),
+        }
+    }
+}
+
+/// Plain TCP: tries each resolved address in turn, sets TCP_NODELAY (on by default: a
+/// request goes out in one segment without waiting for the previous one's ACK).
+#[derive(Debug, Clone, Copy)]
+pub struct TcpConnector {
+    /// TCP_NODELAY on the connected socket.
+    pub nodelay: bool,
+}
+
+impl Default for TcpConnector {
+    fn default() -> Self {
+        TcpConnector { nodelay: true }
+    }
+}
+
+impl Connector for TcpConnector {
+    type Stream = TcpStream;
+
+    fn connect(&self, host: &str, port: u16, timeouts: &Timeouts) -> Result<TcpStream, Error> {
+        let deadline = Instant::now() + timeouts.connect;
+        let mut last = None;
+        for addr in (host, port).to_socket_addrs().map_err(Error::Io)? {
+            let left = match deadline.checked_duration_since(Instant::now()) {
+                Some(left) if !left.is_zero() => left,
+                _ => return Err(Error::ConnectTimeout),
+            };
+            match TcpStream::connect_timeout(&addr, left) {
+                Ok(s) => {
+                    s.set_nodelay(self.nodelay).map_err(Error::Io)?;
+                    s.set_read_timeout(timeouts.read).map_err(Error::Io)?;
+                    s.set_write_timeout(timeouts.write).map_err(Error::Io)?;
+                    return Ok(s);
+                }
+                Err(e) if e.kind() == io::ErrorKind::TimedOut => last = Some(Error::ConnectTimeout),
+                Err(e) => last = Some(Error::Io(e)),
+            }
+        }
+        Err(last.unwrap_or(Error::NoAddress))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    #[test]
+    fn tcp_connector_sets_nodelay_and_timeouts() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let t = Timeouts {
+            read: Some(Duration::from_millis(1500)),
+            ..Timeouts::default()
+        };
+        let s = TcpConnector::default()
+            .connect("127.0.0.1", port, &t)
+            .unwrap();
+        assert!(s.nodelay().unwrap());
+        assert_eq!(s.read_timeout().unwrap(), Some(Duration::from_millis(1500)));
+        let s = TcpConnector { nodelay: false }
+            .connect("localhost", port, &t)
+            .unwrap();
+        assert!(!s.nodelay().unwrap());
+    }
+
+    #[test]
+    fn refused_is_io_error() {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        match TcpConnector::default().connect("127.0.0.1", port, &Timeouts::default()) {
+            Err(Error::Io(e)) => assert_eq!(e.kind(), io::ErrorKind::ConnectionRefused),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn peer_closed_sees_fin_but_not_idle_or_pending_bytes() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let mut c = TcpConnector::default()
+            .connect("127.0.0.1", port, &Timeouts::default())
+            .unwrap();
+        let (mut srv, _) = l.accept().unwrap();
+        assert!(!c.peer_closed().unwrap());
+        srv.write_all(b"x").unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(!c.peer_closed().unwrap());
+        let mut b = [0u8; 1];
+        c.read_exact(&mut b).unwrap();
+        drop(srv);
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(c.peer_closed().unwrap());
+        // Still blocking afterwards.
+        c.set_read_timeout(Some(Duration::from_millis(10))).unwrap();
+        assert_eq!(c.read(&mut b).unwrap(), 0);
+    }
+}
