@@ -111,6 +111,13 @@ const STEPS: &[Step] = &[
         args: &["+nightly", "miri", "test", "-p", "tickwire-codec"],
         env: MIRI_ENV,
     },
+    // Runs this very binary: every cargo-fuzz target for 20 s.
+    Step {
+        name: "fuzz",
+        program: "<self>",
+        args: &["fuzz", "--time", "20"],
+        env: &[],
+    },
     // Runs this very binary; guarded below until the transport's example exists.
     Step {
         name: "autobahn",

@@ -1,4 +1,5 @@
-//! `cargo xtask`: project automation for tickwire (Autobahn conformance runs, benchmarks, CI).
+//! `cargo xtask`: project automation for tickwire (Autobahn conformance runs, benchmarks, fuzzing,
+//! CI).
 //!
 //! Invoked through the alias in `.cargo/config.toml`. Arguments are parsed by hand to keep
 //! the dependency list short; every subcommand returns the exit code the process ends with.
@@ -6,6 +7,7 @@
 mod autobahn;
 mod bench;
 mod ci;
+mod fuzz;
 mod proc;
 mod workspace;
 
@@ -34,11 +36,17 @@ commands:
         --readme: after the run, rewrite README.md's block between the bench markers.
   ci
         The steps of .ci/run (without its tool installs): fmt check, clippy, tests, no_std
-        builds, miri, Autobahn (both roles); stops at the first failure.
+        builds, miri, fuzz (20 s per target), Autobahn (both roles); stops at the first
+        failure.
+  fuzz [--time SECS] [TARGET...]
+        Build the cargo-fuzz targets in fuzz/ and run each (default: all) for SECS seconds
+        (default 30) over fuzz/corpus/TARGET and the committed seeds in fuzz/seeds/TARGET.
+        Prints per target the inputs executed and whether anything was found; exits
+        non-zero on a finding. Needs nightly and cargo-fuzz (`rustup toolchain install
+        nightly`, `cargo install cargo-fuzz --locked`); TICKWIRE_FUZZ_TOOLCHAIN picks
+        another nightly.
   help
         This text.
-
-Not here yet: `fuzz` (cargo-fuzz runs) is added by a separate change.
 ";
 
 fn main() -> ExitCode {
@@ -52,9 +60,7 @@ fn main() -> ExitCode {
         Some("autobahn") => autobahn::main(rest),
         Some("bench") => bench::main(rest),
         Some("ci") => ci::main(rest),
-        Some("fuzz") => {
-            Err("`cargo xtask fuzz` does not exist yet (a separate change adds it)".into())
-        }
+        Some("fuzz") => fuzz::main(rest),
         Some(other) => Err(format!("unknown command `{other}`; see `cargo xtask help`")),
     };
     match result {

@@ -14,6 +14,8 @@ pub mod reader;
 pub mod writer;
 
 #[cfg(test)]
+mod limits_tests;
+#[cfg(test)]
 mod tests;
 
 pub use close::{CloseCode, CloseFrame};

@@ -2,7 +2,11 @@
 //!
 //! The reader owns a receive buffer over caller storage. Bytes are read into
 //! [`FrameReader::spare_mut`] and committed; [`FrameReader::next`] then yields
-//! one [`Message`] at a time, borrowing the buffer. Nothing is copied for an
+//! one [`Message`] at a time, borrowing the buffer. The same step comes in two
+//! halves for callers that must decide what to do before they borrow:
+//! [`FrameReader::advance`] (`Ok(true)`: a message is ready) and
+//! [`FrameReader::message`] (borrow it, as often as needed, until the reader is
+//! used again). Nothing is copied for an
 //! unfragmented message. A fragmented message is assembled in place: each
 //! fragment's payload is moved down over the header that preceded it, so the
 //! message is one contiguous slice when it completes. Control frames that
@@ -14,7 +18,7 @@
 //! message is rejected at the first byte where it is certain to be invalid,
 //! even in the middle of a frame.
 
-use super::close::parse_close;
+use super::close::{CloseCode, CloseFrame, parse_close};
 use super::error::Error;
 use super::frame::{Header, MAX_CONTROL_PAYLOAD, MAX_HEADER_LEN, OpCode, Role};
 use super::message::Message;
@@ -66,6 +70,44 @@ struct MsgState {
     valid: usize,
 }
 
+/// Where the last message [`FrameReader::advance`] finished sits in the buffer.
+#[derive(Debug, Clone, Copy)]
+enum Ready {
+    Text {
+        start: usize,
+        len: usize,
+    },
+    Binary {
+        start: usize,
+        len: usize,
+    },
+    Ping {
+        start: usize,
+        len: usize,
+    },
+    Pong {
+        start: usize,
+        len: usize,
+    },
+    /// A close; `start`/`len` locate the reason (already checked as UTF-8).
+    Close {
+        code: Option<CloseCode>,
+        start: usize,
+        len: usize,
+    },
+}
+
+impl Ready {
+    #[inline(always)]
+    fn data(start: usize, len: usize, text: bool) -> Self {
+        if text {
+            Ready::Text { start, len }
+        } else {
+            Ready::Binary { start, len }
+        }
+    }
+}
+
 /// Decodes frames of one role from a buffer over caller storage `B`.
 #[derive(Debug, Clone)]
 pub struct FrameReader<B> {
@@ -82,6 +124,8 @@ pub struct FrameReader<B> {
     msg: Option<MsgState>,
     last_rsv: u8,
     closed: bool,
+    /// The message the last `advance` finished, until the buffer is touched again.
+    ready: Option<Ready>,
 }
 
 impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
@@ -109,6 +153,7 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
             msg: None,
             last_rsv: 0,
             closed: false,
+            ready: None,
         }
     }
 
@@ -150,6 +195,8 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
     /// prevent.
     #[inline]
     pub fn spare_mut(&mut self) -> &mut [u8] {
+        // Compaction may move the finished message: it is no longer available.
+        self.ready = None;
         // Bytes that can be reclaimed: everything before the live data, plus
         // (inside a fragmented message) the headers of the fragments already
         // folded into the message, which sit between its end and `pos`.
@@ -203,13 +250,17 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
     /// The next message, or `Ok(None)` when more bytes are needed.
     ///
     /// An error is final: fail the connection with [`Error::close_code`].
+    /// Same as [`advance`](Self::advance) followed by [`message`](Self::message).
     #[inline(always)]
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<Message<'_>>, Error> {
         // Inlined into the caller: a whole unfragmented data frame costs no
         // call and no spill of the general path's registers.
         match self.whole_frame() {
-            Ok(Some((start, len, text))) => Ok(Some(self.data_message(start, len, text))),
+            Ok(Some((start, len, text))) => {
+                self.ready = Some(Ready::data(start, len, text));
+                Ok(Some(self.data_message(start, len, text)))
+            }
             Ok(None) => self.next_general(),
             Err(e) => Err(e),
         }
@@ -219,12 +270,37 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
     /// frames, fragments, control frames, errors.
     #[inline(never)]
     fn next_general(&mut self) -> Result<Option<Message<'_>>, Error> {
+        if self.advance_general()? {
+            Ok(self.message())
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// Process received bytes up to the end of the next message: `Ok(true)` when
+    /// one is ready for [`message`](Self::message), `Ok(false)` when more bytes
+    /// are needed. An error is final, as for [`next`](Self::next).
+    #[inline]
+    pub fn advance(&mut self) -> Result<bool, Error> {
+        match self.whole_frame()? {
+            Some((start, len, text)) => {
+                self.ready = Some(Ready::data(start, len, text));
+                Ok(true)
+            }
+            None => self.advance_general(),
+        }
+    }
+
+    /// [`advance`](Self::advance) for everything the fast path leaves.
+    #[inline(never)]
+    fn advance_general(&mut self) -> Result<bool, Error> {
+        self.ready = None;
         loop {
             if self.frame.is_none() {
                 let data = &self.buf.as_ref()[self.pos..self.end];
                 let h = match Header::parse(data, self.role, self.allowed_rsv)? {
                     Some(h) => h,
-                    None => return Ok(None),
+                    None => return Ok(false),
                 };
                 if self.closed {
                     return Err(Error::FrameAfterClose);
@@ -234,9 +310,12 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
                 }
                 self.start_data(h)?;
             }
-            match self.advance()? {
-                Some((start, len, text)) => return Ok(Some(self.data_message(start, len, text))),
-                None if self.frame.is_some() => return Ok(None),
+            match self.advance_payload()? {
+                Some((start, len, text)) => {
+                    self.ready = Some(Ready::data(start, len, text));
+                    return Ok(true);
+                }
+                None if self.frame.is_some() => return Ok(false),
                 None => {} // a non-final fragment finished: parse the next header
             }
         }
@@ -248,7 +327,7 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
         let bytes = &self.buf.as_ref()[start..start + len];
         if text {
             // SAFETY: callers pass a text message only after validating exactly
-            // these bytes as UTF-8 (`whole_frame`, or `advance` whole or
+            // these bytes as UTF-8 (`whole_frame`, or `advance_payload` whole or
             // incrementally with nothing left over).
             Message::Text(unsafe { core::str::from_utf8_unchecked(bytes) })
         } else {
@@ -265,6 +344,7 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
     /// with the same results, errors included.
     #[inline(always)]
     fn whole_frame(&mut self) -> Result<Option<(usize, usize, bool)>, Error> {
+        self.ready = None;
         if self.frame.is_some() || self.msg.is_some() || self.closed {
             return Ok(None);
         }
@@ -324,11 +404,30 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
         Ok(Some((start, len, text)))
     }
 
-    fn control(&mut self, h: Header) -> Result<Option<Message<'_>>, Error> {
+    /// The message the last [`advance`](Self::advance) (or [`next`](Self::next))
+    /// finished, borrowing the buffer; `None` if there is none, or once
+    /// [`spare_mut`](Self::spare_mut), [`feed`](Self::feed) or `advance` ran since.
+    #[inline]
+    pub fn message(&self) -> Option<Message<'_>> {
+        let buf = self.buf.as_ref();
+        let bytes = |start: usize, len: usize| buf.get(start..start + len).unwrap_or(&[]);
+        Some(match self.ready? {
+            Ready::Text { start, len } => Message::Text(checked_str(bytes(start, len))),
+            Ready::Binary { start, len } => Message::Binary(bytes(start, len)),
+            Ready::Ping { start, len } => Message::Ping(bytes(start, len)),
+            Ready::Pong { start, len } => Message::Pong(bytes(start, len)),
+            Ready::Close { code, start, len } => Message::Close(code.map(|code| CloseFrame {
+                code,
+                reason: checked_str(bytes(start, len)),
+            })),
+        })
+    }
+
+    fn control(&mut self, h: Header) -> Result<bool, Error> {
         let len = h.payload_len as usize; // <= 125, checked by Header::parse
         let total = h.header_len + len;
         if self.end - self.pos < total {
-            return Ok(None);
+            return Ok(false);
         }
         let start = self.pos + h.header_len;
         self.pos += total;
@@ -337,16 +436,27 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
         if let Some(key) = h.mask {
             apply_mask(payload, key, 0);
         }
-        let payload = &buf[start..start + len];
-        Ok(Some(match h.opcode {
-            OpCode::Ping => Message::Ping(payload),
-            OpCode::Pong => Message::Pong(payload),
+        self.ready = Some(match h.opcode {
+            OpCode::Ping => Ready::Ping { start, len },
+            OpCode::Pong => Ready::Pong { start, len },
             _ => {
-                let close = parse_close(payload)?;
+                let close = parse_close(&buf[start..start + len])?;
                 self.closed = true;
-                Message::Close(close)
+                match close {
+                    None => Ready::Close {
+                        code: None,
+                        start,
+                        len: 0,
+                    },
+                    Some(c) => Ready::Close {
+                        code: Some(c.code),
+                        start: start + 2,
+                        len: len - 2,
+                    },
+                }
             }
-        }))
+        });
+        Ok(true)
     }
 
     fn start_data(&mut self, h: Header) -> Result<(), Error> {
@@ -387,7 +497,7 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
     /// Returns the finished message's (start, len, is_text) when the final
     /// frame completes.
     #[inline]
-    fn advance(&mut self) -> Result<Option<(usize, usize, bool)>, Error> {
+    fn advance_payload(&mut self) -> Result<Option<(usize, usize, bool)>, Error> {
         let (Some(mut f), Some(mut m)) = (self.frame, self.msg) else {
             return Ok(None);
         };
@@ -433,4 +543,18 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
         self.last_rsv = m.rsv;
         Ok(Some((m.start, m.len, m.text)))
     }
+}
+
+/// Bytes the reader has already validated as UTF-8 (a finished text message, or
+/// a close reason), as `&str`.
+#[inline]
+fn checked_str(bytes: &[u8]) -> &str {
+    debug_assert!(core::str::from_utf8(bytes).is_ok());
+    // SAFETY: only called on the span of a `Ready::Text` or `Ready::Close`
+    // reason. `advance_payload` validated a text message's bytes (whole, or
+    // incrementally with nothing left over) and `parse_close` the reason's
+    // before that `Ready` was recorded, and the bytes cannot change while it
+    // stands: every `&mut` access to the buffer (`spare_mut`, `feed`,
+    // `advance`) clears it first.
+    unsafe { core::str::from_utf8_unchecked(bytes) }
 }

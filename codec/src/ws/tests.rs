@@ -709,3 +709,45 @@ fn raw_frame() -> impl Strategy<Value = Vec<u8>> {
         },
     )
 }
+
+#[test]
+fn advance_then_borrow_the_message() {
+    // Ping, a fragmented text message and a close, in one buffer.
+    let wire = b"\x89\x02hi\x01\x03Hel\x80\x02lo\x88\x05\x03\xe8bye";
+    let mut r = FrameReader::new(Role::Client, vec![0u8; 512]);
+    assert_eq!(r.message(), None);
+    r.feed(wire);
+    assert_eq!(r.advance(), Ok(true));
+    assert_eq!(r.message(), Some(Message::Ping(b"hi")));
+    // Borrowing again gives the same message until the reader is used.
+    assert_eq!(r.message(), Some(Message::Ping(b"hi")));
+    assert_eq!(r.advance(), Ok(true));
+    assert_eq!(r.message(), Some(Message::Text("Hello")));
+    assert_eq!(r.advance(), Ok(true));
+    assert_eq!(
+        r.message(),
+        Some(Message::Close(Some(CloseFrame {
+            code: CloseCode::NORMAL,
+            reason: "bye"
+        })))
+    );
+    assert_eq!(r.advance(), Ok(false));
+    assert_eq!(r.message(), None);
+
+    // Touching the buffer (which may compact it) ends the borrowable message.
+    let mut r = FrameReader::new(Role::Client, vec![0u8; 512]);
+    r.feed(b"\x81\x02ok");
+    assert_eq!(r.advance(), Ok(true));
+    let _ = r.spare_mut();
+    assert_eq!(r.message(), None);
+    // An empty close carries no frame.
+    let mut r = FrameReader::new(Role::Client, vec![0u8; 512]);
+    r.feed(b"\x88\x00");
+    assert_eq!(r.advance(), Ok(true));
+    assert_eq!(r.message(), Some(Message::Close(None)));
+    // An error leaves nothing to borrow.
+    let mut r = FrameReader::new(Role::Client, vec![0u8; 512]);
+    r.feed(b"\x81\x01\xff");
+    assert_eq!(r.advance(), Err(Error::InvalidUtf8));
+    assert_eq!(r.message(), None);
+}

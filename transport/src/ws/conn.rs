@@ -484,24 +484,20 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                 State::Failed => return Err(Error::AlreadyClosed),
                 State::Open | State::CloseSent { .. } => {}
             }
-            // SAFETY: `self.reader` is a field of `*self`, which is borrowed mutably for
-            // `'a`, so it outlives `'a`. A fresh reference is made on every iteration and
-            // used for one `next()` call. Its message is either returned, after which
-            // nothing touches `self.reader` during `'a` (the caller's borrow of `self`
-            // forbids it), or dropped before the loop reads into the reader again; while
-            // a message is alive only `self.io`, a disjoint field, is used. The borrow
-            // checker (NLL) rejects this loop only because it cannot see that the `None`
-            // path holds no borrow: rust-lang/rust#54663, accepted by Polonius.
-            let reader: &'a mut FrameReader<Vec<u8>> =
-                unsafe { &mut *std::ptr::from_mut(&mut self.reader) };
-            match reader.next() {
-                Ok(Some(msg)) => {
-                    if self.io.on_message(&msg)? {
-                        return Ok(Some(msg));
+            // Advance first, borrow after: the message is borrowed for `'a` only on the
+            // path that returns it, so the loop can go on reading into the reader.
+            match self.reader.advance() {
+                Ok(true) => {
+                    let deliver = match self.reader.message() {
+                        Some(msg) => self.io.on_message(&msg)?,
+                        None => false,
+                    };
+                    if deliver {
+                        return Ok(self.reader.message());
                     }
                     continue;
                 }
-                Ok(None) => {}
+                Ok(false) => {}
                 Err(e) => {
                     self.fail(e.close_code());
                     return Err(Error::Protocol(e));
