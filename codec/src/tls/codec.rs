@@ -280,6 +280,15 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> TlsCodec<B> {
         self.incoming.commit(n);
     }
 
+    /// Move handshake records queued behind a full output buffer into `out`;
+    /// `true` when none are left.
+    pub fn drain_pending_output<O: AsRef<[u8]> + AsMut<[u8]>>(
+        &mut self,
+        out: &mut WriteBuf<O>,
+    ) -> bool {
+        self.pending_out.drain_into(out)
+    }
+
     /// Copy ciphertext in (for callers that already have it elsewhere); returns how many
     /// bytes were taken.
     pub fn handle_incoming(&mut self, ciphertext: &[u8]) -> usize {

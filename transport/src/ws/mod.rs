@@ -18,6 +18,7 @@ mod api;
 mod client;
 mod conn;
 mod error;
+mod net;
 mod server;
 pub mod url;
 

@@ -1,0 +1,130 @@
+//! [`NetStream`]: what a WebSocket connection runs on, a plain TCP socket or TLS over
+//! one (`wss://`, or a server with a TLS config). One branch per call; the connection
+//! code is the same for both.
+
+use std::io::{self, Read, Write};
+use std::net::Shutdown;
+
+use mio::net::TcpStream;
+use mio::{Interest, Registry, Token};
+
+use super::conn::Stream;
+use crate::tls::TlsStream;
+
+/// A plain or TLS socket.
+#[derive(Debug)]
+pub(crate) enum NetStream {
+    Tcp(TcpStream),
+    /// Boxed: the TLS state is large and a plain connection should not carry its size.
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+impl NetStream {
+    /// The TCP socket underneath.
+    pub fn tcp(&self) -> &TcpStream {
+        match self {
+            NetStream::Tcp(s) => s,
+            NetStream::Tls(s) => s.get_ref(),
+        }
+    }
+
+    /// The TLS stream, for a TLS connection.
+    pub fn tls(&self) -> Option<&TlsStream<TcpStream>> {
+        match self {
+            NetStream::Tcp(_) => None,
+            NetStream::Tls(s) => Some(s),
+        }
+    }
+}
+
+impl Read for NetStream {
+    #[inline]
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            NetStream::Tcp(s) => s.read(buf),
+            NetStream::Tls(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for NetStream {
+    #[inline]
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            NetStream::Tcp(s) => s.write(buf),
+            NetStream::Tls(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            NetStream::Tcp(s) => s.flush(),
+            NetStream::Tls(s) => s.flush(),
+        }
+    }
+}
+
+impl Stream for NetStream {
+    fn shutdown_write(&mut self) -> io::Result<()> {
+        match self {
+            NetStream::Tcp(s) => s.shutdown(Shutdown::Write),
+            NetStream::Tls(s) => s.shutdown_write(),
+        }
+    }
+
+    fn close_notify(&mut self) -> io::Result<()> {
+        match self {
+            NetStream::Tcp(_) => Ok(()),
+            NetStream::Tls(s) => s.send_close_notify().map(|_| ()),
+        }
+    }
+
+    #[inline]
+    fn flush_buffered(&mut self) -> io::Result<bool> {
+        match self {
+            NetStream::Tcp(_) => Ok(true),
+            NetStream::Tls(s) => s.flush_pending(),
+        }
+    }
+
+    #[inline]
+    fn has_buffered(&self) -> bool {
+        match self {
+            NetStream::Tcp(_) => false,
+            NetStream::Tls(s) => s.has_pending(),
+        }
+    }
+}
+
+impl mio::event::Source for NetStream {
+    fn register(
+        &mut self,
+        registry: &Registry,
+        token: Token,
+        interests: Interest,
+    ) -> io::Result<()> {
+        match self {
+            NetStream::Tcp(s) => s.register(registry, token, interests),
+            NetStream::Tls(s) => s.register(registry, token, interests),
+        }
+    }
+
+    fn reregister(
+        &mut self,
+        registry: &Registry,
+        token: Token,
+        interests: Interest,
+    ) -> io::Result<()> {
+        match self {
+            NetStream::Tcp(s) => s.reregister(registry, token, interests),
+            NetStream::Tls(s) => s.reregister(registry, token, interests),
+        }
+    }
+
+    fn deregister(&mut self, registry: &Registry) -> io::Result<()> {
+        match self {
+            NetStream::Tcp(s) => s.deregister(registry),
+            NetStream::Tls(s) => s.deregister(registry),
+        }
+    }
+}
