@@ -200,7 +200,13 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> TlsCodec<B> {
         TlsCodec {
             side,
             incoming: ReadBuf::new(incoming),
-            spill: Spill::default(),
+            // One record's plaintext: what a `read` into a full slice leaves over, so
+            // that case does not allocate (only records decrypted during `encrypt`,
+            // while the application is not reading, can make it grow).
+            spill: Spill {
+                buf: Vec::with_capacity(MAX_PLAINTEXT),
+                pos: 0,
+            },
             pending_out: PendingOut::default(),
             peer_closed: false,
             close_sent: false,

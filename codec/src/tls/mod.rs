@@ -45,9 +45,11 @@
 //! providers need more than `core` + `alloc`: `ring` takes its randomness from
 //! `getrandom` (which on `x86_64-unknown-none` needs a custom backend registered by the
 //! application) and `aws-lc-rs` needs a C library and libc. On bare metal, use a pure-Rust
-//! provider such as `rustls-rustcrypto`, or your own, fed by your platform's RNG and
-//! clock. The codec itself (rustls with `default-features = false`) builds for
-//! `x86_64-unknown-none`, which CI checks.
+//! provider (the third-party `rustls-rustcrypto`, or your own `CryptoProvider`) fed by
+//! your platform's RNG, and a `TimeProvider` reading its clock (RTC, GPS, PTP). The
+//! codec itself (rustls with `default-features = false`: no std, no provider) builds
+//! for `x86_64-unknown-none` and `thumbv7em-none-eabihf`, which CI checks. The std
+//! transport uses *ring* (`tickwire::tls::provider`).
 
 mod codec;
 mod error;

@@ -14,9 +14,9 @@ use tickwire_codec::ws::{FrameWriter, Message, Role};
 use super::api::{builder_options, connection_api};
 use super::conn::{Conn, Options, ReadOutcome, read_once};
 use super::error::Error;
-use super::net::NetStream;
 use super::url::Url;
-use crate::tls::{TlsConfig, TlsStream};
+use crate::net::NetStream;
+use crate::tls::TlsConfig;
 
 /// Settings for a [`Client`]; `connect` or `connect_with` to use them.
 #[derive(Debug, Clone)]
@@ -104,7 +104,7 @@ impl ClientBuilder {
         // first writes and reads below, under the same handshake timeout.
         let stream = if url.secure {
             let config = self.tls.clone().unwrap_or_else(TlsConfig::shared_default);
-            NetStream::Tls(Box::new(TlsStream::client(stream, &config, &url.host)?))
+            NetStream::tls_client(stream, &config, &url.host)?
         } else {
             NetStream::Tcp(stream)
         };

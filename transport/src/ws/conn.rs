@@ -25,6 +25,7 @@ use tickwire_codec::ws::{
 };
 
 use super::error::Error;
+use crate::net::NetStream;
 
 /// A byte stream the connection can run on: a mio socket, or TLS over one.
 pub trait Stream: Read + Write + Source {
@@ -52,6 +53,26 @@ pub trait Stream: Read + Write + Source {
 impl Stream for TcpStream {
     fn shutdown_write(&mut self) -> io::Result<()> {
         self.shutdown(Shutdown::Write)
+    }
+}
+
+impl Stream for NetStream {
+    fn shutdown_write(&mut self) -> io::Result<()> {
+        NetStream::shutdown_write(self)
+    }
+
+    fn close_notify(&mut self) -> io::Result<()> {
+        NetStream::close_notify(self)
+    }
+
+    #[inline]
+    fn flush_buffered(&mut self) -> io::Result<bool> {
+        NetStream::flush_buffered(self)
+    }
+
+    #[inline]
+    fn has_buffered(&self) -> bool {
+        NetStream::has_buffered(self)
     }
 }
 

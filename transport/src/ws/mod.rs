@@ -18,7 +18,6 @@ mod api;
 mod client;
 mod conn;
 mod error;
-mod net;
 mod server;
 pub mod url;
 

@@ -20,8 +20,8 @@ use tickwire_codec::ws::{FrameWriter, Message, Role};
 use super::api::{builder_options, connection_api};
 use super::conn::{Conn, Options, ReadOutcome, read_once};
 use super::error::Error;
-use super::net::NetStream;
-use crate::tls::{TlsServerConfig, TlsStream};
+use crate::net::NetStream;
+use crate::tls::TlsServerConfig;
 
 /// Settings for a [`Server`] and the connections it accepts.
 #[derive(Debug, Clone, Default)]
@@ -223,7 +223,7 @@ impl ServerConnection {
     fn new(stream: TcpStream, shared: Arc<ServerBuilder>, blocking: bool) -> Result<Self, Error> {
         stream.set_nodelay(shared.opts.nodelay)?;
         let stream = match &shared.tls {
-            Some(config) => NetStream::Tls(Box::new(TlsStream::server(stream, config)?)),
+            Some(config) => NetStream::tls_server(stream, config)?,
             None => NetStream::Tcp(stream),
         };
         let conn = Conn::new(

@@ -1,6 +1,11 @@
-//! [`NetStream`]: what a WebSocket connection runs on, a plain TCP socket or TLS over
-//! one (`wss://`, or a server with a TLS config). One branch per call; the connection
-//! code is the same for both.
+//! [`NetStream`]: what a connection runs on, a plain TCP socket or TLS over one
+//! (`wss://` / `https://`, or a server with a TLS config). One branch per call; the
+//! protocol code above it is the same for both.
+//!
+//! The one rule TLS adds for code written against a socket: `write` may accept bytes
+//! that still wait in the TLS layer, so once its own write buffer is empty the caller
+//! calls [`flush_buffered`](NetStream::flush_buffered) (until `Ok(true)`) and counts
+//! [`has_buffered`](NetStream::has_buffered) in its "wants write".
 
 use std::io::{self, Read, Write};
 use std::net::Shutdown;
@@ -8,8 +13,7 @@ use std::net::Shutdown;
 use mio::net::TcpStream;
 use mio::{Interest, Registry, Token};
 
-use super::conn::Stream;
-use crate::tls::TlsStream;
+use crate::tls::{TlsConfig, TlsError, TlsServerConfig, TlsStream};
 
 /// A plain or TLS socket.
 #[derive(Debug)]
@@ -20,6 +24,53 @@ pub(crate) enum NetStream {
 }
 
 impl NetStream {
+    /// TLS client over `tcp` to `host` (SNI, certificate name).
+    pub fn tls_client(tcp: TcpStream, config: &TlsConfig, host: &str) -> Result<Self, TlsError> {
+        Ok(NetStream::Tls(Box::new(TlsStream::client(
+            tcp, config, host,
+        )?)))
+    }
+
+    /// TLS server over `tcp`.
+    pub fn tls_server(tcp: TcpStream, config: &TlsServerConfig) -> Result<Self, TlsError> {
+        Ok(NetStream::Tls(Box::new(TlsStream::server(tcp, config)?)))
+    }
+
+    /// Shut the write half (TLS: after sending close_notify as far as the socket takes it).
+    pub fn shutdown_write(&mut self) -> io::Result<()> {
+        match self {
+            NetStream::Tcp(s) => s.shutdown(Shutdown::Write),
+            NetStream::Tls(s) => s.shutdown_write(),
+        }
+    }
+
+    /// Queue TLS close_notify (and write what the socket takes); nothing for TCP.
+    pub fn close_notify(&mut self) -> io::Result<()> {
+        match self {
+            NetStream::Tcp(_) => Ok(()),
+            NetStream::Tls(s) => s.send_close_notify().map(|_| ()),
+        }
+    }
+
+    /// Write bytes `write` accepted but kept (TLS records): `Ok(true)` when none are
+    /// left, `Ok(false)` when the socket would block.
+    #[inline]
+    pub fn flush_buffered(&mut self) -> io::Result<bool> {
+        match self {
+            NetStream::Tcp(_) => Ok(true),
+            NetStream::Tls(s) => s.flush_pending(),
+        }
+    }
+
+    /// Whether such bytes wait.
+    #[inline]
+    pub fn has_buffered(&self) -> bool {
+        match self {
+            NetStream::Tcp(_) => false,
+            NetStream::Tls(s) => s.has_pending(),
+        }
+    }
+
     /// The TCP socket underneath.
     pub fn tcp(&self) -> &TcpStream {
         match self {
@@ -60,38 +111,6 @@ impl Write for NetStream {
         match self {
             NetStream::Tcp(s) => s.flush(),
             NetStream::Tls(s) => s.flush(),
-        }
-    }
-}
-
-impl Stream for NetStream {
-    fn shutdown_write(&mut self) -> io::Result<()> {
-        match self {
-            NetStream::Tcp(s) => s.shutdown(Shutdown::Write),
-            NetStream::Tls(s) => s.shutdown_write(),
-        }
-    }
-
-    fn close_notify(&mut self) -> io::Result<()> {
-        match self {
-            NetStream::Tcp(_) => Ok(()),
-            NetStream::Tls(s) => s.send_close_notify().map(|_| ()),
-        }
-    }
-
-    #[inline]
-    fn flush_buffered(&mut self) -> io::Result<bool> {
-        match self {
-            NetStream::Tcp(_) => Ok(true),
-            NetStream::Tls(s) => s.flush_pending(),
-        }
-    }
-
-    #[inline]
-    fn has_buffered(&self) -> bool {
-        match self {
-            NetStream::Tcp(_) => false,
-            NetStream::Tls(s) => s.has_pending(),
         }
     }
 }
