@@ -542,3 +542,103 @@ fn plaintext_to_a_tls_server() {
     assert_eq!(answer.first(), Some(&21), "{answer:?}");
     h.join().unwrap();
 }
+
+/// `TlsStream` on both ends: data, then close_notify and FIN from the client, seen by
+/// the server as a clean end (`Ok(0)`); a FIN without close_notify is a truncation.
+#[test]
+fn tls_stream_close_notify_versus_bare_fin() {
+    use mio::net::{TcpListener, TcpStream};
+    use tickwire::tls::{TlsStream, tls_error};
+
+    fn pump_read(s: &mut TlsStream, poll: &mut Poll) -> (Vec<u8>, std::io::Result<()>) {
+        let mut events = Events::with_capacity(4);
+        let deadline = Instant::now() + T;
+        let mut got = Vec::new();
+        let mut buf = [0u8; 1024];
+        loop {
+            assert!(Instant::now() < deadline, "stalled");
+            match s.read(&mut buf) {
+                Ok(0) => return (got, Ok(())),
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    if s.has_pending() {
+                        s.flush_pending().unwrap();
+                    }
+                    poll.poll(&mut events, Some(Duration::from_millis(50)))
+                        .unwrap();
+                }
+                Err(e) => return (got, Err(e)),
+            }
+        }
+    }
+
+    let ca = Ca::new("test CA");
+    let server_tls = ca.server(&["localhost"]).server_config();
+    for clean in [true, false] {
+        let mut listener = TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let client_tls = ca.client_config();
+        let h = thread::spawn(move || {
+            let mut s =
+                TlsStream::client(TcpStream::connect(addr).unwrap(), &client_tls, "localhost")
+                    .unwrap();
+            let mut poll = Poll::new().unwrap();
+            poll.registry()
+                .register(&mut s, Token(0), Interest::READABLE | Interest::WRITABLE)
+                .unwrap();
+            let mut events = Events::with_capacity(4);
+            let deadline = Instant::now() + T;
+            let mut data: &[u8] = b"last words";
+            while !data.is_empty() || !s.flush_pending().unwrap() {
+                assert!(Instant::now() < deadline, "client stalled");
+                match s.write(data) {
+                    Ok(n) => data = &data[n..],
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        poll.poll(&mut events, Some(Duration::from_millis(50)))
+                            .unwrap();
+                    }
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            if clean {
+                s.shutdown_write().unwrap();
+            } else {
+                s.get_ref().shutdown(std::net::Shutdown::Write).unwrap();
+            }
+            // Keep the socket open until the server has read everything.
+            let _ = pump_read(&mut s, &mut poll);
+        });
+        let mut poll = Poll::new().unwrap();
+        poll.registry()
+            .register(&mut listener, Token(0), Interest::READABLE)
+            .unwrap();
+        let mut events = Events::with_capacity(4);
+        let sock = loop {
+            match listener.accept() {
+                Ok((sock, _)) => break sock,
+                Err(_) => poll
+                    .poll(&mut events, Some(Duration::from_millis(50)))
+                    .unwrap(),
+            }
+        };
+        let mut s = TlsStream::server(sock, &server_tls).unwrap();
+        let mut poll = Poll::new().unwrap();
+        poll.registry()
+            .register(&mut s, Token(1), Interest::READABLE | Interest::WRITABLE)
+            .unwrap();
+        let (got, end) = pump_read(&mut s, &mut poll);
+        assert_eq!(got, b"last words");
+        if clean {
+            end.unwrap();
+            assert!(s.codec().is_peer_closed());
+        } else {
+            let e = end.unwrap_err();
+            assert_eq!(
+                tls_error(&e).map(|t| t.kind()),
+                Some(TlsErrorKind::Truncated)
+            );
+        }
+        s.shutdown_write().unwrap();
+        h.join().unwrap();
+    }
+}
