@@ -357,3 +357,50 @@ proptest! {
         prop_assert!(c.read(&mut buf, &mut co).is_err());
     }
 }
+
+/// The time source comes with the caller's config (as it must without std): a clock
+/// that says 1970 makes the certificate not valid yet; no clock at all is an error.
+#[test]
+fn time_comes_from_the_config() {
+    use rustls::pki_types::UnixTime;
+    use rustls::time_provider::TimeProvider;
+
+    #[derive(Debug)]
+    struct Clock(Option<UnixTime>);
+    impl TimeProvider for Clock {
+        fn current_time(&self) -> Option<UnixTime> {
+            self.0
+        }
+    }
+
+    let p = pki("localhost");
+    for (clock, expected) in [
+        (
+            Some(UnixTime::since_unix_epoch(core::time::Duration::from_secs(
+                86_400,
+            ))),
+            TlsErrorKind::Expired,
+        ),
+        (None, TlsErrorKind::Other),
+    ] {
+        let mut roots = RootCertStore::empty();
+        roots.add(p.cert.clone()).unwrap();
+        let config = ClientConfig::builder_with_details(provider(), Arc::new(Clock(clock)))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let mut c = TlsCodec::client(
+            Arc::new(config),
+            ServerName::try_from("localhost").unwrap(),
+            vec![0u8; 64 * 1024],
+        )
+        .unwrap();
+        let mut s = TlsCodec::server(server_config(&p), vec![0u8; 64 * 1024]).unwrap();
+        let err = handshake(&mut c, &mut out(), &mut s, &mut out()).unwrap_err();
+        assert_eq!(err.kind(), expected, "{err:?}");
+        if clock.is_none() {
+            assert_eq!(err, TlsError::Rustls(rustls::Error::FailedToGetCurrentTime));
+        }
+    }
+}
