@@ -7,6 +7,7 @@
 //! Features:
 //! - `alloc`: owned message types ([`ws::OwnedMessage`]).
 //! - `getrandom`: seed the masking-key generator from the operating system.
+//! - `tls`: the TLS codec over rustls's unbuffered API ([`tls`]; implies `alloc`).
 #![no_std]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_debug_implementations)]
@@ -21,4 +22,6 @@ pub mod buf;
 pub mod http;
 pub mod rand;
 pub mod simd;
+#[cfg(feature = "tls")]
+pub mod tls;
 pub mod ws;

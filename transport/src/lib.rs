@@ -1,11 +1,13 @@
 //! tickwire: low-latency WebSocket and REST for trading systems.
 //!
-//! A thin std transport over the sans-IO `tickwire-codec`: see [`ws`] (on mio) and
-//! [`rest`] (HTTP/1.1 keep-alive client and pool).
+//! A thin std transport over the sans-IO `tickwire-codec`: see [`ws`] (`ws://` and
+//! `wss://`), [`rest`] (HTTP/1.1 keep-alive client and pool) and [`tls`].
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, missing_debug_implementations)]
 
+mod net;
 pub mod rest;
+pub mod tls;
 pub mod ws;
 
 /// The sans-IO codec this transport runs on.

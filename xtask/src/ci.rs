@@ -105,6 +105,31 @@ const STEPS: &[Step] = &[
             "--no-default-features",
         ],
     ),
+    // The TLS codec (rustls without std or a provider) on both bare-metal targets.
+    cargo(
+        "no_std thumbv7em +tls",
+        &[
+            "build",
+            "-p",
+            "tickwire-codec",
+            "--target",
+            "thumbv7em-none-eabihf",
+            "--features",
+            "tls",
+        ],
+    ),
+    cargo(
+        "no_std x86_64-none +tls",
+        &[
+            "build",
+            "-p",
+            "tickwire-codec",
+            "--target",
+            "x86_64-unknown-none",
+            "--features",
+            "tls",
+        ],
+    ),
     Step {
         name: "miri",
         program: "cargo",

@@ -98,17 +98,22 @@ macro_rules! connection_api {
 
             /// The socket's local address.
             pub fn local_addr(&self) -> std::io::Result<std::net::SocketAddr> {
-                self.conn.io.stream.local_addr()
+                self.conn.io.stream.tcp().local_addr()
             }
 
             /// The peer's address.
             pub fn peer_addr(&self) -> std::io::Result<std::net::SocketAddr> {
-                self.conn.io.stream.peer_addr()
+                self.conn.io.stream.tcp().peer_addr()
             }
 
             /// The underlying socket.
             pub fn get_ref(&self) -> &mio::net::TcpStream {
-                &self.conn.io.stream
+                self.conn.io.stream.tcp()
+            }
+
+            /// The TLS layer, for a TLS connection (negotiated ALPN protocol, version).
+            pub fn tls(&self) -> Option<&$crate::tls::TlsStream> {
+                self.conn.io.stream.tls()
             }
         }
 

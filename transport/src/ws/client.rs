@@ -15,6 +15,8 @@ use super::api::{builder_options, connection_api};
 use super::conn::{Conn, Options, ReadOutcome, read_once};
 use super::error::Error;
 use super::url::Url;
+use crate::net::NetStream;
+use crate::tls::TlsConfig;
 
 /// Settings for a [`Client`]; `connect` or `connect_with` to use them.
 #[derive(Debug, Clone)]
@@ -23,6 +25,7 @@ pub struct ClientBuilder {
     connect_timeout: Duration,
     headers: Vec<(String, String)>,
     protocols: Vec<String>,
+    tls: Option<TlsConfig>,
 }
 
 impl Default for ClientBuilder {
@@ -32,6 +35,7 @@ impl Default for ClientBuilder {
             connect_timeout: Duration::from_secs(10),
             headers: Vec::new(),
             protocols: Vec::new(),
+            tls: None,
         }
     }
 }
@@ -63,7 +67,14 @@ impl ClientBuilder {
         self
     }
 
-    /// Resolve the `ws://` URL's host, connect (connect timeout, each address in turn)
+    /// TLS settings for `wss://` URLs (default: [`TlsConfig::shared_default`], the
+    /// compiled-in roots). Build the config once and share it.
+    pub fn tls(mut self, config: TlsConfig) -> Self {
+        self.tls = Some(config);
+        self
+    }
+
+    /// Resolve the `ws://` or `wss://` URL's host, connect (connect timeout, each address in turn)
     /// and handshake (handshake timeout). The client starts in blocking mode.
     pub fn connect(&self, url: &str) -> Result<Client, Error> {
         let url = parse_ws(url)?;
@@ -89,6 +100,14 @@ impl ClientBuilder {
 
     fn handshake(&self, stream: TcpStream, url: &Url) -> Result<Client, Error> {
         stream.set_nodelay(self.opts.nodelay)?;
+        // `wss://`: TLS with SNI from the URL's host; its handshake runs inside the
+        // first writes and reads below, under the same handshake timeout.
+        let stream = if url.secure {
+            let config = self.tls.clone().unwrap_or_else(TlsConfig::shared_default);
+            NetStream::tls_client(stream, &config, &url.host)?
+        } else {
+            NetStream::Tcp(stream)
+        };
         let mut rng = MaskRng::from_entropy().map_err(Error::Entropy)?;
         let mut key = [0u8; 16];
         rng.fill_bytes(&mut key);
@@ -144,11 +163,7 @@ impl ClientBuilder {
 }
 
 fn parse_ws(url: &str) -> Result<Url, Error> {
-    let url = Url::parse(url)?;
-    if url.secure {
-        return Err(Error::TlsNotSupported);
-    }
-    Ok(url)
+    Ok(Url::parse(url)?)
 }
 
 fn connect_addr(addr: SocketAddr, deadline: Option<Instant>) -> Result<TcpStream, Error> {
@@ -206,7 +221,7 @@ fn poll_connected(
 ///   `Ok(None)` and [`flush`](Self::flush) while [`wants_write`](Self::wants_write).
 #[derive(Debug)]
 pub struct Client {
-    conn: Conn<TcpStream, MaskRng>,
+    conn: Conn<NetStream, MaskRng>,
     protocol: Option<String>,
 }
 
@@ -218,7 +233,8 @@ impl Client {
         ClientBuilder::new()
     }
 
-    /// Connect to a `ws://host[:port]/path` URL with default settings (blocking mode).
+    /// Connect to a `ws://host[:port]/path` or `wss://` URL with default settings
+    /// (blocking mode).
     pub fn connect(url: &str) -> Result<Client, Error> {
         ClientBuilder::new().connect(url)
     }

@@ -25,16 +25,54 @@ use tickwire_codec::ws::{
 };
 
 use super::error::Error;
+use crate::net::NetStream;
 
-/// A byte stream the connection can run on: a mio socket (TLS will wrap one).
+/// A byte stream the connection can run on: a mio socket, or TLS over one.
 pub trait Stream: Read + Write + Source {
     /// Shut the write half down (a FIN after the bytes already written).
-    fn shutdown_write(&self) -> io::Result<()>;
+    fn shutdown_write(&mut self) -> io::Result<()>;
+
+    /// Queue the layer's own end of data (TLS close_notify) before a graceful
+    /// shutdown. Idempotent.
+    fn close_notify(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// Write bytes that `write` accepted but kept (TLS records waiting for the socket).
+    /// `Ok(true)` when none are left, `Ok(false)` when the socket would block.
+    fn flush_buffered(&mut self) -> io::Result<bool> {
+        Ok(true)
+    }
+
+    /// Whether such bytes wait.
+    fn has_buffered(&self) -> bool {
+        false
+    }
 }
 
 impl Stream for TcpStream {
-    fn shutdown_write(&self) -> io::Result<()> {
+    fn shutdown_write(&mut self) -> io::Result<()> {
         self.shutdown(Shutdown::Write)
+    }
+}
+
+impl Stream for NetStream {
+    fn shutdown_write(&mut self) -> io::Result<()> {
+        NetStream::shutdown_write(self)
+    }
+
+    fn close_notify(&mut self) -> io::Result<()> {
+        NetStream::close_notify(self)
+    }
+
+    #[inline]
+    fn flush_buffered(&mut self) -> io::Result<bool> {
+        NetStream::flush_buffered(self)
+    }
+
+    #[inline]
+    fn has_buffered(&self) -> bool {
+        NetStream::has_buffered(self)
     }
 }
 
@@ -227,7 +265,7 @@ impl<S: Stream, M: Masking> Io<S, M> {
     }
 
     pub fn wants_write(&self) -> bool {
-        !self.wbuf.is_empty() || self.pending.is_some()
+        !self.wbuf.is_empty() || self.pending.is_some() || self.stream.has_buffered()
     }
 
     /// Move a pending control frame into the buffer if it fits now.
@@ -264,6 +302,13 @@ impl<S: Stream, M: Masking> Io<S, M> {
             self.place_pending();
             if self.wbuf.is_empty() {
                 // (A pending frame always fits an empty buffer: it holds >= 256 bytes.)
+                if self.shutdown_pending && !self.shut {
+                    // TLS: close_notify goes after the last frame, before the FIN.
+                    self.stream.close_notify()?;
+                }
+                if !self.stream.flush_buffered()? {
+                    return Ok(false);
+                }
                 if self.shutdown_pending && !self.shut {
                     self.shut = true;
                     // The peer may already be gone; nothing useful to report then.
@@ -535,7 +580,7 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                 }
                 Err(e) => {
                     self.io.state = State::Failed;
-                    return Err(Error::Io(e));
+                    return Err(e.into());
                 }
             }
         }

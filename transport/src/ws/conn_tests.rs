@@ -67,7 +67,7 @@ impl mio::event::Source for Mock {
 }
 
 impl Stream for Mock {
-    fn shutdown_write(&self) -> io::Result<()> {
+    fn shutdown_write(&mut self) -> io::Result<()> {
         Ok(())
     }
 }

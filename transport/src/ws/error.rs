@@ -7,15 +7,16 @@ use tickwire_codec::ws::handshake::HandshakeError;
 use tickwire_codec::ws::{EncodeError, Error as WsError};
 
 use super::url::UrlError;
+use crate::tls::{TlsError, tls_error};
 
 /// Everything a WebSocket connection can fail with.
 ///
 /// Errors fall in three groups:
-/// - the connection is dead: `Io`, `Protocol`, `ConnectionLost`, `CloseTimeout`,
+/// - the connection is dead: `Io`, `Tls`, `Protocol`, `ConnectionLost`, `CloseTimeout`,
 ///   `Handshake`, `ConnectTimeout`, `HandshakeTimeout`, `AlreadyClosed`;
 /// - the call was refused and the connection is unchanged: `Backpressure`, `Timeout`,
 ///   `Encode`, `MessageTooLarge`, `HandshakeInProgress`;
-/// - setup: `Url`, `TlsNotSupported`, `NoAddress`, `Entropy`.
+/// - setup: `Url`, `NoAddress`, `Entropy`.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
@@ -23,8 +24,10 @@ pub enum Error {
     Io(io::Error),
     /// The URL could not be parsed.
     Url(UrlError),
-    /// `wss://` URLs need TLS, which this transport does not support yet.
-    TlsNotSupported,
+    /// TLS failed: certificate (untrusted, expired, wrong name), no common version,
+    /// a garbled record, a fatal alert from the peer, or the stream cut before
+    /// close_notify. [`TlsError::kind`] classifies it.
+    Tls(TlsError),
     /// The host name resolved to no address.
     NoAddress,
     /// The OS entropy source failed (masking keys and the handshake nonce come from it).
@@ -71,7 +74,7 @@ impl fmt::Display for Error {
         match self {
             Error::Io(e) => write!(f, "I/O error: {e}"),
             Error::Url(e) => write!(f, "invalid URL: {e}"),
-            Error::TlsNotSupported => f.write_str("TLS not yet supported (wss:// URL)"),
+            Error::Tls(e) => e.fmt(f),
             Error::NoAddress => f.write_str("host name resolved to no address"),
             Error::Entropy(e) => write!(f, "OS entropy source failed: {e}"),
             Error::ConnectTimeout => f.write_str("connect timed out"),
@@ -99,6 +102,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Io(e) => Some(e),
+            Error::Tls(e) => Some(e),
             Error::Url(e) => Some(e),
             Error::Handshake(e) => Some(e),
             Error::Protocol(e) => Some(e),
@@ -109,8 +113,18 @@ impl std::error::Error for Error {
 }
 
 impl From<io::Error> for Error {
+    /// An I/O error, or the TLS error a TLS stream reported through `io::Error`.
     fn from(e: io::Error) -> Self {
-        Error::Io(e)
+        match tls_error(&e) {
+            Some(tls) => Error::Tls(tls.clone()),
+            None => Error::Io(e),
+        }
+    }
+}
+
+impl From<TlsError> for Error {
+    fn from(e: TlsError) -> Self {
+        Error::Tls(e)
     }
 }
 

@@ -20,6 +20,8 @@ use tickwire_codec::ws::{FrameWriter, Message, Role};
 use super::api::{builder_options, connection_api};
 use super::conn::{Conn, Options, ReadOutcome, read_once};
 use super::error::Error;
+use crate::net::NetStream;
+use crate::tls::TlsServerConfig;
 
 /// Settings for a [`Server`] and the connections it accepts.
 #[derive(Debug, Clone, Default)]
@@ -27,6 +29,7 @@ pub struct ServerBuilder {
     opts: Options,
     protocols: Vec<String>,
     headers: Vec<(String, String)>,
+    tls: Option<TlsServerConfig>,
 }
 
 builder_options!(ServerBuilder);
@@ -47,6 +50,13 @@ impl ServerBuilder {
     /// Add a header to every `101 Switching Protocols` answer.
     pub fn header(mut self, name: &str, value: &str) -> Self {
         self.headers.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// Accept TLS connections only (`wss://`), with this certificate and settings.
+    /// The TLS handshake runs inside the opening handshake, under its timeout.
+    pub fn tls(mut self, config: TlsServerConfig) -> Self {
+        self.tls = Some(config);
         self
     }
 
@@ -199,7 +209,7 @@ enum Hs {
 /// or call [`handshake`](Self::handshake).
 #[derive(Debug)]
 pub struct ServerConnection {
-    conn: Conn<TcpStream, NoMask>,
+    conn: Conn<NetStream, NoMask>,
     hs: Hs,
     hs_deadline: Instant,
     shared: Arc<ServerBuilder>,
@@ -212,6 +222,10 @@ connection_api!(ServerConnection);
 impl ServerConnection {
     fn new(stream: TcpStream, shared: Arc<ServerBuilder>, blocking: bool) -> Result<Self, Error> {
         stream.set_nodelay(shared.opts.nodelay)?;
+        let stream = match &shared.tls {
+            Some(config) => NetStream::tls_server(stream, config)?,
+            None => NetStream::Tcp(stream),
+        };
         let conn = Conn::new(
             stream,
             Role::Server,

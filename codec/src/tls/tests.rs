@@ -1,0 +1,406 @@
+//! TLS codec tests: a client and a server codec talking in memory, with certificates
+//! made by rcgen and rustls's `ring` provider.
+
+use std::borrow::ToOwned;
+use std::sync::Arc;
+use std::vec;
+use std::vec::Vec;
+
+use proptest::prelude::*;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
+use rustls::{ClientConfig, RootCertStore, ServerConfig};
+
+use super::{Status, TlsCodec, TlsError, TlsErrorKind};
+use crate::buf::WriteBuf;
+
+type Codec = TlsCodec<Vec<u8>>;
+type Out = WriteBuf<Vec<u8>>;
+
+struct Pki {
+    cert: CertificateDer<'static>,
+    key: PrivatePkcs8KeyDer<'static>,
+}
+
+/// A self-signed certificate for `name`, its subject (and issuer) named `cn`.
+fn pki_cn(name: &str, cn: &str) -> Pki {
+    let mut params = rcgen::CertificateParams::new(vec![name.into()]).unwrap();
+    params.distinguished_name = rcgen::DistinguishedName::new();
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, cn);
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = params.self_signed(&key).unwrap();
+    Pki {
+        cert: cert.der().clone(),
+        key: PrivatePkcs8KeyDer::from(key.serialize_der()),
+    }
+}
+
+fn pki(name: &str) -> Pki {
+    pki_cn(name, "tickwire test")
+}
+
+fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+fn server_config(p: &Pki) -> Arc<ServerConfig> {
+    Arc::new(
+        ServerConfig::builder_with_provider(provider())
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(
+                vec![p.cert.clone()],
+                PrivateKeyDer::Pkcs8(p.key.clone_key()),
+            )
+            .unwrap(),
+    )
+}
+
+fn client_config(trusted: &Pki) -> Arc<ClientConfig> {
+    let mut roots = RootCertStore::empty();
+    roots.add(trusted.cert.clone()).unwrap();
+    Arc::new(
+        ClientConfig::builder_with_provider(provider())
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth(),
+    )
+}
+
+fn pair_with(trusted: &Pki, served: &Pki, name: &str) -> (Codec, Codec) {
+    let client = TlsCodec::client(
+        client_config(trusted),
+        ServerName::try_from(name.to_owned()).unwrap(),
+        vec![0u8; 64 * 1024],
+    )
+    .unwrap();
+    let server = TlsCodec::server(server_config(served), vec![0u8; 64 * 1024]).unwrap();
+    (client, server)
+}
+
+fn out() -> Out {
+    WriteBuf::new(vec![0u8; 64 * 1024])
+}
+
+/// Move everything `out` holds into `to`'s incoming buffer.
+fn deliver(out: &mut Out, to: &mut Codec) {
+    let n = to.handle_incoming(out.data());
+    assert_eq!(n, out.len(), "incoming buffer full");
+    out.consume(n);
+}
+
+/// Run both handshakes to completion (or the first error).
+fn handshake(c: &mut Codec, co: &mut Out, s: &mut Codec, so: &mut Out) -> Result<(), TlsError> {
+    for _ in 0..20 {
+        let cs = c.handshake(co)?;
+        deliver(co, s);
+        let ss = s.handshake(so)?;
+        deliver(so, c);
+        if cs == Status::Ready && ss == Status::Ready && co.is_empty() && so.is_empty() {
+            return Ok(());
+        }
+    }
+    panic!("handshake did not finish");
+}
+
+/// Read everything available into a Vec, `chunk` bytes of room at a time.
+fn read_all(codec: &mut Codec, o: &mut Out, chunk: usize) -> Result<(Vec<u8>, Status), TlsError> {
+    let mut got = Vec::new();
+    let mut buf = vec![0u8; chunk];
+    loop {
+        match codec.read(&mut buf, o)? {
+            Status::Data(n) => got.extend_from_slice(&buf[..n]),
+            other => return Ok((got, other)),
+        }
+    }
+}
+
+fn connected() -> (Codec, Out, Codec, Out) {
+    let p = pki("localhost");
+    let (mut c, mut s) = pair_with(&p, &p, "localhost");
+    let (mut co, mut so) = (out(), out());
+    handshake(&mut c, &mut co, &mut s, &mut so).unwrap();
+    (c, co, s, so)
+}
+
+#[test]
+fn echo_both_directions_small_and_multi_record() {
+    let (mut c, mut co, mut s, mut so) = connected();
+    assert!(!c.is_handshaking() && !s.is_handshaking());
+    assert_eq!(c.protocol_version(), Some(rustls::ProtocolVersion::TLSv1_3));
+
+    c.encrypt(b"hello server", &mut co).unwrap();
+    deliver(&mut co, &mut s);
+    let (got, st) = read_all(&mut s, &mut so, 4096).unwrap();
+    assert_eq!(got, b"hello server");
+    assert_eq!(st, Status::NeedMore);
+
+    // 100 000 bytes: several records; read through a 1000-byte slice (spill used).
+    let big: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    let mut got = Vec::new();
+    for part in big.chunks(30_000) {
+        s.encrypt(part, &mut so).unwrap();
+        deliver(&mut so, &mut c);
+        got.extend(read_all(&mut c, &mut co, 1000).unwrap().0);
+    }
+    assert_eq!(got, big);
+}
+
+#[test]
+fn records_arriving_during_encrypt_are_kept_for_read() {
+    let (mut c, mut co, mut s, mut so) = connected();
+    s.encrypt(b"first", &mut so).unwrap();
+    deliver(&mut so, &mut c);
+    // The client sends before reading: the record is decrypted and kept.
+    c.encrypt(b"ping", &mut co).unwrap();
+    assert!(c.has_plaintext());
+    let (got, _) = read_all(&mut c, &mut co, 64).unwrap();
+    assert_eq!(got, b"first");
+    deliver(&mut co, &mut s);
+    assert_eq!(read_all(&mut s, &mut so, 64).unwrap().0, b"ping");
+}
+
+#[test]
+fn records_split_byte_by_byte() {
+    let (mut c, mut co, mut s, mut so) = connected();
+    c.encrypt(b"split me", &mut co).unwrap();
+    let wire = co.data().to_vec();
+    co.clear();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 64];
+    for b in wire {
+        s.handle_incoming(&[b]);
+        if let Status::Data(n) = s.read(&mut buf, &mut so).unwrap() {
+            got.extend_from_slice(&buf[..n]);
+        }
+    }
+    assert_eq!(got, b"split me");
+}
+
+#[test]
+fn close_notify_both_ways() {
+    let (mut c, mut co, mut s, mut so) = connected();
+    c.encrypt(b"last words", &mut co).unwrap();
+    c.close(&mut co).unwrap();
+    assert!(c.is_close_sent());
+    assert_eq!(c.encrypt(b"more", &mut co), Err(TlsError::NotWritable));
+    deliver(&mut co, &mut s);
+    let (got, st) = read_all(&mut s, &mut so, 64).unwrap();
+    assert_eq!(got, b"last words");
+    assert_eq!(st, Status::PeerClosed);
+    // Half-closed: the server may still send, then closes.
+    s.encrypt(b"bye", &mut so).unwrap();
+    s.close(&mut so).unwrap();
+    assert!(s.is_closed());
+    deliver(&mut so, &mut c);
+    let (got, st) = read_all(&mut c, &mut co, 64).unwrap();
+    assert_eq!(got, b"bye");
+    assert_eq!(st, Status::PeerClosed);
+    assert!(c.is_closed());
+    // A TCP end after close_notify is the normal end.
+    c.handle_eof();
+    assert_eq!(c.read(&mut [0u8; 8], &mut co), Ok(Status::PeerClosed));
+}
+
+#[test]
+fn eof_without_close_notify_is_truncation() {
+    let (mut c, mut co, mut s, mut so) = connected();
+    c.encrypt(b"cut short", &mut co).unwrap();
+    // Half a record, then the stream ends.
+    let half = co.len() / 2;
+    s.handle_incoming(&co.data()[..half]);
+    s.handle_eof();
+    let err = s.read(&mut [0u8; 64], &mut so).unwrap_err();
+    assert_eq!(err, TlsError::UnexpectedEof);
+    assert_eq!(err.kind(), TlsErrorKind::Truncated);
+    // The error sticks.
+    assert_eq!(
+        s.read(&mut [0u8; 64], &mut so),
+        Err(TlsError::UnexpectedEof)
+    );
+}
+
+#[test]
+fn garbled_record_is_a_decrypt_error() {
+    let (mut c, mut co, mut s, mut so) = connected();
+    c.encrypt(b"integrity matters", &mut co).unwrap();
+    let mut wire = co.data().to_vec();
+    let last = wire.len() - 3;
+    wire[last] ^= 0x40;
+    s.handle_incoming(&wire);
+    let err = s.read(&mut [0u8; 64], &mut so).unwrap_err();
+    assert_eq!(err.kind(), TlsErrorKind::Decrypt, "{err:?}");
+    // The server told the client with an alert.
+    deliver(&mut so, &mut c);
+    let err = c.read(&mut [0u8; 64], &mut co).unwrap_err();
+    assert_eq!(err.kind(), TlsErrorKind::AlertReceived, "{err:?}");
+}
+
+#[test]
+fn garbage_instead_of_a_client_hello() {
+    let p = pki("localhost");
+    let mut s = TlsCodec::server(server_config(&p), vec![0u8; 4096]).unwrap();
+    let mut so = out();
+    s.handle_incoming(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    let err = s.handshake(&mut so).unwrap_err();
+    assert_eq!(err.kind(), TlsErrorKind::Corrupt, "{err:?}");
+}
+
+#[test]
+fn untrusted_certificate_and_wrong_name() {
+    let served = pki("localhost");
+    let other = pki_cn("localhost", "someone else");
+    let (mut c, mut s) = pair_with(&other, &served, "localhost");
+    let err = handshake(&mut c, &mut out(), &mut s, &mut out()).unwrap_err();
+    assert_eq!(err.kind(), TlsErrorKind::UnknownIssuer, "{err:?}");
+
+    let (mut c, mut s) = pair_with(&served, &served, "example.com");
+    let err = handshake(&mut c, &mut out(), &mut s, &mut out()).unwrap_err();
+    assert_eq!(err.kind(), TlsErrorKind::NameMismatch, "{err:?}");
+}
+
+#[test]
+fn no_application_data_before_the_handshake() {
+    let p = pki("localhost");
+    let (mut c, _s) = pair_with(&p, &p, "localhost");
+    let mut co = out();
+    assert_eq!(c.encrypt(b"early", &mut co), Err(TlsError::NotWritable));
+    // The attempt started the handshake: the ClientHello is out.
+    assert!(!co.is_empty());
+    assert_eq!(c.handshake(&mut co), Ok(Status::NeedMore));
+}
+
+#[test]
+fn small_output_buffers() {
+    let p = pki("localhost");
+    let (mut c, mut s) = pair_with(&p, &p, "localhost");
+    // 64-byte output buffers: handshake records queue behind them, in order.
+    let (mut co, mut so) = (WriteBuf::new(vec![0u8; 64]), WriteBuf::new(vec![0u8; 64]));
+    for _ in 0..2000 {
+        let cs = c.handshake(&mut co).unwrap();
+        deliver(&mut co, &mut s);
+        let ss = s.handshake(&mut so).unwrap();
+        deliver(&mut so, &mut c);
+        if cs == Status::Ready && ss == Status::Ready && !c.has_pending_output() {
+            break;
+        }
+    }
+    assert!(!c.is_handshaking() && !s.is_handshaking());
+    // Application data that does not fit is refused whole, the connection unchanged.
+    let err = c.encrypt(&[1u8; 100], &mut co).unwrap_err();
+    assert!(matches!(err, TlsError::OutputFull { .. }), "{err:?}");
+    c.encrypt(b"fits", &mut co).unwrap();
+    deliver(&mut co, &mut s);
+    assert_eq!(read_all(&mut s, &mut so, 64).unwrap().0, b"fits");
+}
+
+#[test]
+fn incoming_buffer_too_small_is_an_error() {
+    let p = pki("localhost");
+    let mut c = TlsCodec::client(
+        client_config(&p),
+        ServerName::try_from("localhost").unwrap(),
+        vec![0u8; 256],
+    )
+    .unwrap();
+    let mut s = TlsCodec::server(server_config(&p), vec![0u8; 64 * 1024]).unwrap();
+    let (mut co, mut so) = (out(), out());
+    c.handshake(&mut co).unwrap();
+    deliver(&mut co, &mut s);
+    s.handshake(&mut so).unwrap();
+    // The server's flight is larger than 256 bytes: feed what fits.
+    let mut result = Ok(Status::NeedMore);
+    while !so.is_empty() && result.is_ok() {
+        let n = c.handle_incoming(so.data());
+        so.consume(n);
+        result = c.handshake(&mut co);
+    }
+    assert_eq!(result, Err(TlsError::IncomingFull));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Arbitrary bytes, in arbitrary pieces, into a server and into a connected client:
+    /// a value or a typed error every time, never a panic.
+    #[test]
+    fn arbitrary_input_never_panics(
+        data in proptest::collection::vec(any::<u8>(), 0..3000),
+        cut in 1usize..200,
+        header in any::<bool>(),
+    ) {
+        let p = pki("localhost");
+        let mut s = TlsCodec::server(server_config(&p), vec![0u8; 32 * 1024]).unwrap();
+        let (mut c, mut co, _, _) = connected();
+        let mut so = out();
+        let mut input = Vec::new();
+        if header {
+            // A plausible record header, so the record layer gets past the framing.
+            input.extend_from_slice(&[0x17, 0x03, 0x03, (data.len() >> 8) as u8, data.len() as u8]);
+        }
+        input.extend_from_slice(&data);
+        let mut buf = [0u8; 512];
+        for piece in input.chunks(cut) {
+            s.handle_incoming(piece);
+            let _ = s.handshake(&mut so);
+            c.handle_incoming(piece);
+            let _ = c.read(&mut buf, &mut co);
+            so.clear();
+            co.clear();
+        }
+        s.handle_eof();
+        c.handle_eof();
+        prop_assert!(s.handshake(&mut so).is_err());
+        prop_assert!(c.read(&mut buf, &mut co).is_err());
+    }
+}
+
+/// The time source comes with the caller's config (as it must without std): a clock
+/// that says 1970 makes the certificate not valid yet; no clock at all is an error.
+#[test]
+fn time_comes_from_the_config() {
+    use rustls::pki_types::UnixTime;
+    use rustls::time_provider::TimeProvider;
+
+    #[derive(Debug)]
+    struct Clock(Option<UnixTime>);
+    impl TimeProvider for Clock {
+        fn current_time(&self) -> Option<UnixTime> {
+            self.0
+        }
+    }
+
+    let p = pki("localhost");
+    for (clock, expected) in [
+        (
+            Some(UnixTime::since_unix_epoch(core::time::Duration::from_secs(
+                86_400,
+            ))),
+            TlsErrorKind::Expired,
+        ),
+        (None, TlsErrorKind::Other),
+    ] {
+        let mut roots = RootCertStore::empty();
+        roots.add(p.cert.clone()).unwrap();
+        let config = ClientConfig::builder_with_details(provider(), Arc::new(Clock(clock)))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let mut c = TlsCodec::client(
+            Arc::new(config),
+            ServerName::try_from("localhost").unwrap(),
+            vec![0u8; 64 * 1024],
+        )
+        .unwrap();
+        let mut s = TlsCodec::server(server_config(&p), vec![0u8; 64 * 1024]).unwrap();
+        let err = handshake(&mut c, &mut out(), &mut s, &mut out()).unwrap_err();
+        assert_eq!(err.kind(), expected, "{err:?}");
+        if clock.is_none() {
+            assert_eq!(err, TlsError::Rustls(rustls::Error::FailedToGetCurrentTime));
+        }
+    }
+}

@@ -1,0 +1,280 @@
+//! [`TlsStream`]: a non-blocking byte stream that runs the codec's [`TlsCodec`] over a
+//! socket. `Read` gives plaintext, `Write` takes plaintext; the TLS handshake runs
+//! inside the first reads and writes, so code written for a plain socket (the
+//! WebSocket connection, the REST client) runs over TLS unchanged, with one rule:
+//! `write` may accept bytes that are not on the socket yet (they are encrypted into
+//! the stream's own ciphertext buffer), so after the last write call
+//! [`flush_pending`](TlsStream::flush_pending) until it returns `true`.
+//!
+//! Readiness: every `WouldBlock` comes from the socket itself (after the handshake read
+//! or wrote as far as it could), so edge-triggered polling never misses a wake-up.
+
+use std::io::{self, Read, Write};
+use std::net::Shutdown;
+
+use mio::net::TcpStream;
+use mio::{Interest, Registry, Token};
+use tickwire_codec::buf::WriteBuf;
+use tickwire_codec::tls::rustls::pki_types::ServerName;
+use tickwire_codec::tls::{Status, TlsCodec, TlsError};
+
+use super::config::{TlsConfig, TlsServerConfig};
+
+/// Incoming ciphertext buffer: a whole record plus the largest handshake message we
+/// expect (certificate chains) split over records.
+const INCOMING: usize = 64 * 1024;
+/// Outgoing ciphertext buffer.
+const OUTGOING: usize = 64 * 1024;
+/// Plaintext encrypted per `write` call, so its records always fit `OUTGOING`.
+const WRITE_CHUNK: usize = 32 * 1024;
+
+/// A TLS error as an `io::Error` (kind `InvalidData`, or `UnexpectedEof` for a
+/// truncated stream); the transport turns it back into its typed `Error::Tls`.
+pub(crate) fn io_error(e: TlsError) -> io::Error {
+    let kind = match e {
+        TlsError::UnexpectedEof => io::ErrorKind::UnexpectedEof,
+        _ => io::ErrorKind::InvalidData,
+    };
+    io::Error::new(kind, e)
+}
+
+/// The TLS error inside an `io::Error`, if it carries one.
+pub fn tls_error(e: &io::Error) -> Option<&TlsError> {
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<TlsError>())
+}
+
+/// TLS over a non-blocking socket `S` (a mio [`TcpStream`] by default).
+pub struct TlsStream<S = TcpStream> {
+    sock: S,
+    codec: TlsCodec<Vec<u8>>,
+    out: WriteBuf<Vec<u8>>,
+}
+
+impl<S> std::fmt::Debug for TlsStream<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsStream")
+            .field("codec", &self.codec)
+            .field("pending", &self.out.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: Read + Write> TlsStream<S> {
+    /// A client stream to `host` (SNI and the certificate's name; an IP literal is
+    /// checked against the certificate's IP addresses and sends no SNI).
+    pub fn client(sock: S, config: &TlsConfig, host: &str) -> Result<Self, TlsError> {
+        let name = ServerName::try_from(host.to_owned()).map_err(|_| {
+            TlsError::Rustls(tickwire_codec::tls::rustls::Error::General(format!(
+                "invalid server name {host:?}"
+            )))
+        })?;
+        let codec = TlsCodec::client(config.client_config().clone(), name, vec![0; INCOMING])?;
+        Ok(Self::with_codec(sock, codec))
+    }
+
+    /// A server stream.
+    pub fn server(sock: S, config: &TlsServerConfig) -> Result<Self, TlsError> {
+        let codec = TlsCodec::server(config.server_config().clone(), vec![0; INCOMING])?;
+        Ok(Self::with_codec(sock, codec))
+    }
+
+    fn with_codec(sock: S, codec: TlsCodec<Vec<u8>>) -> Self {
+        TlsStream {
+            sock,
+            codec,
+            out: WriteBuf::new(vec![0; OUTGOING]),
+        }
+    }
+
+    /// The socket.
+    pub fn get_ref(&self) -> &S {
+        &self.sock
+    }
+
+    /// The socket, mutable (reading or writing it directly breaks the TLS stream).
+    pub fn get_mut(&mut self) -> &mut S {
+        &mut self.sock
+    }
+
+    /// The TLS codec: handshake state, ALPN protocol, version.
+    pub fn codec(&self) -> &TlsCodec<Vec<u8>> {
+        &self.codec
+    }
+
+    /// Whether ciphertext waits to be written to the socket.
+    pub fn has_pending(&self) -> bool {
+        !self.out.is_empty() || self.codec.has_pending_output()
+    }
+
+    /// Write waiting ciphertext to the socket. `Ok(true)` when none is left,
+    /// `Ok(false)` when the socket would block (wait for writable).
+    pub fn flush_pending(&mut self) -> io::Result<bool> {
+        loop {
+            if self.out.is_empty() {
+                if !self.codec.has_pending_output() {
+                    return Ok(true);
+                }
+                // Handshake records that did not fit the buffer before.
+                self.codec.drain_pending_output(&mut self.out);
+                if self.out.is_empty() {
+                    return Ok(true);
+                }
+            }
+            match self.sock.write(self.out.data()) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => self.out.consume(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Read ciphertext from the socket once. `Ok(false)`: it would block.
+    fn fill(&mut self) -> io::Result<bool> {
+        let spare = self.codec.incoming_mut();
+        if spare.is_empty() {
+            // The codec reports IncomingFull before this can happen.
+            return Err(io_error(TlsError::IncomingFull));
+        }
+        loop {
+            return match self.sock.read(spare) {
+                Ok(0) => {
+                    self.codec.handle_eof();
+                    Ok(true)
+                }
+                Ok(n) => {
+                    self.codec.commit_incoming(n);
+                    Ok(true)
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => Err(e),
+            };
+        }
+    }
+
+    /// Drive the handshake as far as the socket allows. `Ok(true)`: complete;
+    /// `Ok(false)`: the socket would block (wait for readable or writable).
+    pub fn handshake(&mut self) -> io::Result<bool> {
+        loop {
+            let status = self.codec.handshake(&mut self.out);
+            // Our records (or the alert for a failure) go out first.
+            let flushed = self.flush_pending();
+            match status {
+                Ok(Status::Ready) => return flushed.map(|_| true),
+                Ok(_) => {}
+                Err(e) => return Err(io_error(e)),
+            }
+            flushed?;
+            if !self.fill()? {
+                return Ok(false);
+            }
+        }
+    }
+
+    /// Queue our close_notify and write what the socket takes: we send nothing more.
+    pub fn send_close_notify(&mut self) -> io::Result<bool> {
+        if !self.codec.is_handshaking() {
+            self.codec.close(&mut self.out).map_err(io_error)?;
+        }
+        self.flush_pending()
+    }
+}
+
+impl<S: Read + Write> Read for TlsStream<S> {
+    /// Plaintext; `Ok(0)` only after the peer's close_notify. End-of-stream before it
+    /// is an `UnexpectedEof` error carrying [`TlsError::UnexpectedEof`].
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        loop {
+            let status = self.codec.read(buf, &mut self.out);
+            // Handshake records, key updates or an alert may have been queued.
+            let flushed = self.flush_pending();
+            match status {
+                Ok(Status::Data(n)) => return Ok(n),
+                Ok(Status::PeerClosed) => return Ok(0),
+                Ok(Status::NeedMore | Status::Ready) => {}
+                Err(e) => return Err(io_error(e)),
+            }
+            flushed?;
+            if !self.fill()? {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+        }
+    }
+}
+
+impl<S: Read + Write> Write for TlsStream<S> {
+    /// Encrypt up to 32 KiB of `data` and write what the socket takes. The bytes
+    /// accepted may still wait in the stream: see [`flush_pending`](Self::flush_pending).
+    /// `WouldBlock` during the handshake until it completes, and when the ciphertext
+    /// buffer is full.
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        if data.is_empty() {
+            return Ok(0);
+        }
+        if self.codec.is_handshaking() && !self.handshake()? {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        let chunk = &data[..data.len().min(WRITE_CHUNK)];
+        loop {
+            match self.codec.encrypt(chunk, &mut self.out) {
+                Ok(()) => {
+                    self.flush_pending()?;
+                    return Ok(chunk.len());
+                }
+                Err(TlsError::OutputFull { .. }) => {
+                    if !self.flush_pending()? {
+                        return Err(io::ErrorKind::WouldBlock.into());
+                    }
+                }
+                Err(e) => return Err(io_error(e)),
+            }
+        }
+    }
+
+    /// Write all waiting ciphertext; `WouldBlock` if the socket cannot take it now.
+    fn flush(&mut self) -> io::Result<()> {
+        if self.flush_pending()? {
+            self.sock.flush()
+        } else {
+            Err(io::ErrorKind::WouldBlock.into())
+        }
+    }
+}
+
+impl TlsStream<TcpStream> {
+    /// Send close_notify (as far as the socket takes it) and shut the write half.
+    pub fn shutdown_write(&mut self) -> io::Result<()> {
+        let _ = self.send_close_notify();
+        self.sock.shutdown(Shutdown::Write)
+    }
+}
+
+impl<S: mio::event::Source> mio::event::Source for TlsStream<S> {
+    fn register(
+        &mut self,
+        registry: &Registry,
+        token: Token,
+        interests: Interest,
+    ) -> io::Result<()> {
+        self.sock.register(registry, token, interests)
+    }
+
+    fn reregister(
+        &mut self,
+        registry: &Registry,
+        token: Token,
+        interests: Interest,
+    ) -> io::Result<()> {
+        self.sock.reregister(registry, token, interests)
+    }
+
+    fn deregister(&mut self, registry: &Registry) -> io::Result<()> {
+        self.sock.deregister(registry)
+    }
+}

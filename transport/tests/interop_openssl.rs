@@ -1,0 +1,307 @@
+//! TLS interop with OpenSSL (Debian's `openssl` binary), started by the test on a free
+//! 127.0.0.1 port, with certificates made by rcgen:
+//! - our `TlsStream` client against `openssl s_server -rev` (line echo, reversed) and
+//!   `-www` (status page, then close_notify), TLS 1.3 and TLS 1.2;
+//! - `openssl s_client` against our `wss://` server (TLS, then the WebSocket upgrade).
+//!
+//! Without an `openssl` binary the tests skip with a loud message, unless
+//! `TICKWIRE_REQUIRE_PEERS` is set (CI), where a missing peer fails.
+
+mod tls_util;
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpListener as StdListener, TcpStream as StdStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use mio::net::TcpStream;
+use mio::{Events, Interest, Poll, Token};
+use tickwire::tls::{TlsStream, tls_error};
+use tickwire::ws::{CloseCode, Server};
+use tls_util::{Ca, Leaf};
+
+const T: Duration = Duration::from_secs(20);
+
+/// Whether `openssl` can run here; a loud skip (or, with TICKWIRE_REQUIRE_PEERS, a
+/// failure) when it cannot.
+fn have_openssl() -> bool {
+    let ok = Command::new("openssl")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        if std::env::var_os("TICKWIRE_REQUIRE_PEERS").is_some() {
+            panic!("openssl not found and TICKWIRE_REQUIRE_PEERS is set");
+        }
+        eprintln!("!!!! SKIPPED: openssl not found (install Debian's openssl package) !!!!");
+    }
+    ok
+}
+
+/// A scratch directory with the PEM files, removed on drop.
+struct Files {
+    dir: PathBuf,
+}
+
+impl Files {
+    fn new(tag: &str, ca: &Ca, leaf: &Leaf) -> Files {
+        let dir =
+            std::env::temp_dir().join(format!("tickwire-openssl-{}-{tag}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
+        std::fs::write(dir.join("cert.pem"), &leaf.cert).unwrap();
+        std::fs::write(dir.join("key.pem"), &leaf.key).unwrap();
+        Files { dir }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+}
+
+impl Drop for Files {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A child process killed on drop.
+struct Peer(Child);
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    StdListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `openssl s_server` on a free port with `args`, once it accepts connections.
+fn s_server(files: &Files, args: &[&str]) -> (Peer, SocketAddr) {
+    let port = free_port();
+    let child = Command::new("openssl")
+        .arg("s_server")
+        .arg("-accept")
+        .arg(format!("127.0.0.1:{port}"))
+        .arg("-cert")
+        .arg(files.path("cert.pem"))
+        .arg("-key")
+        .arg(files.path("key.pem"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let peer = Peer(child);
+    let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+    let deadline = Instant::now() + T;
+    // Probe until it listens (the probe connection is dropped at once).
+    while StdStream::connect(addr).is_err() {
+        assert!(Instant::now() < deadline, "s_server did not start");
+        thread::sleep(Duration::from_millis(50));
+    }
+    (peer, addr)
+}
+
+/// A `TlsStream` driven in blocking style on a private poll.
+struct Blocking {
+    tls: TlsStream,
+    poll: Poll,
+    events: Events,
+}
+
+impl Blocking {
+    fn connect(addr: SocketAddr, ca: &Ca) -> Blocking {
+        let sock = TcpStream::connect(addr).unwrap();
+        let mut tls = TlsStream::client(sock, &ca.client_config(), "localhost").unwrap();
+        let poll = Poll::new().unwrap();
+        poll.registry()
+            .register(&mut tls, Token(0), Interest::READABLE | Interest::WRITABLE)
+            .unwrap();
+        Blocking {
+            tls,
+            poll,
+            events: Events::with_capacity(4),
+        }
+    }
+
+    fn wait(&mut self, deadline: Instant) {
+        assert!(Instant::now() < deadline, "timed out");
+        self.poll
+            .poll(&mut self.events, Some(Duration::from_millis(100)))
+            .unwrap();
+    }
+
+    fn write_all(&mut self, mut data: &[u8]) {
+        let deadline = Instant::now() + T;
+        while !data.is_empty() {
+            match self.tls.write(data) {
+                Ok(n) => data = &data[n..],
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.wait(deadline),
+                Err(e) => panic!("write: {e}"),
+            }
+        }
+        while !self.tls.flush_pending().unwrap() {
+            self.wait(deadline);
+        }
+    }
+
+    /// Read until `done(&bytes)` or end-of-stream; returns the bytes and whether the
+    /// stream ended cleanly (close_notify).
+    fn read_until(&mut self, done: impl Fn(&[u8]) -> bool) -> (Vec<u8>, bool) {
+        let deadline = Instant::now() + T;
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            if done(&got) {
+                return (got, false);
+            }
+            match self.tls.read(&mut buf) {
+                Ok(0) => return (got, true),
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.wait(deadline),
+                Err(e) => panic!("read: {e} ({:?})", tls_error(&e)),
+            }
+        }
+    }
+}
+
+fn rev_echo(version_flag: &str) {
+    if !have_openssl() {
+        return;
+    }
+    let ca = Ca::new("interop CA");
+    let leaf = ca.server(&["localhost"]);
+    let files = Files::new(&format!("rev{version_flag}"), &ca, &leaf);
+    let (_peer, addr) = s_server(&files, &["-rev", "-quiet", version_flag]);
+    let mut c = Blocking::connect(addr, &ca);
+    let line = "tickwire speaks TLS with OpenSSL\n";
+    c.write_all(line.as_bytes());
+    let (got, _) = c.read_until(|b| b.ends_with(b"\n"));
+    let expected: String = line.trim_end().chars().rev().collect();
+    assert_eq!(String::from_utf8_lossy(&got).trim_end(), expected);
+    // A longer line (s_server reverses what one read gives it, at most a few KiB).
+    let long = "0123456789".repeat(200) + "\n";
+    c.write_all(long.as_bytes());
+    let (got, _) = c.read_until(|b| b.ends_with(b"\n"));
+    let expected: String = long.trim_end().chars().rev().collect();
+    assert!(
+        String::from_utf8_lossy(&got).trim_end() == expected,
+        "long line"
+    );
+    c.tls.send_close_notify().unwrap();
+}
+
+#[test]
+fn s_server_rev_tls13() {
+    rev_echo("-tls1_3");
+}
+
+#[test]
+fn s_server_rev_tls12() {
+    rev_echo("-tls1_2");
+}
+
+/// `-www`: the status page names the protocol, then OpenSSL closes with close_notify,
+/// which our stream reports as a clean end (`Ok(0)`), not a truncation.
+#[test]
+fn s_server_www_ends_with_close_notify() {
+    if !have_openssl() {
+        return;
+    }
+    let ca = Ca::new("interop CA");
+    let leaf = ca.server(&["localhost"]);
+    for (flag, name) in [("-tls1_3", "TLSv1.3"), ("-tls1_2", "TLSv1.2")] {
+        let files = Files::new(&format!("www{flag}"), &ca, &leaf);
+        let (_peer, addr) = s_server(&files, &["-www", flag]);
+        let mut c = Blocking::connect(addr, &ca);
+        c.write_all(b"GET / HTTP/1.0\r\n\r\n");
+        let (page, clean) = c.read_until(|_| false);
+        let page = String::from_utf8_lossy(&page);
+        assert!(page.starts_with("HTTP/1.0 200 ok"), "{page}");
+        assert!(page.contains(name), "{flag}: {page}");
+        assert!(clean, "{flag}: no close_notify seen");
+    }
+}
+
+/// `openssl s_client` (verifying our certificate against the CA) upgrades to WebSocket
+/// on our TLS server and receives a text frame and a close frame.
+#[test]
+fn s_client_against_our_wss_server() {
+    if !have_openssl() {
+        return;
+    }
+    let ca = Ca::new("interop CA");
+    let leaf = ca.server(&["localhost"]);
+    let files = Files::new("s_client", &ca, &leaf);
+    let mut server = Server::builder()
+        .tls(leaf.server_config())
+        .handshake_timeout(T)
+        .read_timeout(Some(Duration::from_secs(3)))
+        .close_timeout(Duration::from_secs(3))
+        .bind("127.0.0.1:0")
+        .unwrap();
+    let port = server.local_addr().unwrap().port();
+    let h = thread::spawn(move || {
+        let mut c = server.accept().unwrap();
+        assert_eq!(c.path(), "/openssl");
+        c.send_text("hello from tickwire").unwrap();
+        c.close(CloseCode::NORMAL, "done").unwrap();
+        // s_client never answers the close: the close timeout ends it.
+        while let Ok(Some(_)) = c.recv() {}
+    });
+    let mut child = Command::new("openssl")
+        .arg("s_client")
+        .arg("-connect")
+        .arg(format!("127.0.0.1:{port}"))
+        .args(["-servername", "localhost", "-verify_return_error", "-quiet"])
+        .arg("-CAfile")
+        .arg(files.path("ca.pem"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .as_mut()
+        .unwrap()
+        .write_all(
+            b"GET /openssl HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n\
+              Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+              Sec-WebSocket-Version: 13\r\n\r\n",
+        )
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = thread::spawn(move || {
+        let mut out = Vec::new();
+        let _ = stdout.read_to_end(&mut out);
+        out
+    });
+    let peer = Peer(child);
+    let out = reader.join().unwrap();
+    drop(peer);
+    h.join().unwrap();
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.starts_with("HTTP/1.1 101"), "{text}");
+    assert!(
+        text.contains("s3pPLMBiTxaQ9kYGzzhZRbK+xOo="),
+        "accept key missing: {text}"
+    );
+    // The unmasked text frame: 0x81, length 19, payload.
+    let frame = [&[0x81u8, 19][..], b"hello from tickwire"].concat();
+    assert!(
+        out.windows(frame.len()).any(|w| w == frame),
+        "text frame missing"
+    );
+}
