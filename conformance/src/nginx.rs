@@ -171,6 +171,21 @@ fn write_files(dir: &Path) -> std::io::Result<()> {
     let text = Nginx::text();
     std::fs::write(www.join("chunked/text.txt"), &text)?;
     std::fs::write(www.join("close-delimited/text.txt"), &text)?;
+    // Started as root, nginx serves files from unprivileged workers (`nobody`): make the
+    // tree readable whatever the umask.
+    readable(dir)
+}
+
+fn readable(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(path)?;
+    let mode = if meta.is_dir() { 0o755 } else { 0o644 };
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
+    if meta.is_dir() {
+        for entry in std::fs::read_dir(path)? {
+            readable(&entry?.path())?;
+        }
+    }
     Ok(())
 }
 
