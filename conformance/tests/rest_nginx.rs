@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use tickwire::rest::{Client, RequestWriter, ResponseReader};
+use tickwire::rest::{Client, ClientPool, PoolConfig, RequestWriter, ResponseReader};
 use tickwire_conformance::{Nginx, pattern, skip_or_fail};
 
 type Reader = ResponseReader<Vec<u8>>;
@@ -198,4 +198,36 @@ fn stale_keep_alive_connection_is_replaced() {
     assert_eq!((s.connects, s.retries, s.stale_probed), (3, 1, 1), "{s:?}");
     let log = n.access_log_of(3);
     assert_eq!(log.len(), 3, "{log:?}");
+}
+
+#[test]
+fn pool_uses_exactly_its_connections() {
+    let Some(n) = skip_or_fail("pool_uses_exactly_its_connections", Nginx::start()) else {
+        return;
+    };
+    let cfg = PoolConfig {
+        size: 3,
+        request_buffer: 4096,
+        response_buffer: 64 << 10,
+        ..PoolConfig::default()
+    };
+    let pool = ClientPool::new(&n.url(""), cfg).unwrap();
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for _ in 0..25 {
+                    let mut g = pool.acquire_timeout(Duration::from_secs(20)).unwrap();
+                    let resp = g.send_with(|w| w.get("/small.txt").finish()).unwrap();
+                    assert_eq!(resp.body(), Nginx::SMALL.as_bytes());
+                }
+            });
+        }
+    });
+    // nginx saw 100 requests on at most the pool's 3 connections.
+    let log = n.access_log_of(100);
+    assert_eq!(log.len(), 100);
+    let mut conns: Vec<u64> = log.iter().map(|e| e.connection).collect();
+    conns.sort_unstable();
+    conns.dedup();
+    assert!(conns.len() <= 3, "{conns:?}");
 }
