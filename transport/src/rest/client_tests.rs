@@ -340,3 +340,35 @@ fn reader_is_cleared_for_a_connection_opened_ahead_of_the_request() {
     );
     h.join().unwrap();
 }
+
+#[test]
+fn a_connection_with_unsolicited_bytes_is_replaced() {
+    // 0: the 408 comes with the response (it lands in the reader);
+    // 1: it comes later (it waits in the socket: the idle probe sees it).
+    let (url, h) = server(3, |i, mut s| {
+        read_request(&mut s).unwrap();
+        s.write_all(OK).unwrap();
+        if i < 2 {
+            thread::sleep(Duration::from_millis(50 * i as u64));
+            // A server giving up on an idle connection, before closing it.
+            s.write_all(b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n")
+                .unwrap();
+            thread::sleep(Duration::from_millis(300));
+        }
+    });
+    let mut c = Client::builder()
+        .idle_probe(Some(Duration::from_millis(20)))
+        .build(&url)
+        .unwrap();
+    let (mut w, mut r) = parts(&c);
+    for i in 1..=3u64 {
+        let resp = c.send(&w.get("/").finish().unwrap(), &mut r).unwrap();
+        // Never answered by the 408: the connection is replaced first.
+        assert_eq!((resp.status(), resp.body()), (200, &b"ok"[..]));
+        assert_eq!(c.stats().connects, i);
+        thread::sleep(Duration::from_millis(100));
+    }
+    let s = c.stats();
+    assert_eq!((s.connects, s.stale_probed, s.retries), (3, 2, 0));
+    h.join().unwrap();
+}
