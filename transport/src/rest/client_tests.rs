@@ -372,3 +372,26 @@ fn a_connection_with_unsolicited_bytes_is_replaced() {
     assert_eq!((s.connects, s.stale_probed, s.retries), (3, 2, 0));
     h.join().unwrap();
 }
+
+#[test]
+fn write_timeout_is_a_typed_error() {
+    // The server never reads: the request fills both socket buffers.
+    let (url, h) = server(1, |_, s| {
+        thread::sleep(Duration::from_millis(800));
+        drop(s);
+    });
+    let mut c = Client::builder()
+        .write_timeout(Some(Duration::from_millis(200)))
+        .connect(&url)
+        .unwrap();
+    let body = vec![b'x'; 32 << 20];
+    let mut w = RequestWriter::new(vec![0; (32 << 20) + 4096], c.host_header()).unwrap();
+    let mut r: ResponseReader<Vec<u8>> = ResponseReader::new(vec![0; 4096]);
+    match c.send(&w.post("/big").body(&body).finish().unwrap(), &mut r) {
+        Err(Error::WriteTimeout) => {}
+        other => panic!("{:?}", other.map(|r| r.status())),
+    }
+    assert!(!c.is_connected());
+    assert_eq!(c.stats().retries, 0);
+    h.join().unwrap();
+}
