@@ -74,7 +74,7 @@ impl Nginx {
 
     /// Write the config and files into a fresh temp dir and start nginx on a free port.
     pub fn start() -> Result<Nginx, PeerError> {
-        let nginx = Self::binary().ok_or_else(|| {
+        let nginx = Self::binary().filter(|p| p.is_file()).ok_or_else(|| {
             PeerError::Absent("nginx not found: `apt-get install nginx-light`".into())
         })?;
         let dir = TempDir::new("nginx").map_err(|e| PeerError::Failed(e.to_string()))?;
