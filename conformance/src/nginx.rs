@@ -74,7 +74,7 @@ impl Nginx {
 
     /// Write the config and files into a fresh temp dir and start nginx on a free port.
     pub fn start() -> Result<Nginx, PeerError> {
-        let nginx = Self::binary().ok_or_else(|| {
+        let nginx = Self::binary().filter(|p| p.is_file()).ok_or_else(|| {
             PeerError::Absent("nginx not found: `apt-get install nginx-light`".into())
         })?;
         let dir = TempDir::new("nginx").map_err(|e| PeerError::Failed(e.to_string()))?;
@@ -171,6 +171,21 @@ fn write_files(dir: &Path) -> std::io::Result<()> {
     let text = Nginx::text();
     std::fs::write(www.join("chunked/text.txt"), &text)?;
     std::fs::write(www.join("close-delimited/text.txt"), &text)?;
+    // Started as root, nginx serves files from unprivileged workers (`nobody`): make the
+    // tree readable whatever the umask.
+    readable(dir)
+}
+
+fn readable(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(path)?;
+    let mode = if meta.is_dir() { 0o755 } else { 0o644 };
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
+    if meta.is_dir() {
+        for entry in std::fs::read_dir(path)? {
+            readable(&entry?.path())?;
+        }
+    }
     Ok(())
 }
 

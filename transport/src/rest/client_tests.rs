@@ -340,3 +340,58 @@ fn reader_is_cleared_for_a_connection_opened_ahead_of_the_request() {
     );
     h.join().unwrap();
 }
+
+#[test]
+fn a_connection_with_unsolicited_bytes_is_replaced() {
+    // 0: the 408 comes with the response (it lands in the reader);
+    // 1: it comes later (it waits in the socket: the idle probe sees it).
+    let (url, h) = server(3, |i, mut s| {
+        read_request(&mut s).unwrap();
+        s.write_all(OK).unwrap();
+        if i < 2 {
+            thread::sleep(Duration::from_millis(50 * i as u64));
+            // A server giving up on an idle connection, before closing it.
+            s.write_all(b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n")
+                .unwrap();
+            thread::sleep(Duration::from_millis(300));
+        }
+    });
+    let mut c = Client::builder()
+        .idle_probe(Some(Duration::from_millis(20)))
+        .build(&url)
+        .unwrap();
+    let (mut w, mut r) = parts(&c);
+    for i in 1..=3u64 {
+        let resp = c.send(&w.get("/").finish().unwrap(), &mut r).unwrap();
+        // Never answered by the 408: the connection is replaced first.
+        assert_eq!((resp.status(), resp.body()), (200, &b"ok"[..]));
+        assert_eq!(c.stats().connects, i);
+        thread::sleep(Duration::from_millis(100));
+    }
+    let s = c.stats();
+    assert_eq!((s.connects, s.stale_probed, s.retries), (3, 2, 0));
+    h.join().unwrap();
+}
+
+#[test]
+fn write_timeout_is_a_typed_error() {
+    // The server never reads: the request fills both socket buffers.
+    let (url, h) = server(1, |_, s| {
+        thread::sleep(Duration::from_millis(800));
+        drop(s);
+    });
+    let mut c = Client::builder()
+        .write_timeout(Some(Duration::from_millis(200)))
+        .connect(&url)
+        .unwrap();
+    let body = vec![b'x'; 32 << 20];
+    let mut w = RequestWriter::new(vec![0; (32 << 20) + 4096], c.host_header()).unwrap();
+    let mut r: ResponseReader<Vec<u8>> = ResponseReader::new(vec![0; 4096]);
+    match c.send(&w.post("/big").body(&body).finish().unwrap(), &mut r) {
+        Err(Error::WriteTimeout) => {}
+        other => panic!("{:?}", other.map(|r| r.status())),
+    }
+    assert!(!c.is_connected());
+    assert_eq!(c.stats().retries, 0);
+    h.join().unwrap();
+}

@@ -170,3 +170,18 @@ fn reconnect_at_acquire_is_bounded() {
     );
     assert_eq!(pool.idle(), 2, "the connection went back to the pool");
 }
+
+#[test]
+fn a_closed_connection_is_reconnected_at_acquire() {
+    let (url, accepted) = server();
+    let pool = ClientPool::new(&url, config(1)).unwrap();
+    let mut g = pool.acquire().unwrap();
+    assert_eq!(g.send_with(|w| w.get("/a").finish()).unwrap().body(), b"/a");
+    g.client.disconnect();
+    drop(g);
+    let mut g = pool.acquire().unwrap();
+    assert!(g.client.is_connected());
+    assert_eq!(g.client.stats().connects, 2);
+    assert_eq!(g.send_with(|w| w.get("/b").finish()).unwrap().body(), b"/b");
+    assert_eq!(settled(&accepted, 2, Duration::from_secs(5)), 2);
+}

@@ -13,25 +13,25 @@ use super::error::Error;
 /// connector already applied (a read or write that waits longer fails with
 /// `WouldBlock` or `TimedOut`).
 pub trait Stream: Read + Write {
-    /// Without blocking: whether the peer has already closed its side (or reset the
-    /// connection), as an idle keep-alive connection can be. `Ok(false)` when the
-    /// connection looks usable (no bytes pending, or bytes pending that a reader will
-    /// see).
-    fn peer_closed(&mut self) -> io::Result<bool>;
+    /// Without blocking, on a connection with no request outstanding: whether it can no
+    /// longer carry a request. That is when the peer closed or reset it (as servers do
+    /// with idle keep-alive connections), or sent bytes nobody asked for (such as a 408
+    /// before closing). `Ok(false)`: nothing is pending, the connection looks usable.
+    fn stale(&mut self) -> io::Result<bool>;
 
     /// The local address, when there is one (for tests and logs).
     fn local_addr(&self) -> io::Result<SocketAddr>;
 }
 
 impl Stream for TcpStream {
-    fn peer_closed(&mut self) -> io::Result<bool> {
+    fn stale(&mut self) -> io::Result<bool> {
         self.set_nonblocking(true)?;
         let mut b = [0u8; 1];
         let r = self.peek(&mut b);
         self.set_nonblocking(false)?;
         match r {
-            Ok(0) => Ok(true),
-            Ok(_) => Ok(false),
+            // End of stream, or unsolicited bytes.
+            Ok(_) => Ok(true),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(false),
             Err(_) => Ok(true),
@@ -153,22 +153,23 @@ mod tests {
     }
 
     #[test]
-    fn peer_closed_sees_fin_but_not_idle_or_pending_bytes() {
+    fn stale_on_fin_or_unsolicited_bytes_not_when_idle() {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port();
         let mut c = TcpConnector::default()
             .connect("127.0.0.1", port, &Timeouts::default())
             .unwrap();
         let (mut srv, _) = l.accept().unwrap();
-        assert!(!c.peer_closed().unwrap());
+        assert!(!c.stale().unwrap());
         srv.write_all(b"x").unwrap();
         std::thread::sleep(Duration::from_millis(50));
-        assert!(!c.peer_closed().unwrap());
+        assert!(c.stale().unwrap());
         let mut b = [0u8; 1];
         c.read_exact(&mut b).unwrap();
+        assert!(!c.stale().unwrap());
         drop(srv);
         std::thread::sleep(Duration::from_millis(50));
-        assert!(c.peer_closed().unwrap());
+        assert!(c.stale().unwrap());
         // Still blocking afterwards.
         c.set_read_timeout(Some(Duration::from_millis(10))).unwrap();
         assert_eq!(c.read(&mut b).unwrap(), 0);

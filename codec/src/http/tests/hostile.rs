@@ -44,7 +44,10 @@ fn run(
 
 fn all_ways(input: &[u8], eof: bool, method: Method) -> Result<Vec<(u16, Vec<u8>)>, Error> {
     let whole = run(input, &[input.len().max(1)], eof, method);
-    assert_eq!(run(input, &[1], eof, method), whole, "byte at a time");
+    // Byte at a time re-parses the head at each byte: too slow for Miri on big rows.
+    if !cfg!(miri) || input.len() < 256 {
+        assert_eq!(run(input, &[1], eof, method), whole, "byte at a time");
+    }
     assert_eq!(
         run(input, &[7, 1, 30, 3], eof, method),
         whole,

@@ -6,3 +6,17 @@ mod no_panic;
 mod request;
 mod response;
 mod roundtrip;
+
+/// Proptest settings: `cases` natively; a handful under Miri, without the
+/// failure file (Miri isolates the file system).
+pub(crate) fn proptest_config(cases: u32) -> proptest::test_runner::Config {
+    proptest::test_runner::Config {
+        cases: if cfg!(miri) { 3 } else { cases },
+        failure_persistence: if cfg!(miri) {
+            None
+        } else {
+            proptest::test_runner::Config::default().failure_persistence
+        },
+        ..proptest::test_runner::Config::default()
+    }
+}

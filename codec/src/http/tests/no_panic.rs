@@ -31,7 +31,7 @@ fn input() -> impl Strategy<Value = Vec<u8>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+    #![proptest_config(super::proptest_config(512))]
 
     #[test]
     fn readers_never_panic(

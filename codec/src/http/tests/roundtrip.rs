@@ -97,7 +97,7 @@ fn read_requests(wire: &[u8], sizes: &[usize]) -> Vec<Seen> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #![proptest_config(super::proptest_config(128))]
 
     #[test]
     fn request_written_then_read(
@@ -209,7 +209,7 @@ fn read_responses(wire: &[u8], sizes: &[usize], head: &[bool]) -> Vec<SeenRespon
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #![proptest_config(super::proptest_config(128))]
 
     #[test]
     fn response_written_then_read(
