@@ -78,6 +78,7 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(crate::http::tests::proptest_config(256))]
         #[test]
         fn encode_decode_round_trip(src in proptest::collection::vec(any::<u8>(), 0..64)) {
             let mut enc = [0u8; 192];
