@@ -75,6 +75,14 @@ pub fn parent(all: &[Case<'_>], child_args: &[String], dir: &Path) -> Result<Vec
             "--callgrind-out-file={}",
             dir.join(format!("{STEM}%p")).display()
         ))
+        // Callgrind counts every iteration of `rep movsb` / `rep stosb` as an
+        // instruction, so glibc's memcpy/memset would cost one "instruction"
+        // per byte above their ERMS thresholds: raise the thresholds so the
+        // vector loops (what the counts should reflect) are used throughout.
+        .env(
+            "GLIBC_TUNABLES",
+            "glibc.cpu.x86_rep_movsb_threshold=1073741824:glibc.cpu.x86_rep_stosb_threshold=1073741824",
+        )
         .arg(&exe)
         .arg("--callgrind-child")
         .args(child_args)

@@ -118,6 +118,14 @@ const STEPS: &[Step] = &[
         args: &["autobahn"],
         env: &[],
     },
+    // Instruction counts of the 128-byte codec rows under callgrind: a smoke check that
+    // the benchmark builds, every case verifies its output, and the counts come out.
+    Step {
+        name: "bench instructions",
+        program: "<self>",
+        args: &["bench", "--instructions", "--filter", "128B"],
+        env: &[],
+    },
 ];
 
 const AUTOBAHN_CLIENT_EXAMPLE: &str = "transport/examples/autobahn_client.rs";

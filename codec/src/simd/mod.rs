@@ -1,4 +1,5 @@
 //! SIMD building blocks: CPU feature detection, payload masking and UTF-8 validation.
+pub mod copy;
 pub mod cpu;
 pub mod mask;
 pub mod utf8;

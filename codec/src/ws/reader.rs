@@ -203,9 +203,22 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
     /// The next message, or `Ok(None)` when more bytes are needed.
     ///
     /// An error is final: fail the connection with [`Error::close_code`].
-    #[inline]
+    #[inline(always)]
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<Message<'_>>, Error> {
+        // Inlined into the caller: a whole unfragmented data frame costs no
+        // call and no spill of the general path's registers.
+        match self.whole_frame() {
+            Ok(Some((start, len, text))) => Ok(Some(self.data_message(start, len, text))),
+            Ok(None) => self.next_general(),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// [`next`](Self::next) for everything the fast path leaves: partial
+    /// frames, fragments, control frames, errors.
+    #[inline(never)]
+    fn next_general(&mut self) -> Result<Option<Message<'_>>, Error> {
         loop {
             if self.frame.is_none() {
                 let data = &self.buf.as_ref()[self.pos..self.end];
@@ -222,20 +235,93 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
                 self.start_data(h)?;
             }
             match self.advance()? {
-                Some((start, len, text)) => {
-                    let bytes = &self.buf.as_ref()[start..start + len];
-                    return Ok(Some(if text {
-                        // SAFETY: `advance` validated these bytes as UTF-8
-                        // (whole, or incrementally with nothing left over).
-                        Message::Text(unsafe { core::str::from_utf8_unchecked(bytes) })
-                    } else {
-                        Message::Binary(bytes)
-                    }));
-                }
+                Some((start, len, text)) => return Ok(Some(self.data_message(start, len, text))),
                 None if self.frame.is_some() => return Ok(None),
                 None => {} // a non-final fragment finished: parse the next header
             }
         }
+    }
+
+    /// The message at `start..start + len`, validated as UTF-8 if `text`.
+    #[inline(always)]
+    fn data_message(&self, start: usize, len: usize, text: bool) -> Message<'_> {
+        let bytes = &self.buf.as_ref()[start..start + len];
+        if text {
+            // SAFETY: callers pass a text message only after validating exactly
+            // these bytes as UTF-8 (`whole_frame`, or `advance` whole or
+            // incrementally with nothing left over).
+            Message::Text(unsafe { core::str::from_utf8_unchecked(bytes) })
+        } else {
+            Message::Binary(bytes)
+        }
+    }
+
+    /// The fast path of [`next`](Self::next): no message in progress and a
+    /// whole final text or binary frame in the buffer, with RSV bits clear,
+    /// masked as the role requires, a 7- or 16-bit length within the limits.
+    /// Unmasks it, validates text, consumes it and returns its (start, len,
+    /// is_text). `Ok(None)` for everything else (a partial frame, a control
+    /// frame, fragments, anything invalid): the general path handles those,
+    /// with the same results, errors included.
+    #[inline(always)]
+    fn whole_frame(&mut self) -> Result<Option<(usize, usize, bool)>, Error> {
+        if self.frame.is_some() || self.msg.is_some() || self.closed {
+            return Ok(None);
+        }
+        let (pos, end) = (self.pos, self.end);
+        let buf = self.buf.as_mut();
+        let Some(data) = buf.get(pos..end) else {
+            return Ok(None);
+        };
+        let [b0, b1, ..] = *data else {
+            return Ok(None);
+        };
+        // 0x81 (final text) or 0x82 (final binary): FIN set, RSV clear.
+        let kind = b0.wrapping_sub(0x81);
+        let want_mask = match self.role {
+            Role::Server => 0x80,
+            Role::Client => 0,
+        };
+        if kind > 1 || b1 & 0x80 != want_mask {
+            return Ok(None);
+        }
+        let (len, mut hl) = match b1 & 0x7F {
+            126 => match *data {
+                [_, _, a, b, ..] if u16::from_be_bytes([a, b]) >= 126 => {
+                    (usize::from(u16::from_be_bytes([a, b])), 4)
+                }
+                _ => return Ok(None),
+            },
+            127 => return Ok(None),
+            n => (usize::from(n), 2),
+        };
+        let key = if want_mask != 0 {
+            let Some(k) = data.get(hl..hl + 4) else {
+                return Ok(None);
+            };
+            hl += 4;
+            Some([k[0], k[1], k[2], k[3]])
+        } else {
+            None
+        };
+        if len > self.max_frame || len > self.max_message || data.len() - hl < len {
+            return Ok(None);
+        }
+        let start = pos + hl;
+        let Some(payload) = buf.get_mut(start..start + len) else {
+            return Ok(None);
+        };
+        if let Some(key) = key {
+            apply_mask(payload, key, 0);
+        }
+        let text = kind == 0;
+        if text && !utf8::is_valid(payload) {
+            self.pos = start + len;
+            return Err(Error::InvalidUtf8);
+        }
+        self.pos = start + len;
+        self.last_rsv = 0;
+        Ok(Some((start, len, text)))
     }
 
     fn control(&mut self, h: Header) -> Result<Option<Message<'_>>, Error> {

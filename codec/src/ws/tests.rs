@@ -639,4 +639,72 @@ proptest! {
             }
         }
     }
+
+    /// The reader's fast path (a whole frame in the buffer) and its general
+    /// path (the same bytes arriving one at a time) agree on every stream of
+    /// frame-shaped input: the same messages, then the same error, if any.
+    #[test]
+    fn whole_frames_and_byte_at_a_time_agree(
+        frames in prop::collection::vec(raw_frame(), 0..6),
+        server in any::<bool>(),
+    ) {
+        let role = if server { Role::Server } else { Role::Client };
+        let wire: Vec<u8> = frames.concat();
+        let run = |chunk: usize| -> (Vec<Owned>, Option<Error>) {
+            let cfg = Config { max_frame_size: 200, max_message_size: 300, allowed_rsv: 0 };
+            let mut r = FrameReader::with_config(role, vec![0u8; 4096], cfg);
+            let mut out = Vec::new();
+            let mut at = 0;
+            while at < wire.len() {
+                let take = chunk.min(wire.len() - at);
+                at += r.feed(&wire[at..at + take]);
+                loop {
+                    match r.next() {
+                        Ok(Some(m)) => out.push(own(m)),
+                        Ok(None) => break,
+                        Err(e) => return (out, Some(e)),
+                    }
+                }
+            }
+            (out, None)
+        };
+        prop_assert_eq!(run(wire.len().max(1)), run(1));
+    }
+}
+
+/// One frame as raw bytes: mostly well-formed final text/binary frames (valid
+/// or invalid UTF-8, either mask bit, 7- or 16-bit lengths, some non-minimal
+/// or over the limit), sometimes other first bytes (fragments, control
+/// frames, RSV bits, reserved opcodes).
+fn raw_frame() -> impl Strategy<Value = Vec<u8>> {
+    let b0 = prop_oneof![
+        4 => Just(0x81u8),
+        4 => Just(0x82u8),
+        1 => prop::sample::select(vec![0x01u8, 0x00, 0x80, 0x89, 0x8A, 0x88, 0xC1, 0x83, 0x02]),
+    ];
+    let payload = prop_oneof![
+        prop::collection::vec(0x20u8..0x7F, 0..260),
+        prop::collection::vec(any::<u8>(), 0..260),
+        Just("é€𝄞".as_bytes().to_vec()),
+    ];
+    (b0, any::<bool>(), any::<bool>(), payload, any::<[u8; 4]>()).prop_map(
+        |(b0, masked, long, payload, key)| {
+            let mut f = vec![b0];
+            let m = if masked { 0x80 } else { 0 };
+            let n = payload.len();
+            if long || n >= 126 {
+                f.push(m | 126);
+                f.extend_from_slice(&(n as u16).to_be_bytes());
+            } else {
+                f.push(m | n as u8);
+            }
+            if masked {
+                f.extend_from_slice(&key);
+                f.extend(payload.iter().enumerate().map(|(i, b)| b ^ key[i & 3]));
+            } else {
+                f.extend_from_slice(&payload);
+            }
+            f
+        },
+    )
 }

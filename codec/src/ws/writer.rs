@@ -14,6 +14,7 @@ use super::error::EncodeError;
 use super::frame::{MAX_CONTROL_PAYLOAD, OpCode, Role, header_len, write_header};
 use crate::buf::{HEADROOM, WriteBuf};
 use crate::rand::{MaskSource, NoMask};
+use crate::simd::copy::copy;
 use crate::simd::mask::{apply_mask, copy_masked};
 
 /// How a writer gets masking keys: a server never masks; a client asks its
@@ -161,7 +162,49 @@ impl<M: Masking> FrameWriter<M> {
     }
 
     /// Encode a data message (fragmented if configured) into `out`.
+    ///
+    /// Inlined fast path for the common case, one frame with a 7- or 16-bit
+    /// length: the header is stored directly, then the payload copied (or
+    /// copied and masked); everything else takes [`encode_data_general`](Self::encode_data_general).
+    #[inline(always)]
     fn encode_data(
+        &mut self,
+        opcode: OpCode,
+        payload: &[u8],
+        out: &mut [u8],
+    ) -> Result<usize, EncodeError> {
+        let n = payload.len();
+        let f = self.fragment_size;
+        if n > 0xFFFF || (f != 0 && n > f) {
+            return self.encode_data_general(opcode, payload, out);
+        }
+        let masked = self.client;
+        let hl = if n < 126 { 2 } else { 4 } + if masked { 4 } else { 0 };
+        let Some(out) = out.get_mut(..hl + n) else {
+            return Err(EncodeError::BufferFull);
+        };
+        let mbit = if masked { 0x80 } else { 0 };
+        let (head, body) = out.split_at_mut(hl);
+        if n < 126 {
+            head[0] = 0x80 | opcode as u8;
+            head[1] = mbit | n as u8;
+        } else {
+            let [hi, lo] = (n as u16).to_be_bytes();
+            head[..4].copy_from_slice(&[0x80 | opcode as u8, mbit | 126, hi, lo]);
+        }
+        match self.key() {
+            Some(k) => {
+                head[hl - 4..].copy_from_slice(&k);
+                copy_masked(body, payload, k, 0);
+            }
+            None => copy(body, payload),
+        }
+        Ok(hl + n)
+    }
+
+    /// [`encode_data`](Self::encode_data) for fragmented and 64-bit-length messages.
+    #[inline(never)]
+    fn encode_data_general(
         &mut self,
         opcode: OpCode,
         payload: &[u8],
@@ -187,13 +230,13 @@ impl<M: Masking> FrameWriter<M> {
     }
 
     /// Encode a text message into `out`.
-    #[inline]
+    #[inline(always)]
     pub fn encode_text(&mut self, text: &str, out: &mut [u8]) -> Result<usize, EncodeError> {
         self.encode_data(OpCode::Text, text.as_bytes(), out)
     }
 
     /// Encode a binary message into `out`.
-    #[inline]
+    #[inline(always)]
     pub fn encode_binary(&mut self, data: &[u8], out: &mut [u8]) -> Result<usize, EncodeError> {
         self.encode_data(OpCode::Binary, data, out)
     }
