@@ -24,8 +24,10 @@ use crate::ws::{Endpoint, Error, Tx};
 pub struct Sizes {
     /// Each TCP socket buffer (receive window and send queue), in bytes.
     pub tcp: usize,
-    /// Each WebSocket buffer. The reader holds a whole message plus
-    /// [`READER_OVERHEAD`](tickwire_codec::ws::reader::READER_OVERHEAD).
+    /// Each WebSocket buffer. A reader holds a whole message plus
+    /// [`READER_OVERHEAD`](tickwire_codec::ws::reader::READER_OVERHEAD); a
+    /// send buffer holds the largest message with its frame headers, plus
+    /// 139 bytes kept free for a pong or a close frame.
     pub ws: usize,
 }
 

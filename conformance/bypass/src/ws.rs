@@ -20,8 +20,11 @@ use tickwire_codec::ws::{
     CloseCode, Config, EncodeError, FrameReader, FrameWriter, Masking, Message, OpCode, Role,
 };
 
-/// Room a control frame needs in the send buffer: pongs and close echoes are
-/// only generated when it is there, so they are never lost.
+/// Room a control frame needs in the send buffer. Pongs and close echoes are
+/// only generated when it is there, so they are never lost; and messages the
+/// application queues (data and pings) always leave it free, so a full send
+/// buffer never stops an endpoint from reading (two endpoints that both
+/// stopped reading would wait on each other forever).
 const CONTROL_ROOM: usize = MAX_HEADER_LEN + MAX_CONTROL_PAYLOAD;
 
 /// Where an endpoint is in the life of its connection.
@@ -134,15 +137,28 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Tx<W, M> {
         }
     }
 
+    /// Open, and room for `frames_len` bytes with [`CONTROL_ROOM`] to spare.
+    fn check_room(&self, frames_len: usize) -> Result<(), Error> {
+        self.check_open()?;
+        if frames_len + CONTROL_ROOM > self.out.remaining() {
+            return Err(Error::Encode(EncodeError::BufferFull));
+        }
+        Ok(())
+    }
+
+    fn masked(&self) -> bool {
+        self.writer.role() == Role::Client
+    }
+
     /// Queue a text message in one frame.
     pub fn send_text(&mut self, text: &str) -> Result<(), Error> {
-        self.check_open()?;
+        self.check_room(header_len(text.len(), self.masked()) + text.len())?;
         Ok(self.writer.write_text(text, &mut self.out)?)
     }
 
     /// Queue a binary message in one frame.
     pub fn send_binary(&mut self, data: &[u8]) -> Result<(), Error> {
-        self.check_open()?;
+        self.check_room(header_len(data.len(), self.masked()) + data.len())?;
         Ok(self.writer.write_binary(data, &mut self.out)?)
     }
 
@@ -160,13 +176,12 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Tx<W, M> {
 
     /// All frames of the message are queued, or none (the room is checked first).
     fn send_fragmented(&mut self, op: OpCode, data: &[u8], fragment: usize) -> Result<(), Error> {
-        self.check_open()?;
         let fragment = if fragment == 0 {
             data.len().max(1)
         } else {
             fragment
         };
-        let masked = self.writer.role() == Role::Client;
+        let masked = self.masked();
         let frames = data.len().div_ceil(fragment).max(1);
         let full = data.len() / fragment;
         let rest = data.len() % fragment;
@@ -176,9 +191,7 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Tx<W, M> {
             } else {
                 0
             };
-        if need > self.out.remaining() {
-            return Err(Error::Encode(EncodeError::BufferFull));
-        }
+        self.check_room(need)?;
         let mut opcode = op;
         for (i, chunk) in data.chunks(fragment).enumerate() {
             let fin = i + 1 == frames;
@@ -193,7 +206,7 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Tx<W, M> {
 
     /// Queue a ping (payload at most 125 bytes); the peer's pong arrives as a message.
     pub fn ping(&mut self, payload: &[u8]) -> Result<(), Error> {
-        self.check_open()?;
+        self.check_room(header_len(payload.len(), self.masked()) + payload.len())?;
         Ok(self.writer.write_ping(payload, &mut self.out)?)
     }
 

@@ -158,3 +158,83 @@ fn a_protocol_error_fails_the_connection_with_its_close_code() {
     assert_eq!(session.server.state(), State::Closed);
     assert_eq!(session.client.state(), State::Closed);
 }
+
+#[test]
+fn a_full_send_buffer_still_leaves_room_to_answer_pings() {
+    let mut arena = vec![0u8; SIZES.arena_len()];
+    let mut slots = [SocketStorage::EMPTY; 2];
+    let device = RingDevice::<_, 4>::new(vec![0u8; 4 * 1500]);
+    let hs = ClientHandshake::new("127.0.0.1:9001", "/", [7; 16]);
+    let mut session = Session::new(
+        device,
+        &mut arena,
+        SIZES,
+        &mut slots,
+        hs,
+        MaskRng::from_seed([3; 32]),
+        Config::default(),
+        4,
+        Instant::ZERO,
+    )
+    .expect("session");
+    let mut now = Instant::ZERO;
+    while !(session.client.is_open() && session.server.is_open()) {
+        session.poll(now).expect("poll");
+        assert!(session.server_recv().expect("server").is_none());
+        assert!(session.client_recv().expect("client").is_none());
+        now += Duration::from_millis(1);
+        assert!(now < Instant::from_secs(1), "handshake stalled");
+    }
+    // Every turn both sides queue data until their send buffers refuse more:
+    // large messages first, then small ones to fill the last gap.
+    let (big, small) = ([0x5A; 700], [0xA5; 10]);
+    let mut pongs = 0;
+    let mut refused = 0;
+    for turn in 0..200 {
+        if turn % 10 == 0 {
+            // Queued first: data sends then fill the rest.
+            match session.server.tx().ping(b"still there?") {
+                Ok(()) | Err(Error::Encode(tickwire_codec::ws::EncodeError::BufferFull)) => {}
+                Err(e) => panic!("ping: {e}"),
+            }
+        }
+        for server in [false, true] {
+            for chunk in [&big[..], &small[..]] {
+                loop {
+                    let r = if server {
+                        session.server.tx().send_binary(chunk)
+                    } else {
+                        session.client.tx().send_binary(chunk)
+                    };
+                    match r {
+                        Ok(()) => {}
+                        Err(Error::Encode(tickwire_codec::ws::EncodeError::BufferFull)) => {
+                            refused += 1;
+                            break;
+                        }
+                        Err(e) => panic!("send: {e}"),
+                    }
+                }
+            }
+        }
+        assert!(
+            session.client.tx().room() >= 139,
+            "client keeps control room"
+        );
+        assert!(
+            session.server.tx().room() >= 139,
+            "server keeps control room"
+        );
+        session.poll(now).expect("poll");
+        while let Some((msg, _)) = session.server_recv().expect("server recv") {
+            if let tickwire_codec::ws::Message::Pong(p) = msg {
+                assert_eq!(p, b"still there?");
+                pongs += 1;
+            }
+        }
+        while session.client_recv().expect("client recv").is_some() {}
+        now += Duration::from_millis(1);
+    }
+    assert_eq!(refused, 800, "both send buffers were full every turn");
+    assert!(pongs >= 10, "pongs answered under back-pressure: {pongs}");
+}
