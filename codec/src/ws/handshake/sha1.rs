@@ -201,7 +201,8 @@ mod tests {
     fn streaming_matches_one_shot_at_every_split() {
         let msg: std::vec::Vec<u8> = (0..=255u8).cycle().take(300).collect();
         let whole = Sha1::digest(&msg);
-        for split in 0..msg.len() {
+        // Every split natively; every 7th under Miri (each split hashes 300 bytes).
+        for split in (0..msg.len()).step_by(if cfg!(miri) { 7 } else { 1 }) {
             let (a, b) = msg.split_at(split);
             assert_eq!(Sha1::new().update(a).update(b).finalize(), whole);
         }
