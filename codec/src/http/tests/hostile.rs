@@ -450,6 +450,7 @@ fn rows() -> Vec<Row> {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "re-parses per byte: too slow for Miri; safe code only")]
 fn every_hostile_response_is_its_typed_error() {
     let mut rows = rows();
     for r in &mut rows {
@@ -543,6 +544,7 @@ fn head_responses_leave_following_bytes_alone() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "too slow for Miri; safe code only")]
 fn limits_are_settable() {
     let mut r: ResponseReader<Vec<u8>, 4> = ResponseReader::new(std::vec![0u8; 1024])
         .max_head_size(64)
