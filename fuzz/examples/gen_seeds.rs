@@ -3,7 +3,8 @@
 //! traffic produced with FrameWriter (mixed scripts in both roles, fragments splitting
 //! multi-byte characters, control frames between fragments, limits at and over the edge).
 //!
-//! Run from `fuzz/`: `cargo run --example gen_seeds` (it replaces the seed directories).
+//! Run from `fuzz/`: `cargo run --example gen_seeds` (it replaces the seed directories; run
+//! `tools/autobahn_seeds.py` afterwards to add the captured Autobahn traffic again).
 
 use std::fs;
 use std::path::Path;

@@ -276,8 +276,7 @@ pub fn encode_messages(
     out
 }
 
-/// The full set of checks for one frame-level input, shared by the frame reader target
-/// and the differential target: chunked, byte-at-a-time and whole-input runs agree, two
+/// The full set of checks for one frame-level input (the frame reader target): chunked, byte-at-a-time and whole-input runs agree, two
 /// runs over differently pre-filled storage agree (nothing uncommitted is ever read), and
 /// re-encoding what was parsed parses back to the same messages.
 pub fn check_reader(setup: &Setup, data: &[u8]) -> Run {
