@@ -446,7 +446,11 @@ fn large_fragmented_message_in_a_tight_buffer_compacts() {
     let n = w.encode_binary(&payload, &mut wire).unwrap();
     let cap = 20_000 + reader::READER_OVERHEAD;
     // Byte-at-a-time feeding is covered by the proptests; interpreted it takes minutes here.
-    let chunks: &[usize] = if cfg!(miri) { &[999, 4096] } else { &[1, 7, 999, 1000, 4096] };
+    let chunks: &[usize] = if cfg!(miri) {
+        &[999, 4096]
+    } else {
+        &[1, 7, 999, 1000, 4096]
+    };
     for &chunk in chunks {
         let got = decode_chunked(Role::Server, &wire[..n], &[chunk], cap).unwrap();
         assert_eq!(got, vec![Owned::Binary(payload.clone())], "chunk {chunk}");
