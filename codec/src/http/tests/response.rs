@@ -36,7 +36,30 @@ fn chunked_with_trailers_then_pipelined_response() {
     let resp = r.poll().unwrap().unwrap();
     assert_eq!(resp.status(), 204);
     assert_eq!(resp.body(), b"");
+    assert!(
+        resp.trailers().is_empty(),
+        "the chunked response's trailers leaked"
+    );
     assert!(r.poll().unwrap().is_none());
+}
+
+#[test]
+fn trailers_belong_to_their_own_response() {
+    // A chunked response with trailers, then a Content-Length one: the second
+    // has no trailers (it once showed a stale span of the first one's).
+    let mut r = reader();
+    r.feed(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nX-Trailer: done\r\n\r\n");
+    let resp = r.poll().unwrap().unwrap();
+    assert_eq!(resp.trailers().get("x-trailer"), Some(&b"done"[..]));
+    // Long enough that the old trailer span lies inside this response's bytes.
+    let mut second = b"HTTP/1.1 200 OK\r\nX-Pad: ".to_vec();
+    second.extend_from_slice(&[b'p'; 200]);
+    second.extend_from_slice(b"\r\nContent-Length: 3\r\n\r\n585");
+    r.feed(&second);
+    let resp = r.poll().unwrap().unwrap();
+    assert_eq!(resp.body(), b"585");
+    assert!(resp.trailers().is_empty());
+    assert_eq!(resp.trailers().iter().count(), 0);
 }
 
 #[test]
