@@ -120,27 +120,57 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>, const N: usize> ResponseReader<B, N> {
     }
 
     /// The next complete response, or `Ok(None)` when more bytes are needed.
-    /// An error is final for the connection.
+    /// An error is final for the connection. Same as [`advance`](Self::advance)
+    /// followed by [`response`](Self::response).
     #[inline]
     pub fn poll(&mut self) -> Result<Option<RestResponse<'_>>, Error> {
+        if self.advance()? {
+            Ok(self.response())
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// Process received bytes up to the end of the next response: `Ok(true)`
+    /// when one is ready for [`response`](Self::response), `Ok(false)` when
+    /// more bytes are needed. Drops the response returned before. An error is
+    /// final for the connection.
+    ///
+    /// The split lets a read loop decide before it borrows: the borrow of
+    /// `response()` can be returned from the loop, where a conditionally
+    /// returned borrow of `poll()` cannot (a borrow-checker limitation).
+    #[inline]
+    pub fn advance(&mut self) -> Result<bool, Error> {
         self.inner.release();
         loop {
             match self.inner.phase {
                 Phase::Head => {
                     if !self.poll_head()? {
-                        return Ok(None);
+                        return Ok(false);
                     }
                 }
                 Phase::Body => {
                     if !self.inner.poll_body()? {
-                        return Ok(None);
+                        return Ok(false);
                     }
                 }
-                Phase::Complete { .. } => break,
+                Phase::Complete { delivered: true } => return Ok(true),
+                Phase::Complete { delivered: false } => break,
             }
         }
         self.method = Method::Get;
         self.inner.deliver();
+        Ok(true)
+    }
+
+    /// The response the last [`advance`](Self::advance) (or [`poll`](Self::poll))
+    /// finished, borrowing the buffer; `None` if there is none, or once
+    /// [`spare_mut`](Self::spare_mut), [`feed`](Self::feed) or `advance` moved on.
+    #[inline]
+    pub fn response(&self) -> Option<RestResponse<'_>> {
+        if self.inner.phase != (Phase::Complete { delivered: true }) {
+            return None;
+        }
         let (msg, spans) = self.inner.parts();
         let f = &self.inner.facts;
         let keep_alive = self.inner.framing != Framing::Close
@@ -149,7 +179,7 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>, const N: usize> ResponseReader<B, N> {
             } else {
                 f.conn_keep_alive && !f.conn_close
             };
-        Ok(Some(RestResponse {
+        Some(RestResponse {
             msg,
             spans,
             version: self.line.version,
@@ -158,7 +188,7 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>, const N: usize> ResponseReader<B, N> {
             body: self.inner.body,
             trailers: self.inner.trailers,
             keep_alive,
-        }))
+        })
     }
 
     fn has_body(&self) -> bool {

@@ -274,24 +274,20 @@ impl<C: Connector> Client<C> {
             self.conn = None;
         }
         let reused = self.conn.as_ref().is_some_and(|c| c.responses > 0);
-        let reader: *mut ResponseReader<B, N> = reader;
-        // SAFETY: `reader` comes from the `&'r mut` argument and is the only access path
-        // to it in this function. The first attempt's borrow is either returned (ending
-        // the function) or dropped before the second attempt reborrows: the borrow
-        // checker cannot see that a conditionally returned borrow ends on the other path
-        // (NLL "problem case #3", accepted by Polonius); no two borrows are alive at once.
-        match self.attempt(req, unsafe { &mut *reader }) {
-            Ok(resp) => Ok(resp),
+        match self.attempt(req, reader) {
+            Ok(()) => {}
             Err(Failure::BeforeResponse(_)) if reused && idempotent => {
                 self.stats.retries += 1;
-                // SAFETY: as above; the first attempt's borrow ended with its error.
-                self.attempt(req, unsafe { &mut *reader })
-                    .map_err(|f| match f {
-                        Failure::BeforeResponse(e) | Failure::Fatal(e) => e,
-                    })
+                self.attempt(req, reader).map_err(|f| match f {
+                    Failure::BeforeResponse(e) | Failure::Fatal(e) => e,
+                })?;
             }
-            Err(Failure::BeforeResponse(e) | Failure::Fatal(e)) => Err(e),
+            Err(Failure::BeforeResponse(e) | Failure::Fatal(e)) => return Err(e),
         }
+        // `attempt` returned Ok only after `advance` finished a response.
+        reader
+            .response()
+            .ok_or(Error::Http(tickwire_codec::http::Error::UnexpectedEof))
     }
 
     /// Replace the connection before sending when it was idle long enough and the server
@@ -309,12 +305,13 @@ impl<C: Connector> Client<C> {
         }
     }
 
-    /// One try: connect if needed, write the request, read one response.
-    fn attempt<'r, B, const N: usize>(
+    /// One try: connect if needed, write the request, read one response (left in
+    /// `reader`, ready for [`ResponseReader::response`]).
+    fn attempt<B, const N: usize>(
         &mut self,
         req: &Request<'_>,
-        reader: &'r mut ResponseReader<B, N>,
-    ) -> Result<RestResponse<'r>, Failure>
+        reader: &mut ResponseReader<B, N>,
+    ) -> Result<(), Failure>
     where
         B: AsRef<[u8]> + AsMut<[u8]>,
     {
@@ -338,14 +335,14 @@ impl<C: Connector> Client<C> {
         let mut received = 0usize;
         let outcome = read_response(&mut conn.stream, reader, &mut received);
         match outcome {
-            Ok(resp) => {
-                if resp.keep_alive() {
+            Ok(keep_alive) => {
+                if keep_alive {
                     conn.responses += 1;
                     conn.last_used = Instant::now();
                 } else {
                     self.conn = None;
                 }
-                Ok(resp)
+                Ok(())
             }
             Err(e) => {
                 self.conn = None;
@@ -363,30 +360,23 @@ impl<C: Connector> Client<C> {
     }
 }
 
-/// Read from `stream` into `reader` until it yields a response; `received` counts the
-/// bytes read. The peer closing before any byte is [`Error::ConnectionClosed`].
-fn read_response<'r, S: Stream, B, const N: usize>(
+/// Read from `stream` into `reader` until it has a response ready; returns whether
+/// that response keeps the connection alive. `received` counts the bytes read. The peer
+/// closing before any byte is [`Error::ConnectionClosed`].
+fn read_response<S: Stream, B, const N: usize>(
     stream: &mut S,
-    reader: &'r mut ResponseReader<B, N>,
+    r: &mut ResponseReader<B, N>,
     received: &mut usize,
-) -> Result<RestResponse<'r>, Error>
+) -> Result<bool, Error>
 where
     B: AsRef<[u8]> + AsMut<[u8]>,
 {
-    let reader: *mut ResponseReader<B, N> = reader;
     loop {
-        // SAFETY: `reader` comes from the `&'r mut` argument and is used only here. A
-        // response borrowed from it is returned at once; otherwise the borrow ends at
-        // the end of this statement, before the next use below: no two borrows overlap
-        // (the borrow checker rejects the conditional return in a loop, NLL problem
-        // case #3, which Polonius accepts).
-        if let Some(resp) = unsafe { &mut *reader }.poll().map_err(Error::Http)? {
-            return Ok(resp);
+        if r.advance().map_err(Error::Http)? {
+            return Ok(r.response().is_some_and(|resp| resp.keep_alive()));
         }
-        // SAFETY: as above; no borrow of the reader is alive here.
-        let r = unsafe { &mut *reader };
         if r.is_eof() {
-            // `poll` after EOF either completes a close-delimited body or errors.
+            // `advance` after EOF either completes a close-delimited body or errors.
             return Err(Error::Http(tickwire_codec::http::Error::UnexpectedEof));
         }
         let spare = r.spare_mut();

@@ -130,3 +130,23 @@ fn keep_alive_rules() {
         );
     }
 }
+
+#[test]
+fn advance_then_response_is_poll_in_two_halves() {
+    let mut r = reader();
+    r.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi");
+    assert!(r.response().is_none(), "nothing finished yet");
+    assert_eq!(r.advance(), Ok(true));
+    // Borrowable as often as needed until the reader moves on.
+    assert_eq!(r.response().map(|x| x.body()), Some(&b"hi"[..]));
+    assert_eq!(r.response().map(|x| x.status()), Some(200));
+    r.feed(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+    assert!(
+        r.response().is_none(),
+        "feeding released the first response"
+    );
+    assert_eq!(r.advance(), Ok(true));
+    assert_eq!(r.response().map(|x| x.status()), Some(404));
+    assert_eq!(r.advance(), Ok(false));
+    assert!(r.response().is_none());
+}
