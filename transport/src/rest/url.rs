@@ -41,17 +41,7 @@ impl HttpUrl {
     /// The `Host` header value: the host (IPv6 in brackets) and the port when it is not
     /// the scheme's default.
     pub fn host_header(&self) -> String {
-        let default = if self.secure { 443 } else { 80 };
-        let host = if self.host.contains(':') {
-            format!("[{}]", self.host)
-        } else {
-            self.host.clone()
-        };
-        if self.port == default {
-            host
-        } else {
-            format!("{host}:{}", self.port)
-        }
+        crate::ws::url::host_header(&self.host, self.port, self.secure)
     }
 }
 

@@ -98,17 +98,24 @@ impl Url {
     /// The `Host` header value: the host (IPv6 in brackets) and the port when it is
     /// not the scheme's default.
     pub fn host_header(&self) -> String {
-        let default = if self.secure { 443 } else { 80 };
-        let host = if self.host.contains(':') {
-            format!("[{}]", self.host)
-        } else {
-            self.host.clone()
-        };
-        if self.port == default {
-            host
-        } else {
-            format!("{host}:{}", self.port)
-        }
+        host_header(&self.host, self.port, self.secure)
+    }
+}
+
+/// The `Host` header value for `host:port` (IPv6 in brackets), the port left out
+/// when it is the scheme's default (443 when `secure`, else 80). Shared with
+/// `rest::HttpUrl`.
+pub(crate) fn host_header(host: &str, port: u16, secure: bool) -> String {
+    let default = if secure { 443 } else { 80 };
+    let host = if host.contains(':') {
+        format!("[{host}]")
+    } else {
+        host.to_owned()
+    };
+    if port == default {
+        host
+    } else {
+        format!("{host}:{port}")
     }
 }
 
