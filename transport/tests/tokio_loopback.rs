@@ -199,6 +199,8 @@ fn connections_and_futures_are_send() {
     is_send::<Client>();
     is_send::<Server>();
     is_send::<ServerConnection>();
+    is_send::<tickwire::tokio::ws::ReadHalf<tickwire::ws::Client>>();
+    is_send::<tickwire::tokio::ws::WriteHalf<tickwire::ws::ServerConnection>>();
     // The futures too (checked without running them).
     let _ = |c: &mut Client, s: &mut ServerConnection| {
         send(&c.recv());
@@ -631,4 +633,98 @@ async fn connect_refused_and_bad_urls_are_typed() {
         Client::connect("http://127.0.0.1:1/").await,
         Err(Error::Url(_))
     ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn split_halves_send_and_receive_in_two_tasks_with_pongs_routed() {
+    const N: usize = 500;
+    // The server pings, then echoes; it checks the pong the client's read half answered.
+    let (addr, h) = serve(server_builder(), |mut s| async move {
+        s.send_ping(b"hb").await.unwrap();
+        let mut echoed = 0;
+        let mut pong = false;
+        let mut scratch = Vec::new();
+        while let Some(msg) = s.recv().await.unwrap() {
+            match msg {
+                Message::Pong(p) => {
+                    assert_eq!(p, b"hb");
+                    pong = true;
+                }
+                Message::Binary(b) => {
+                    scratch.clear();
+                    scratch.extend_from_slice(b);
+                    s.send_binary(&scratch).await.unwrap();
+                    echoed += 1;
+                }
+                _ => {}
+            }
+        }
+        assert!(pong, "the read half's auto-pong reached the server");
+        assert_eq!(echoed, N);
+    })
+    .await;
+    let c = client_builder().connect(&url(addr)).await.unwrap();
+    let (mut rx, mut tx) = c.split();
+    let writer = tokio::spawn(async move {
+        for i in 0..N {
+            tx.send_binary(&(i as u32).to_le_bytes()).await.unwrap();
+        }
+        tx
+    });
+    let reader = tokio::spawn(async move {
+        let mut next = 0u32;
+        while (next as usize) < N {
+            match rx.recv().await.unwrap() {
+                Some(Message::Binary(b)) => {
+                    assert_eq!(b, next.to_le_bytes());
+                    next += 1;
+                }
+                Some(Message::Ping(p)) => assert_eq!(p, b"hb"),
+                other => panic!("{other:?}"),
+            }
+        }
+        rx
+    });
+    let mut tx = writer.await.unwrap();
+    let mut rx = reader.await.unwrap();
+    tx.close(CloseCode::NORMAL, "").await.unwrap();
+    assert!(matches!(rx.recv().await.unwrap(), Some(Message::Close(_))));
+    assert!(rx.recv().await.unwrap().is_none());
+    assert!(tx.is_closed());
+    h.await.unwrap();
+}
+
+#[tokio::test]
+async fn split_server_connection_and_select_on_the_read_half() {
+    let mut server = server_builder().bind("127.0.0.1:0").await.unwrap();
+    let addr = server.local_addr().unwrap();
+    let client = tokio::spawn(async move {
+        let mut c = client_builder().connect(&url(addr)).await.unwrap();
+        for word in ["a", "bb", "ccc"] {
+            c.send_text(word).await.unwrap();
+        }
+        let mut back = Vec::new();
+        while let Some(msg) = c.recv().await.unwrap() {
+            if let Message::Text(t) = msg {
+                back.push(t.to_owned());
+            }
+        }
+        back
+    });
+    let conn = server.accept_pending().await.unwrap();
+    let (mut rx, mut tx) = conn.split().await.unwrap();
+    let mut lengths = Vec::new();
+    while lengths.len() < 3 {
+        tokio::select! {
+            m = rx.recv() => if let Some(Message::Text(t)) = m.unwrap() {
+                lengths.push(t.len());
+            },
+            _ = tokio::time::sleep(Duration::from_millis(5)) => {}
+        }
+    }
+    tx.send_text(&format!("{lengths:?}")).await.unwrap();
+    tx.close(CloseCode::NORMAL, "").await.unwrap();
+    assert!(matches!(rx.recv().await.unwrap(), Some(Message::Close(_))));
+    assert!(rx.recv().await.unwrap().is_none());
+    assert_eq!(client.await.unwrap(), ["[1, 2, 3]"]);
 }

@@ -183,6 +183,10 @@ impl Client {
         self.ws.protocol()
     }
 
+    pub(crate) fn into_parts(self) -> (Readiness, ws::Client, Timeouts) {
+        (self.ready, self.ws, self.timeouts)
+    }
+
     async fn established(&mut self) -> Result<(), Error> {
         Ok(())
     }

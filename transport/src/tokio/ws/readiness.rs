@@ -43,6 +43,16 @@ impl Readiness {
         } else {
             Interest::READABLE
         };
+        self.wait_for(interest, deadline).await
+    }
+
+    /// [`wait`](Self::wait) for exactly `interest`: only that readiness is cleared, so
+    /// a reader task and a writer task can wait on the same socket at once.
+    pub async fn wait_for(
+        &self,
+        interest: Interest,
+        deadline: Option<Instant>,
+    ) -> io::Result<bool> {
         let ready = self.fd.ready(interest);
         let mut guard = match deadline {
             None => ready.await?,
@@ -51,6 +61,7 @@ impl Readiness {
                 Err(_) => return Ok(false),
             },
         };
+        // (The guard's readiness is already limited to `interest`.)
         let seen = guard.ready();
         guard.clear_ready_matching(seen);
         Ok(true)

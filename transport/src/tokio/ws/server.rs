@@ -162,6 +162,10 @@ impl ServerConnection {
         self.ws.is_handshaking()
     }
 
+    pub(crate) fn into_parts(self) -> (Readiness, ws::ServerConnection, Timeouts) {
+        (self.ready, self.ws, self.timeouts)
+    }
+
     async fn established(&mut self) -> Result<(), Error> {
         if self.ws.is_handshaking() {
             self.handshake().await?;
