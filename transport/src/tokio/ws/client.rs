@@ -183,6 +183,11 @@ impl Client {
         self.ws.protocol()
     }
 
+    #[cfg(feature = "futures")]
+    pub(crate) fn parts_mut(&mut self) -> (&Readiness, &mut ws::Client) {
+        (&self.ready, &mut self.ws)
+    }
+
     pub(crate) fn into_parts(self) -> (Readiness, ws::Client, Timeouts) {
         (self.ready, self.ws, self.timeouts)
     }

@@ -7,7 +7,9 @@
 //! full (backpressure), and return once the bytes are written to the socket. Pings are
 //! answered automatically and the close handshake is bounded by the close timeout.
 //! `wss://` runs through the transport's TLS stream (the codec's `TlsCodec`).
-//! `split()` gives a [`ReadHalf`] and a [`WriteHalf`] for two tasks.
+//! `split()` gives a [`ReadHalf`] and a [`WriteHalf`] for two tasks. With feature
+//! `futures`, `into_messages()` gives a `Stream`/`Sink` of owned messages (the slower
+//! path: one allocation per received message).
 
 mod api;
 mod builder;
@@ -15,8 +17,14 @@ mod client;
 mod readiness;
 mod server;
 mod split;
+#[cfg(feature = "futures")]
+mod stream;
 
 pub use crate::ws::{CloseCode, CloseFrame, Error, Message};
 pub use client::{Client, ClientBuilder};
 pub use server::{Server, ServerBuilder, ServerConnection};
 pub use split::{ReadHalf, WriteHalf};
+#[cfg(feature = "futures")]
+pub use stream::Messages;
+#[cfg(feature = "futures")]
+pub use tickwire_codec::ws::OwnedMessage;

@@ -66,4 +66,20 @@ impl Readiness {
         guard.clear_ready_matching(seen);
         Ok(true)
     }
+
+    /// Poll for readability; `Ready` (readiness cleared) means: retry the read.
+    #[cfg(feature = "futures")]
+    pub fn poll_read(&self, cx: &mut std::task::Context<'_>) -> std::task::Poll<io::Result<()>> {
+        self.fd
+            .poll_read_ready(cx)
+            .map_ok(|mut guard| guard.clear_ready())
+    }
+
+    /// Poll for writability; `Ready` (readiness cleared) means: retry the write.
+    #[cfg(feature = "futures")]
+    pub fn poll_write(&self, cx: &mut std::task::Context<'_>) -> std::task::Poll<io::Result<()>> {
+        self.fd
+            .poll_write_ready(cx)
+            .map_ok(|mut guard| guard.clear_ready())
+    }
 }

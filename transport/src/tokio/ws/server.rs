@@ -162,6 +162,11 @@ impl ServerConnection {
         self.ws.is_handshaking()
     }
 
+    #[cfg(feature = "futures")]
+    pub(crate) fn parts_mut(&mut self) -> (&Readiness, &mut ws::ServerConnection) {
+        (&self.ready, &mut self.ws)
+    }
+
     pub(crate) fn into_parts(self) -> (Readiness, ws::ServerConnection, Timeouts) {
         (self.ready, self.ws, self.timeouts)
     }
