@@ -10,6 +10,10 @@
 //! `tokio::select!` branch that lost) loses nothing.
 //!
 //! Works on a `current_thread` runtime with a `LocalSet` and on the multi-thread
-//! runtime (the connections are `Send`).
+//! runtime (the connections are `Send`). Unix only (readiness through `AsyncFd`).
+//!
+//! TLS (`wss://`) is the transport's own TLS stream, the codec's `TlsCodec` over
+//! rustls's unbuffered API, driven by the same readiness; tokio-rustls is not used
+//! (no second TLS path to keep correct; not measured against it yet).
 
 pub mod ws;
