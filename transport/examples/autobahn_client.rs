@@ -1,7 +1,9 @@
 //! Client for Autobahn's fuzzingserver: runs every case, echoing text and binary
 //! messages, then asks the server to write its reports. Blocking mode.
 //!
-//! Usage: `autobahn_client [BASE_URL] [AGENT]` (default `ws://127.0.0.1:9001 tickwire`).
+//! Usage: `autobahn_client [--tokio] [BASE_URL] [AGENT]` (default
+//! `ws://127.0.0.1:9001 tickwire`). `--tokio` (feature `tokio`): the same client through
+//! the tokio adapter on a `current_thread` runtime.
 
 use std::time::Duration;
 
@@ -24,7 +26,12 @@ fn main() {
         .unwrap_or_else(|| "ws://127.0.0.1:9001".to_owned());
     let agent = args.next().unwrap_or_else(|| "tickwire".to_owned());
     let base = base.trim_end_matches('/');
-    if let Err(e) = run(base, &agent) {
+    let result = if std::env::args().any(|a| a == "--tokio") {
+        run_tokio(base, &agent)
+    } else {
+        run(base, &agent)
+    };
+    if let Err(e) = result {
         eprintln!("autobahn_client: {e}");
         std::process::exit(1);
     }
@@ -90,4 +97,82 @@ fn echo(c: &mut Client, scratch: &mut Vec<u8>) -> Result<(), Error> {
             Err(e) => return Err(e),
         }
     }
+}
+
+#[cfg(feature = "tokio")]
+fn run_tokio(base: &str, agent: &str) -> Result<(), Error> {
+    use tickwire::tokio::ws::{Client as AsyncClient, ClientBuilder as AsyncBuilder};
+
+    fn builder() -> AsyncBuilder {
+        AsyncBuilder::from(self::builder())
+    }
+
+    /// Echo data messages until the connection closes.
+    async fn echo(c: &mut AsyncClient, scratch: &mut Vec<u8>) -> Result<(), Error> {
+        loop {
+            let text = match c.recv().await? {
+                None => return Ok(()),
+                Some(Message::Text(t)) => {
+                    scratch.clear();
+                    scratch.extend_from_slice(t.as_bytes());
+                    true
+                }
+                Some(Message::Binary(b)) => {
+                    scratch.clear();
+                    scratch.extend_from_slice(b);
+                    false
+                }
+                Some(_) => continue,
+            };
+            let sent = if text {
+                c.send_text(std::str::from_utf8(scratch).unwrap_or_default())
+                    .await
+            } else {
+                c.send_binary(scratch).await
+            };
+            match sent {
+                Ok(()) | Err(Error::AlreadyClosed) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let mut c = builder().connect(&format!("{base}/getCaseCount")).await?;
+        let mut count = None;
+        while let Some(msg) = c.recv().await? {
+            if let (None, Message::Text(t)) = (count, msg) {
+                count = t.trim().parse().ok();
+            }
+        }
+        let count: u32 = count.unwrap_or(0);
+        println!("autobahn_client (tokio): {count} cases");
+        let mut scratch = Vec::with_capacity(MAX_MESSAGE);
+        for case in 1..=count {
+            let url = format!("{base}/runCase?case={case}&agent={agent}");
+            let outcome = match builder().connect(&url).await {
+                Ok(mut c) => echo(&mut c, &mut scratch).await,
+                Err(e) => Err(e),
+            };
+            match outcome {
+                Ok(()) => println!("case {case}/{count}: closed"),
+                Err(e) => println!("case {case}/{count}: {e}"),
+            }
+        }
+        let mut c = builder()
+            .connect(&format!("{base}/updateReports?agent={agent}"))
+            .await?;
+        while c.recv().await?.is_some() {}
+        println!("autobahn_client (tokio): reports updated");
+        Ok(())
+    })
+}
+
+#[cfg(not(feature = "tokio"))]
+fn run_tokio(_base: &str, _agent: &str) -> Result<(), Error> {
+    eprintln!("autobahn_client: --tokio needs feature `tokio` (cargo build --features tokio)");
+    std::process::exit(2);
 }

@@ -2,7 +2,9 @@
 //! connections, evented mode. Echoes text and binary messages up to 16 MiB; pings,
 //! pongs and the close handshake are handled by the library.
 //!
-//! Usage: `echo_server [ADDR]` (default `127.0.0.1:9002`, or the `ADDR` variable).
+//! Usage: `echo_server [--tokio] [ADDR]` (default `127.0.0.1:9002`, or the `ADDR`
+//! variable). `--tokio` (feature `tokio`): the same echo through the tokio adapter, one
+//! task per connection on a `current_thread` runtime with a `LocalSet`.
 
 use std::time::{Duration, Instant};
 
@@ -26,7 +28,12 @@ fn main() {
         .find(|a| !a.starts_with("--"))
         .or_else(|| std::env::var("ADDR").ok())
         .unwrap_or_else(|| "127.0.0.1:9002".to_owned());
-    if let Err(e) = run(&addr) {
+    let result = if std::env::args().any(|a| a == "--tokio") {
+        run_tokio(&addr)
+    } else {
+        run(&addr)
+    };
+    if let Err(e) = result {
         eprintln!("echo_server: {e}");
         std::process::exit(1);
     }
@@ -161,4 +168,68 @@ fn service(slot: &mut Slot, scratch: &mut Vec<u8>) -> bool {
         }
     }
     !conn.is_closed() || conn.wants_write()
+}
+
+#[cfg(feature = "tokio")]
+fn run_tokio(addr: &str) -> Result<(), Error> {
+    use tickwire::tokio::ws::{Server, ServerConnection};
+
+    async fn echo(mut conn: ServerConnection) -> Result<(), Error> {
+        let mut scratch = Vec::with_capacity(MAX_MESSAGE);
+        loop {
+            let text = match conn.recv().await? {
+                Some(Message::Text(t)) => {
+                    scratch.clear();
+                    scratch.extend_from_slice(t.as_bytes());
+                    true
+                }
+                Some(Message::Binary(b)) => {
+                    scratch.clear();
+                    scratch.extend_from_slice(b);
+                    false
+                }
+                Some(_) => continue,
+                None => return Ok(()),
+            };
+            let sent = if text {
+                // The bytes came from a validated text message.
+                let t = std::str::from_utf8(&scratch).unwrap_or_default();
+                conn.send_text(t).await
+            } else {
+                conn.send_binary(&scratch).await
+            };
+            match sent {
+                Ok(()) | Err(Error::AlreadyClosed) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, async {
+        let mut server = Server::builder()
+            .max_message_size(MAX_MESSAGE)
+            .write_buffer_size(MAX_MESSAGE + 64)
+            .handshake_timeout(Duration::from_secs(10))
+            .close_timeout(Duration::from_secs(5))
+            .bind(addr)
+            .await?;
+        println!("echo_server (tokio): listening on {}", server.local_addr()?);
+        loop {
+            let conn = server.accept_pending().await?;
+            tokio::task::spawn_local(async move {
+                // Protocol errors were answered with their close code already.
+                let _ = echo(conn).await;
+            });
+        }
+    })
+}
+
+#[cfg(not(feature = "tokio"))]
+fn run_tokio(_addr: &str) -> Result<(), Error> {
+    eprintln!("echo_server: --tokio needs feature `tokio` (cargo build --features tokio)");
+    std::process::exit(2);
 }

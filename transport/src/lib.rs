@@ -8,6 +8,8 @@
 mod net;
 pub mod rest;
 pub mod tls;
+#[cfg(all(feature = "tokio", unix))]
+pub mod tokio;
 pub mod ws;
 
 /// The sans-IO codec this transport runs on.

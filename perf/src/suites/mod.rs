@@ -5,6 +5,7 @@
 pub mod bypass;
 pub mod codec;
 pub mod loopback;
+pub mod tokio_loopback;
 
 use crate::harness::{Measurement, RunConfig};
 
@@ -27,6 +28,7 @@ pub fn all(setup: &Setup) -> Vec<Case<'static>> {
     codec::register(setup, &mut v);
     loopback::register(setup, &mut v);
     bypass::register(setup, &mut v);
+    tokio_loopback::register(setup, &mut v);
     v
 }
 

@@ -21,11 +21,11 @@ use crate::tls::TlsConfig;
 /// Settings for a [`Client`]; `connect` or `connect_with` to use them.
 #[derive(Debug, Clone)]
 pub struct ClientBuilder {
-    opts: Options,
-    connect_timeout: Duration,
-    headers: Vec<(String, String)>,
-    protocols: Vec<String>,
-    tls: Option<TlsConfig>,
+    pub(crate) opts: Options,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) protocols: Vec<String>,
+    pub(crate) tls: Option<TlsConfig>,
 }
 
 impl Default for ClientBuilder {
@@ -221,8 +221,8 @@ fn poll_connected(
 ///   `Ok(None)` and [`flush`](Self::flush) while [`wants_write`](Self::wants_write).
 #[derive(Debug)]
 pub struct Client {
-    conn: Conn<NetStream, MaskRng>,
-    protocol: Option<String>,
+    pub(crate) conn: Conn<NetStream, MaskRng>,
+    pub(crate) protocol: Option<String>,
 }
 
 connection_api!(Client);

@@ -16,7 +16,7 @@
 
 mod api;
 mod client;
-mod conn;
+pub(crate) mod conn;
 mod error;
 mod server;
 pub mod url;

@@ -26,7 +26,7 @@ use crate::tls::TlsServerConfig;
 /// Settings for a [`Server`] and the connections it accepts.
 #[derive(Debug, Clone, Default)]
 pub struct ServerBuilder {
-    opts: Options,
+    pub(crate) opts: Options,
     protocols: Vec<String>,
     headers: Vec<(String, String)>,
     tls: Option<TlsServerConfig>,
@@ -209,7 +209,7 @@ enum Hs {
 /// or call [`handshake`](Self::handshake).
 #[derive(Debug)]
 pub struct ServerConnection {
-    conn: Conn<NetStream, NoMask>,
+    pub(crate) conn: Conn<NetStream, NoMask>,
     hs: Hs,
     hs_deadline: Instant,
     shared: Arc<ServerBuilder>,

@@ -1,0 +1,216 @@
+//! The async methods [`Client`](super::Client) and
+//! [`ServerConnection`](super::ServerConnection) share, generated once over their
+//! fields `ready` ([`Readiness`](super::readiness::Readiness)), `ws` (the evented
+//! [`crate::ws`] connection doing all the work) and `timeouts` ([`Timeouts`]). Each
+//! type provides `async fn established(&mut self)` (its opening handshake is done).
+//!
+//! Every method is the evented call in a loop: try it, and only when the socket would
+//! block await readiness. All state stays in `ws`, so a dropped future loses nothing.
+
+use std::time::{Duration, Instant};
+
+/// The timeouts an async connection enforces itself (the close and handshake timeouts
+/// are the evented connection's own deadlines).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Timeouts {
+    /// Longest a `recv` waits (`Error::Timeout`).
+    pub read: Option<Duration>,
+    /// Longest a send or flush waits for the socket (`Error::Timeout`).
+    pub write: Option<Duration>,
+    /// Longest the last flush after a completed close handshake waits.
+    pub close: Duration,
+}
+
+/// A deadline that starts when it is first needed, so the fast path never reads the
+/// clock.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Lazy {
+    After(Option<Duration>),
+    At(Option<Instant>),
+}
+
+impl Lazy {
+    pub fn get(&mut self) -> Option<Instant> {
+        if let Lazy::After(t) = *self {
+            *self = Lazy::At(t.and_then(|t| Instant::now().checked_add(t)));
+        }
+        match *self {
+            Lazy::At(at) => at,
+            Lazy::After(_) => None,
+        }
+    }
+}
+
+/// The earlier of two optional deadlines.
+pub(crate) fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, None) => a,
+        (None, b) => b,
+    }
+}
+
+macro_rules! async_api {
+    ($ty:ty) => {
+        impl $ty {
+            /// Wait for the next message.
+            ///
+            /// - `Ok(Some(msg))` for every message, control frames included: a `Ping`
+            ///   has already been answered (unless auto-pong is off), a `Close` from the
+            ///   peer has already been answered and the socket shut for writing.
+            /// - `Ok(None)`: the close handshake is complete; every later call says the
+            ///   same.
+            /// - `Err(_)`: the connection failed (a protocol error was answered with the
+            ///   codec's close code; [`Error::CloseTimeout`] when our close was not
+            ///   answered in time), except `Error::Timeout` (read timeout), after which
+            ///   it is unchanged.
+            ///
+            /// The message borrows the read buffer: drop it before the next call.
+            ///
+            /// **Cancellation-safe**: received bytes go into the connection's read
+            /// buffer before any await, so dropping this future (in `tokio::select!`)
+            /// loses no message and no byte; the next `recv` continues.
+            pub async fn recv(
+                &mut self,
+            ) -> Result<Option<$crate::ws::Message<'_>>, $crate::ws::Error> {
+                self.established().await?;
+                let mut read = $crate::tokio::ws::api::Lazy::After(self.timeouts.read);
+                loop {
+                    // Decide first, borrow after: the message is fetched again from the
+                    // reader (it stays current until the next call) so the loop can go
+                    // on using `self`.
+                    if self.ws.try_recv()?.is_some() {
+                        break;
+                    }
+                    if self.ws.is_closed() {
+                        self.finish_close().await;
+                        return Ok(None);
+                    }
+                    let read_at = read.get();
+                    let deadline = $crate::tokio::ws::api::earliest(read_at, self.ws.timeout_at());
+                    if !self.ready.wait(self.ws.wants_write(), deadline).await? {
+                        let now = std::time::Instant::now();
+                        self.ws.handle_timeout(now)?;
+                        if read_at.is_some_and(|at| now >= at) {
+                            return Err($crate::ws::Error::Timeout);
+                        }
+                    }
+                }
+                Ok(self.ws.conn.reader.message())
+            }
+
+            /// After the close handshake: write what is still buffered (the echo of the
+            /// peer's close), for at most the close timeout. Best effort: the peer may be
+            /// gone.
+            async fn finish_close(&mut self) {
+                if !self.ws.wants_write() {
+                    return;
+                }
+                let deadline = std::time::Instant::now().checked_add(self.timeouts.close);
+                while matches!(self.ws.flush(), Ok(false)) {
+                    if !matches!(self.ready.wait(true, deadline).await, Ok(true)) {
+                        return;
+                    }
+                }
+            }
+
+            /// Run the evented `op` until it is not refused for backpressure, awaiting
+            /// the socket in between (write timeout), then flush.
+            async fn send_with(
+                &mut self,
+                mut op: impl FnMut(&mut Self) -> Result<(), $crate::ws::Error>,
+            ) -> Result<(), $crate::ws::Error> {
+                self.established().await?;
+                let mut deadline = $crate::tokio::ws::api::Lazy::After(self.timeouts.write);
+                loop {
+                    match op(self) {
+                        Err($crate::ws::Error::Backpressure) => {
+                            if !self.ready.wait(true, deadline.get()).await? {
+                                return Err($crate::ws::Error::Timeout);
+                            }
+                        }
+                        Err(e) => return Err(e),
+                        Ok(()) => return self.flush().await,
+                    }
+                }
+            }
+
+            /// Send a text message: awaits room in the write buffer (backpressure),
+            /// then until it is written to the socket (write timeout). Cancellation:
+            /// once queued, a message is sent whole (dropping the future while it is
+            /// written leaves the rest to the next call); before, nothing was queued.
+            pub async fn send_text(&mut self, text: &str) -> Result<(), $crate::ws::Error> {
+                self.send_with(|c| c.ws.send_text(text)).await
+            }
+
+            /// Send a binary message (see [`send_text`](Self::send_text)).
+            pub async fn send_binary(&mut self, data: &[u8]) -> Result<(), $crate::ws::Error> {
+                self.send_with(|c| c.ws.send_binary(data)).await
+            }
+
+            /// Send a ping (payload at most 125 bytes).
+            pub async fn send_ping(&mut self, payload: &[u8]) -> Result<(), $crate::ws::Error> {
+                self.send_with(|c| c.ws.send_ping(payload)).await
+            }
+
+            /// Send an unsolicited pong (payload at most 125 bytes).
+            pub async fn send_pong(&mut self, payload: &[u8]) -> Result<(), $crate::ws::Error> {
+                self.send_with(|c| c.ws.send_pong(payload)).await
+            }
+
+            /// Start the close handshake with `code` (`None`: no status code, then the
+            /// reason must be empty) and a reason of at most 123 bytes. Sends the close
+            /// frame and returns; keep calling [`recv`](Self::recv): it returns the
+            /// peer's close, then `Ok(None)`, or [`Error::CloseTimeout`] when the peer
+            /// does not answer within the close timeout. A no-op once closing.
+            pub async fn close(
+                &mut self,
+                code: impl Into<Option<$crate::ws::CloseCode>>,
+                reason: &str,
+            ) -> Result<(), $crate::ws::Error> {
+                let code = code.into();
+                self.send_with(|c| c.ws.close(code, reason)).await
+            }
+
+            /// Write everything buffered (write timeout).
+            pub async fn flush(&mut self) -> Result<(), $crate::ws::Error> {
+                let mut deadline = $crate::tokio::ws::api::Lazy::After(self.timeouts.write);
+                while !self.ws.flush()? {
+                    if !self.ready.wait(true, deadline.get()).await? {
+                        return Err($crate::ws::Error::Timeout);
+                    }
+                }
+                Ok(())
+            }
+
+            /// Whether bytes wait to be written (a cancelled send; [`flush`](Self::flush)
+            /// or any later call writes them).
+            pub fn wants_write(&self) -> bool {
+                self.ws.wants_write()
+            }
+
+            /// Whether the connection is finished: the close handshake completed, or it
+            /// failed.
+            pub fn is_closed(&self) -> bool {
+                self.ws.is_closed()
+            }
+
+            /// The socket's local address.
+            pub fn local_addr(&self) -> std::io::Result<std::net::SocketAddr> {
+                self.ws.local_addr()
+            }
+
+            /// The peer's address.
+            pub fn peer_addr(&self) -> std::io::Result<std::net::SocketAddr> {
+                self.ws.peer_addr()
+            }
+
+            /// The TLS layer, for a TLS connection (negotiated ALPN protocol, version).
+            pub fn tls(&self) -> Option<&$crate::tls::TlsStream> {
+                self.ws.tls()
+            }
+        }
+    };
+}
+
+pub(crate) use async_api;

@@ -1,0 +1,109 @@
+//! Builder setters of the async builders, forwarded to the blocking builders they wrap
+//! (one set of options, one set of defaults).
+
+macro_rules! forward_options {
+    ($ty:ty, $inner:ty) => {
+        impl $ty {
+            /// Read buffer capacity in bytes (see the blocking builder).
+            pub fn read_buffer_size(self, bytes: usize) -> Self {
+                Self {
+                    inner: self.inner.read_buffer_size(bytes),
+                }
+            }
+
+            /// Write buffer capacity in bytes: the bound of the send backpressure.
+            pub fn write_buffer_size(self, bytes: usize) -> Self {
+                Self {
+                    inner: self.inner.write_buffer_size(bytes),
+                }
+            }
+
+            /// Largest accepted frame payload (close code 1009 beyond).
+            pub fn max_frame_size(self, bytes: usize) -> Self {
+                Self {
+                    inner: self.inner.max_frame_size(bytes),
+                }
+            }
+
+            /// Largest accepted message (close code 1009 beyond).
+            pub fn max_message_size(self, bytes: usize) -> Self {
+                Self {
+                    inner: self.inner.max_message_size(bytes),
+                }
+            }
+
+            /// `TCP_NODELAY` (default on).
+            pub fn nodelay(self, on: bool) -> Self {
+                Self {
+                    inner: self.inner.nodelay(on),
+                }
+            }
+
+            /// Answer pings automatically (default on).
+            pub fn auto_pong(self, on: bool) -> Self {
+                Self {
+                    inner: self.inner.auto_pong(on),
+                }
+            }
+
+            /// Split outgoing messages into frames of at most `bytes` (default 0: never).
+            pub fn fragment_size(self, bytes: usize) -> Self {
+                Self {
+                    inner: self.inner.fragment_size(bytes),
+                }
+            }
+
+            /// Time allowed for the opening handshake (default 10 s).
+            pub fn handshake_timeout(self, t: std::time::Duration) -> Self {
+                Self {
+                    inner: self.inner.handshake_timeout(t),
+                }
+            }
+
+            /// Time the peer has to answer our close frame (default 5 s).
+            pub fn close_timeout(self, t: std::time::Duration) -> Self {
+                Self {
+                    inner: self.inner.close_timeout(t),
+                }
+            }
+
+            /// Longest a `recv` waits (default: forever; `Error::Timeout`, connection
+            /// unchanged). `tokio::time::timeout` around `recv` works as well.
+            pub fn read_timeout(self, t: Option<std::time::Duration>) -> Self {
+                Self {
+                    inner: self.inner.read_timeout(t),
+                }
+            }
+
+            /// Longest a send or flush waits for the socket (default: forever).
+            pub fn write_timeout(self, t: Option<std::time::Duration>) -> Self {
+                Self {
+                    inner: self.inner.write_timeout(t),
+                }
+            }
+
+            /// Add a header (client: to the request; server: to every `101`).
+            pub fn header(self, name: &str, value: &str) -> Self {
+                Self {
+                    inner: self.inner.header(name, value),
+                }
+            }
+
+            /// Offer (client) or support (server) a subprotocol.
+            pub fn protocol(self, protocol: &str) -> Self {
+                Self {
+                    inner: self.inner.protocol(protocol),
+                }
+            }
+        }
+
+        impl From<$inner> for $ty {
+            /// The same settings, for async connections.
+            fn from(inner: $inner) -> Self {
+                Self { inner }
+            }
+        }
+    };
+}
+
+pub(crate) use forward_options;

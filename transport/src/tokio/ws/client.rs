@@ -1,0 +1,198 @@
+//! Async `Client`: connect with tokio, run the client opening handshake through the
+//! codec (as the blocking client does), then the shared async API over an evented
+//! [`crate::ws::Client`].
+
+use std::time::{Duration, Instant};
+
+use ::tokio::net::TcpStream;
+use tickwire_codec::rand::MaskRng;
+use tickwire_codec::ws::handshake::{ClientHandshake, HandshakeError};
+use tickwire_codec::ws::{FrameWriter, Role};
+
+use super::api::{Timeouts, async_api};
+use super::builder::forward_options;
+use super::readiness::Readiness;
+use crate::net::NetStream;
+use crate::tls::TlsConfig;
+use crate::ws::conn::{Conn, ReadOutcome, read_once};
+use crate::ws::{self, Error, Url};
+
+/// Settings for an async [`Client`]: the blocking [`ws::ClientBuilder`]'s settings
+/// (convert one with `From`), with async `connect` and `connect_with`.
+#[derive(Debug, Clone, Default)]
+pub struct ClientBuilder {
+    inner: ws::ClientBuilder,
+}
+
+forward_options!(ClientBuilder, ws::ClientBuilder);
+
+impl ClientBuilder {
+    /// Default settings.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Time allowed to establish the TCP connection (default 10 s).
+    pub fn connect_timeout(self, t: Duration) -> Self {
+        Self {
+            inner: self.inner.connect_timeout(t),
+        }
+    }
+
+    /// TLS settings for `wss://` URLs (default: the compiled-in roots).
+    pub fn tls(self, config: TlsConfig) -> Self {
+        Self {
+            inner: self.inner.tls(config),
+        }
+    }
+
+    /// Resolve the `ws://` or `wss://` URL's host, connect (connect timeout, each
+    /// address in turn) and handshake (handshake timeout).
+    pub async fn connect(&self, url: &str) -> Result<Client, Error> {
+        let url = Url::parse(url)?;
+        let connect = TcpStream::connect((url.host.as_str(), url.port));
+        let stream = ::tokio::time::timeout(self.inner.connect_timeout, connect)
+            .await
+            .map_err(|_| Error::ConnectTimeout)??;
+        self.handshake(stream, &url).await
+    }
+
+    /// Handshake over a connected stream the caller made. `url` gives the Host header
+    /// and request target (and TLS with SNI for `wss://`).
+    pub async fn connect_with(&self, stream: TcpStream, url: &str) -> Result<Client, Error> {
+        let url = Url::parse(url)?;
+        self.handshake(stream, &url).await
+    }
+
+    async fn handshake(&self, stream: TcpStream, url: &Url) -> Result<Client, Error> {
+        let opts = &self.inner.opts;
+        // The socket moves out of tokio into the transport's stream; readiness comes
+        // back from tokio's reactor through `Readiness`.
+        let tcp = mio::net::TcpStream::from_std(stream.into_std()?);
+        tcp.set_nodelay(opts.nodelay)?;
+        let stream = if url.secure {
+            let config = self
+                .inner
+                .tls
+                .clone()
+                .unwrap_or_else(TlsConfig::shared_default);
+            NetStream::tls_client(tcp, &config, &url.host)?
+        } else {
+            NetStream::Tcp(tcp)
+        };
+        let mut rng = MaskRng::from_entropy().map_err(Error::Entropy)?;
+        let mut key = [0u8; 16];
+        rng.fill_bytes(&mut key);
+        let writer = FrameWriter::new(Role::Client, rng);
+        let mut conn = Conn::new(stream, Role::Client, writer, opts, false)?;
+        let ready = Readiness::new(conn.io.stream.tcp())?;
+        let deadline = Instant::now().checked_add(opts.handshake_timeout);
+
+        let host = url.host_header();
+        let protocols: Vec<&str> = self.inner.protocols.iter().map(String::as_str).collect();
+        let headers: Vec<(&str, &str)> = self
+            .inner
+            .headers
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect();
+        let hs = ClientHandshake::new(&host, &url.resource, key)
+            .protocols(&protocols)
+            .headers(&headers);
+        let out = conn
+            .io
+            .wbuf
+            .reserve(0)
+            .map_err(|_| HandshakeError::BufferTooSmall)?;
+        let n = hs.encode(out)?;
+        conn.io.wbuf.commit(n);
+        while !conn.io.write_some()? {
+            if !ready.wait(true, deadline).await? {
+                return Err(Error::HandshakeTimeout);
+            }
+        }
+
+        let mut got = 0;
+        let (consumed, protocol) = loop {
+            let spare = conn.reader.spare_mut();
+            let Some(free) = spare.get_mut(got..).filter(|s| !s.is_empty()) else {
+                return Err(HandshakeError::HeaderTooLarge.into());
+            };
+            match read_once(&mut conn.io.stream, free)? {
+                ReadOutcome::Data(n) => {
+                    got += n;
+                    if let Some(resp) = hs.check_response(&spare[..got])? {
+                        break (resp.consumed, resp.protocol.map(str::to_owned));
+                    }
+                }
+                ReadOutcome::WouldBlock => {
+                    if !ready.wait(conn.io.wants_write(), deadline).await? {
+                        return Err(Error::HandshakeTimeout);
+                    }
+                    if conn.io.wants_write() {
+                        conn.io.write_some()?;
+                    }
+                }
+                ReadOutcome::Eof => return Err(Error::ConnectionLost),
+            }
+        };
+        conn.adopt_leftover(consumed, got);
+        Ok(Client {
+            ready,
+            ws: ws::Client { conn, protocol },
+            timeouts: Timeouts {
+                read: opts.read_timeout,
+                write: opts.write_timeout,
+                close: opts.close_timeout,
+            },
+        })
+    }
+}
+
+/// An async WebSocket client connection (client role: every frame sent is masked).
+///
+/// `Send` (use it on the multi-thread runtime) and equally at home on a
+/// `current_thread` runtime in a `LocalSet`.
+#[derive(Debug)]
+pub struct Client {
+    ready: Readiness,
+    ws: ws::Client,
+    timeouts: Timeouts,
+}
+
+async_api!(Client);
+
+impl Client {
+    /// Settings for a client.
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::new()
+    }
+
+    /// Connect to a `ws://host[:port]/path` or `wss://` URL with default settings.
+    pub async fn connect(url: &str) -> Result<Client, Error> {
+        ClientBuilder::new().connect(url).await
+    }
+
+    /// Handshake over a connected stream with default settings.
+    pub async fn connect_with(stream: TcpStream, url: &str) -> Result<Client, Error> {
+        ClientBuilder::new().connect_with(stream, url).await
+    }
+
+    /// The subprotocol the server chose.
+    pub fn protocol(&self) -> Option<&str> {
+        self.ws.protocol()
+    }
+
+    #[cfg(feature = "futures")]
+    pub(crate) fn parts_mut(&mut self) -> (&Readiness, &mut ws::Client) {
+        (&self.ready, &mut self.ws)
+    }
+
+    pub(crate) fn into_parts(self) -> (Readiness, ws::Client, Timeouts) {
+        (self.ready, self.ws, self.timeouts)
+    }
+
+    async fn established(&mut self) -> Result<(), Error> {
+        Ok(())
+    }
+}

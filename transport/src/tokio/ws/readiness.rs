@@ -1,0 +1,85 @@
+//! Socket readiness from tokio's reactor for a socket the connection owns.
+//!
+//! The socket itself stays in the [`crate::ws`] connection (it reads and writes it
+//! with non-blocking calls); a duplicate of its descriptor, owned here, is registered
+//! with the reactor (readiness belongs to the shared socket, so either descriptor
+//! reports it, and owning ours keeps the registration valid whatever the order of
+//! drops). The
+//! protocol is always: try the operation, and when it would block, [`Readiness::wait`]
+//! (which clears what it reports, so the next try is a real retry).
+
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::time::Instant;
+
+use ::tokio::io::Interest;
+use ::tokio::io::unix::AsyncFd;
+
+/// A socket's registration in the current tokio runtime.
+#[derive(Debug)]
+pub(crate) struct Readiness {
+    fd: AsyncFd<OwnedFd>,
+}
+
+impl Readiness {
+    /// Register (a duplicate of) `socket`'s descriptor, readable and writable,
+    /// edge-triggered. Must run inside a tokio runtime (it panics otherwise).
+    pub fn new(socket: &impl AsFd) -> io::Result<Readiness> {
+        let fd = socket.as_fd().try_clone_to_owned()?;
+        // SAFETY: `fd` is owned by the `AsyncFd` (it stays open, and is the same
+        // descriptor, until the `AsyncFd` is dropped); we never take it out.
+        let fd =
+            unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE | Interest::WRITABLE) }
+                .map_err(io::Error::from)?;
+        Ok(Readiness { fd })
+    }
+
+    /// Wait until the socket is readable (or also writable, with `write`) or
+    /// `deadline` passes (`Ok(false)`). The readiness reported is cleared: call after
+    /// an operation would block, then retry it.
+    pub async fn wait(&self, write: bool, deadline: Option<Instant>) -> io::Result<bool> {
+        let interest = if write {
+            Interest::READABLE | Interest::WRITABLE
+        } else {
+            Interest::READABLE
+        };
+        self.wait_for(interest, deadline).await
+    }
+
+    /// [`wait`](Self::wait) for exactly `interest`: only that readiness is cleared, so
+    /// a reader task and a writer task can wait on the same socket at once.
+    pub async fn wait_for(
+        &self,
+        interest: Interest,
+        deadline: Option<Instant>,
+    ) -> io::Result<bool> {
+        let ready = self.fd.ready(interest);
+        let mut guard = match deadline {
+            None => ready.await?,
+            Some(at) => match ::tokio::time::timeout_at(at.into(), ready).await {
+                Ok(guard) => guard?,
+                Err(_) => return Ok(false),
+            },
+        };
+        // (The guard's readiness is already limited to `interest`.)
+        let seen = guard.ready();
+        guard.clear_ready_matching(seen);
+        Ok(true)
+    }
+
+    /// Poll for readability; `Ready` (readiness cleared) means: retry the read.
+    #[cfg(feature = "futures")]
+    pub fn poll_read(&self, cx: &mut std::task::Context<'_>) -> std::task::Poll<io::Result<()>> {
+        self.fd
+            .poll_read_ready(cx)
+            .map_ok(|mut guard| guard.clear_ready())
+    }
+
+    /// Poll for writability; `Ready` (readiness cleared) means: retry the write.
+    #[cfg(feature = "futures")]
+    pub fn poll_write(&self, cx: &mut std::task::Context<'_>) -> std::task::Poll<io::Result<()>> {
+        self.fd
+            .poll_write_ready(cx)
+            .map_ok(|mut guard| guard.clear_ready())
+    }
+}

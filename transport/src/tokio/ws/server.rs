@@ -1,0 +1,180 @@
+//! Async `Server` and `ServerConnection`: accept with tokio's reactor, run the server
+//! opening handshake of an evented [`crate::ws::ServerConnection`] (the codec's, with
+//! its 4xx refusals) on readiness, then the shared async API.
+
+use std::io;
+use std::time::Instant;
+
+use ::tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
+
+use super::api::{Timeouts, async_api};
+use super::builder::forward_options;
+use super::readiness::Readiness;
+use crate::tls::TlsServerConfig;
+use crate::ws::{self, Error};
+
+/// Settings for an async [`Server`]: the blocking [`ws::ServerBuilder`]'s settings
+/// (convert one with `From`).
+#[derive(Debug, Clone, Default)]
+pub struct ServerBuilder {
+    inner: ws::ServerBuilder,
+}
+
+forward_options!(ServerBuilder, ws::ServerBuilder);
+
+impl ServerBuilder {
+    /// Default settings.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Accept TLS connections only (`wss://`), with this certificate and settings.
+    pub fn tls(self, config: TlsServerConfig) -> Self {
+        Self {
+            inner: self.inner.tls(config),
+        }
+    }
+
+    /// Listen on the first address `addr` resolves to.
+    pub async fn bind(self, addr: impl ToSocketAddrs) -> Result<Server, Error> {
+        self.listener(TcpListener::bind(addr).await?)
+    }
+
+    /// Serve on a tokio listener the caller made (inside its runtime).
+    pub fn listener(self, listener: TcpListener) -> Result<Server, Error> {
+        let timeouts = timeouts(&self.inner);
+        let listener = mio::net::TcpListener::from_std(listener.into_std()?);
+        let ready = Readiness::new(&listener)?;
+        Ok(Server {
+            ready,
+            ws: self.inner.listener(listener),
+            timeouts,
+        })
+    }
+
+    /// Take a stream accepted elsewhere; its handshake runs on the first
+    /// [`ServerConnection::handshake`], `recv` or send.
+    pub fn accept_stream(&self, stream: TcpStream) -> Result<ServerConnection, Error> {
+        let tcp = mio::net::TcpStream::from_std(stream.into_std()?);
+        ServerConnection::new(self.inner.accept_stream(tcp)?, timeouts(&self.inner))
+    }
+}
+
+fn timeouts(b: &ws::ServerBuilder) -> Timeouts {
+    Timeouts {
+        read: b.opts.read_timeout,
+        write: b.opts.write_timeout,
+        close: b.opts.close_timeout,
+    }
+}
+
+/// An async WebSocket server: a listener and the settings for its connections.
+#[derive(Debug)]
+pub struct Server {
+    ready: Readiness,
+    ws: ws::Server,
+    timeouts: Timeouts,
+}
+
+impl Server {
+    /// Listen on `addr` with default settings.
+    pub async fn bind(addr: impl ToSocketAddrs) -> Result<Server, Error> {
+        ServerBuilder::new().bind(addr).await
+    }
+
+    /// Settings for a server.
+    pub fn builder() -> ServerBuilder {
+        ServerBuilder::new()
+    }
+
+    /// The listening address.
+    pub fn local_addr(&self) -> io::Result<std::net::SocketAddr> {
+        self.ws.local_addr()
+    }
+
+    /// Wait for a connection and complete its handshake (handshake timeout), like the
+    /// blocking `accept`. A refused or failed handshake is returned as an error (the
+    /// peer got its 4xx); call again for the next connection. To handshake in the
+    /// connection's own task instead, use [`accept_pending`](Self::accept_pending).
+    pub async fn accept(&mut self) -> Result<ServerConnection, Error> {
+        let mut conn = self.accept_pending().await?;
+        conn.handshake().await?;
+        Ok(conn)
+    }
+
+    /// Wait for a TCP connection; its opening handshake runs on the first
+    /// [`ServerConnection::handshake`], `recv` or send (spawn it, then await those).
+    pub async fn accept_pending(&mut self) -> Result<ServerConnection, Error> {
+        loop {
+            if let Some(conn) = self.ws.try_accept()? {
+                return ServerConnection::new(conn, self.timeouts);
+            }
+            self.ready.wait(false, None).await?;
+        }
+    }
+}
+
+/// An accepted async WebSocket connection (server role: frames sent are not masked).
+#[derive(Debug)]
+pub struct ServerConnection {
+    ready: Readiness,
+    ws: ws::ServerConnection,
+    timeouts: Timeouts,
+}
+
+async_api!(ServerConnection);
+
+impl ServerConnection {
+    fn new(ws: ws::ServerConnection, timeouts: Timeouts) -> Result<Self, Error> {
+        let ready = Readiness::new(ws.get_ref())?;
+        Ok(ServerConnection {
+            ready,
+            ws,
+            timeouts,
+        })
+    }
+
+    /// Finish the opening handshake (handshake timeout; the `101` is written). A bad
+    /// request is refused with the codec's answer (400, 426, ...) and reported as
+    /// [`Error::Handshake`]. Cancellation-safe; returns at once when done.
+    pub async fn handshake(&mut self) -> Result<(), Error> {
+        while !self.ws.handshake()? {
+            let deadline = self.ws.timeout_at();
+            if !self.ready.wait(self.ws.wants_write(), deadline).await? {
+                self.ws.handle_timeout(Instant::now())?;
+            }
+        }
+        self.flush().await
+    }
+
+    /// The request target of the opening handshake (`/path?query`; empty before).
+    pub fn path(&self) -> &str {
+        self.ws.path()
+    }
+
+    /// The subprotocol chosen in the handshake.
+    pub fn protocol(&self) -> Option<&str> {
+        self.ws.protocol()
+    }
+
+    /// Whether the opening handshake is still going on.
+    pub fn is_handshaking(&self) -> bool {
+        self.ws.is_handshaking()
+    }
+
+    #[cfg(feature = "futures")]
+    pub(crate) fn parts_mut(&mut self) -> (&Readiness, &mut ws::ServerConnection) {
+        (&self.ready, &mut self.ws)
+    }
+
+    pub(crate) fn into_parts(self) -> (Readiness, ws::ServerConnection, Timeouts) {
+        (self.ready, self.ws, self.timeouts)
+    }
+
+    async fn established(&mut self) -> Result<(), Error> {
+        if self.ws.is_handshaking() {
+            self.handshake().await?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,232 @@
+//! Split halves: a [`ReadHalf`] that can `recv` in one task and a [`WriteHalf`] that
+//! can send in another, over one connection.
+//!
+//! The read half owns the reader (so a received [`Message`] borrows it with no lock
+//! held); everything else (socket, writer, write buffer, close state) is shared behind
+//! a mutex that is only held for non-blocking steps, never across an await. Each step of
+//! the read half lends the reader back to the evented connection, so the same
+//! `try_recv` runs: pongs the peer's pings call for are queued into the shared write
+//! buffer and written by whichever half runs next (the writer's sends and
+//! [`WriteHalf::flush`] write them out). Each half waits on its own readiness
+//! (readable, writable), so neither steals the other's wake-up.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use ::tokio::io::Interest;
+use tickwire_codec::ws::{FrameReader, Role};
+
+use super::api::{Lazy, Timeouts, earliest};
+use super::readiness::Readiness;
+use crate::ws::{self, CloseCode, Error, Message};
+
+/// What both halves share.
+#[derive(Debug)]
+struct Shared<C> {
+    ready: Readiness,
+    conn: Mutex<C>,
+    timeouts: Timeouts,
+}
+
+impl<C> Shared<C> {
+    /// The connection (a panic elsewhere cannot leave it half-updated: every step
+    /// under the lock is a complete evented call).
+    fn lock(&self) -> MutexGuard<'_, C> {
+        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The receiving half of a split connection (`C`: [`ws::Client`] or
+/// [`ws::ServerConnection`]).
+#[derive(Debug)]
+pub struct ReadHalf<C> {
+    reader: FrameReader<Vec<u8>>,
+    shared: Arc<Shared<C>>,
+}
+
+/// The sending half of a split connection.
+#[derive(Debug)]
+pub struct WriteHalf<C> {
+    shared: Arc<Shared<C>>,
+}
+
+/// Take the reader out of `conn`, leaving an empty one (never used: every use of the
+/// connection's reader happens while the read half has lent it back).
+fn take_reader(conn: &mut ws::conn::Conn<impl Sized, impl Sized>) -> FrameReader<Vec<u8>> {
+    std::mem::replace(&mut conn.reader, FrameReader::new(Role::Client, Vec::new()))
+}
+
+pub(crate) fn split<C>(
+    reader: FrameReader<Vec<u8>>,
+    ready: Readiness,
+    conn: C,
+    timeouts: Timeouts,
+) -> (ReadHalf<C>, WriteHalf<C>) {
+    let shared = Arc::new(Shared {
+        ready,
+        conn: Mutex::new(conn),
+        timeouts,
+    });
+    (
+        ReadHalf {
+            reader,
+            shared: shared.clone(),
+        },
+        WriteHalf { shared },
+    )
+}
+
+macro_rules! halves {
+    ($ws:ty) => {
+        impl ReadHalf<$ws> {
+            /// Wait for the next message: the contract of the unsplit `recv`
+            /// (cancellation-safe; `Ok(None)` after the close handshake).
+            pub async fn recv(&mut self) -> Result<Option<Message<'_>>, Error> {
+                let mut read = Lazy::After(self.shared.timeouts.read);
+                loop {
+                    let (got, closed, close_at) = {
+                        let mut conn = self.shared.lock();
+                        std::mem::swap(&mut conn.conn.reader, &mut self.reader);
+                        let got = conn.try_recv().map(|m| m.is_some());
+                        std::mem::swap(&mut conn.conn.reader, &mut self.reader);
+                        (got?, conn.is_closed(), conn.timeout_at())
+                    };
+                    if got {
+                        return Ok(self.reader.message());
+                    }
+                    if closed {
+                        // Best effort, as unsplit: write the close echo if it fits now.
+                        let _ = self.shared.lock().flush();
+                        return Ok(None);
+                    }
+                    let read_at = read.get();
+                    let deadline = earliest(read_at, close_at);
+                    if !self
+                        .shared
+                        .ready
+                        .wait_for(Interest::READABLE, deadline)
+                        .await?
+                    {
+                        let now = Instant::now();
+                        self.shared.lock().handle_timeout(now)?;
+                        if read_at.is_some_and(|at| now >= at) {
+                            return Err(Error::Timeout);
+                        }
+                    }
+                }
+            }
+
+            /// Whether the connection is finished.
+            pub fn is_closed(&self) -> bool {
+                self.shared.lock().is_closed()
+            }
+        }
+
+        impl WriteHalf<$ws> {
+            async fn send_with(
+                &mut self,
+                mut op: impl FnMut(&mut $ws) -> Result<(), Error>,
+            ) -> Result<(), Error> {
+                let mut deadline = Lazy::After(self.shared.timeouts.write);
+                loop {
+                    let r = op(&mut self.shared.lock());
+                    match r {
+                        Err(Error::Backpressure) => {
+                            let at = deadline.get();
+                            if !self.shared.ready.wait_for(Interest::WRITABLE, at).await? {
+                                return Err(Error::Timeout);
+                            }
+                        }
+                        Err(e) => return Err(e),
+                        Ok(()) => return self.flush().await,
+                    }
+                }
+            }
+
+            /// Send a text message (see the unsplit `send_text`).
+            pub async fn send_text(&mut self, text: &str) -> Result<(), Error> {
+                self.send_with(|c| c.send_text(text)).await
+            }
+
+            /// Send a binary message.
+            pub async fn send_binary(&mut self, data: &[u8]) -> Result<(), Error> {
+                self.send_with(|c| c.send_binary(data)).await
+            }
+
+            /// Send a ping (payload at most 125 bytes).
+            pub async fn send_ping(&mut self, payload: &[u8]) -> Result<(), Error> {
+                self.send_with(|c| c.send_ping(payload)).await
+            }
+
+            /// Send an unsolicited pong (payload at most 125 bytes).
+            pub async fn send_pong(&mut self, payload: &[u8]) -> Result<(), Error> {
+                self.send_with(|c| c.send_pong(payload)).await
+            }
+
+            /// Start the close handshake; the read half returns the peer's close, then
+            /// `Ok(None)` (or `Error::CloseTimeout`).
+            pub async fn close(
+                &mut self,
+                code: impl Into<Option<CloseCode>>,
+                reason: &str,
+            ) -> Result<(), Error> {
+                let code = code.into();
+                self.send_with(|c| c.close(code, reason)).await
+            }
+
+            /// Write everything buffered, the read half's pongs included (write timeout).
+            pub async fn flush(&mut self) -> Result<(), Error> {
+                let mut deadline = Lazy::After(self.shared.timeouts.write);
+                while !self.shared.lock().flush()? {
+                    let at = deadline.get();
+                    if !self.shared.ready.wait_for(Interest::WRITABLE, at).await? {
+                        return Err(Error::Timeout);
+                    }
+                }
+                Ok(())
+            }
+
+            /// Whether bytes wait to be written.
+            pub fn wants_write(&self) -> bool {
+                self.shared.lock().wants_write()
+            }
+
+            /// Whether the connection is finished.
+            pub fn is_closed(&self) -> bool {
+                self.shared.lock().is_closed()
+            }
+        }
+    };
+}
+
+halves!(ws::Client);
+halves!(ws::ServerConnection);
+
+impl super::Client {
+    /// Split into a read half and a write half, to receive in one task and send in
+    /// another (each half is `Send`).
+    pub fn split(self) -> (ReadHalf<ws::Client>, WriteHalf<ws::Client>) {
+        let (ready, mut conn, timeouts) = self.into_parts();
+        let reader = take_reader(&mut conn.conn);
+        split(reader, ready, conn, timeouts)
+    }
+}
+
+impl super::ServerConnection {
+    /// Finish the opening handshake if needed, then split like
+    /// [`Client::split`](super::Client::split).
+    pub async fn split(
+        mut self,
+    ) -> Result<
+        (
+            ReadHalf<ws::ServerConnection>,
+            WriteHalf<ws::ServerConnection>,
+        ),
+        Error,
+    > {
+        self.handshake().await?;
+        let (ready, mut conn, timeouts) = self.into_parts();
+        let reader = take_reader(&mut conn.conn);
+        Ok(split(reader, ready, conn, timeouts))
+    }
+}
