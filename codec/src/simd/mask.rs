@@ -64,6 +64,22 @@ pub fn apply_mask(buf: &mut [u8], key: [u8; 4], phase: usize) {
     mask_scalar(buf, k);
 }
 
+/// [`apply_mask`] on the widest path the CPU has at every length from 16
+/// bytes, small ones included: for a reader that validates the unmasked
+/// bytes right after (simdutf8 loads 32 bytes at a time with AVX2, and a
+/// load forwards from one store of the same width but stalls until two
+/// narrower ones reach the cache: measured, 31 against 42 ticks for a
+/// 128-byte masked text frame).
+#[inline]
+pub fn apply_mask_widest(buf: &mut [u8], key: [u8; 4], phase: usize) {
+    let k = key_word(key, phase);
+    #[cfg(all(any(target_arch = "x86", target_arch = "x86_64"), not(miri)))]
+    if buf.len() >= 16 {
+        return dispatch_mask(buf, k);
+    }
+    mask_scalar(buf, k);
+}
+
 /// `dst[i] = src[i] ^ key[(phase + i) % 4]`: mask or unmask while copying.
 ///
 /// `dst.len()` must equal `src.len()`; this is checked in debug builds. In
@@ -499,8 +515,11 @@ mod tests {
     }
 
     fn apply_paths() -> Vec<(&'static str, ApplyFn)> {
-        let mut paths: Vec<(&'static str, ApplyFn)> =
-            vec![("dispatch", apply_mask), ("scalar", apply_mask_scalar)];
+        let mut paths: Vec<(&'static str, ApplyFn)> = vec![
+            ("dispatch", apply_mask),
+            ("widest", apply_mask_widest),
+            ("scalar", apply_mask_scalar),
+        ];
         #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
         {
             if have_sse2() {

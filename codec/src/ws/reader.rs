@@ -22,7 +22,10 @@ use super::close::{CloseCode, CloseFrame, parse_close};
 use super::error::Error;
 use super::frame::{Header, MAX_CONTROL_PAYLOAD, MAX_HEADER_LEN, OpCode, Role};
 use super::message::Message;
-use crate::simd::{mask::apply_mask, utf8};
+use crate::simd::{
+    mask::{apply_mask, apply_mask_widest},
+    utf8,
+};
 
 /// Room the reader keeps beyond the largest message: a control frame that
 /// arrives between fragments (header + 125 bytes) and a data frame header.
@@ -392,7 +395,7 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
             return Ok(None);
         };
         if let Some(key) = key {
-            apply_mask(payload, key, 0);
+            apply_mask_widest(payload, key, 0);
         }
         let text = kind == 0;
         if text && !utf8::is_valid(payload) {
@@ -508,7 +511,7 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
             buf.copy_within(self.pos..self.pos + n, dst);
         }
         if let Some(key) = f.mask {
-            apply_mask(&mut buf[dst..dst + n], key, f.done);
+            apply_mask_widest(&mut buf[dst..dst + n], key, f.done);
         }
         self.pos += n;
         f.done += n;
