@@ -59,8 +59,9 @@ pub fn svg(scenario: &str, rows: &[&Row], unit: &str) -> String {
         .flat_map(|r| r.curve.iter())
         .filter(|(q, _)| *q < 1.0)
         .map(|(q, _)| decades(*q, 0.0))
-        .fold(1.0f64, f64::max)
-        .ceil();
+        .fold(1.0f64, f64::max);
+    // 1 - 10^-5 lands a hair above 5 decades in floating point: round first.
+    let last = ((last * 1e6).round() / 1e6).ceil();
     let xmax = last + 1.0;
     let vals = rows
         .iter()
@@ -222,6 +223,11 @@ mod tests {
         assert_eq!(s.matches("<polyline").count(), 2);
         assert!(s.contains("tick&lt;wire&gt;") && s.contains("scenario &amp; co"));
         assert!(s.contains(">max<") && s.contains(">99.9%<"));
+        // The axis ends at the finest quantile plotted, then the max.
+        assert!(!s.contains(">99.99%<"));
+        let c = row("x", vec![(0.0, 1.0), (0.99999, 2.0), (1.0, 3.0)]);
+        let s = svg("s", &[&c], "ticks");
+        assert!(s.contains(">99.999%<") && !s.contains(">99.9999%<"), "{s}");
         // Every plotted point lies within the plot area.
         for line in s.lines().filter(|l| l.starts_with("<polyline")) {
             let pts = line

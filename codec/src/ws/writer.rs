@@ -20,11 +20,17 @@ use crate::simd::mask::{apply_mask, copy_masked};
 /// How a writer gets masking keys: a server never masks; a client asks its
 /// [`MaskSource`]. Implemented for [`NoMask`] and every `MaskSource`.
 pub trait Masking {
+    /// Whether this source can ever give a key: false lets a server writer's
+    /// code drop every masking branch at compile time.
+    const CAN_MASK: bool = true;
+
     /// The key for the next frame, or `None` when frames go unmasked.
     fn frame_key(&mut self) -> Option<[u8; 4]>;
 }
 
 impl Masking for NoMask {
+    const CAN_MASK: bool = false;
+
     #[inline]
     fn frame_key(&mut self) -> Option<[u8; 4]> {
         None
@@ -93,7 +99,7 @@ impl<M: Masking> FrameWriter<M> {
 
     #[inline]
     fn key(&mut self) -> Option<[u8; 4]> {
-        if self.client {
+        if M::CAN_MASK && self.client {
             self.mask.frame_key()
         } else {
             None
@@ -178,7 +184,7 @@ impl<M: Masking> FrameWriter<M> {
         if n > 0xFFFF || (f != 0 && n > f) {
             return self.encode_data_general(opcode, payload, out);
         }
-        let masked = self.client;
+        let masked = M::CAN_MASK && self.client;
         let hl = if n < 126 { 2 } else { 4 } + if masked { 4 } else { 0 };
         let Some(out) = out.get_mut(..hl + n) else {
             return Err(EncodeError::BufferFull);
