@@ -5,6 +5,8 @@
 pub mod bypass;
 pub mod codec;
 pub mod loopback;
+pub mod rest;
+pub mod tls;
 
 use crate::harness::{Measurement, RunConfig};
 
@@ -26,6 +28,8 @@ pub fn all(setup: &Setup) -> Vec<Case<'static>> {
     let mut v = Vec::new();
     codec::register(setup, &mut v);
     loopback::register(setup, &mut v);
+    rest::register(setup, &mut v);
+    tls::register(setup, &mut v);
     bypass::register(setup, &mut v);
     v
 }
