@@ -2,7 +2,8 @@
 //!
 //! Every argument goes to the binary (`--full`, `--filter`, `--cores`, `--instructions`, ...)
 //! except `--readme`, which runs it and then rewrites the README's performance block (between
-//! `<!-- bench:start -->` and `<!-- bench:end -->`) from the run's `target/bench/bench-readme.md`.
+//! `<!-- bench:start -->` and `<!-- bench:end -->`) from the run's `target/bench/bench-readme.md`
+//! and the instruction counts of the same rows (`--instructions`, which needs valgrind).
 
 use std::path::Path;
 use std::process::{Command, ExitCode};
@@ -45,9 +46,38 @@ pub fn main(args: &[String]) -> Result<ExitCode, String> {
         None => return Ok(ExitCode::FAILURE),
     };
     if readme {
-        let section = ws.root.join("target").join("bench").join("bench-readme.md");
-        let section =
-            std::fs::read_to_string(&section).map_err(|e| format!("{}: {e}", section.display()))?;
+        let dir = ws.root.join("target").join("bench");
+        let read = |name: &str| {
+            let path = dir.join(name);
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))
+        };
+        let mut section = read("bench-readme.md")?;
+        // The same rows counted under callgrind: the numbers that do not move with load.
+        let status = Command::new(workspace::cargo())
+            .args([
+                "run",
+                "--release",
+                "-p",
+                "tickwire-perf",
+                "--bin",
+                "bench",
+                "--",
+            ])
+            .args(&forward)
+            .arg("--instructions")
+            .current_dir(&ws.root)
+            .status()
+            .map_err(|e| format!("cannot run the bench with --instructions: {e}"))?;
+        if !status.success() {
+            return Err(format!("bench --instructions failed: {status}"));
+        }
+        let counts = read("instructions.md")?;
+        let table = counts.find("| scenario").map_or("", |i| &counts[i..]);
+        section.push_str(
+            "\nInstructions per operation for the in-memory rows of the same selection \
+             (`cargo xtask bench --instructions`: valgrind's callgrind, identical from run to run):\n\n",
+        );
+        section.push_str(table);
         rewrite_readme(&ws.root.join("README.md"), &section)?;
         println!("rewrote the performance block of README.md");
     }

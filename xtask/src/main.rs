@@ -33,7 +33,8 @@ commands:
         cargo run --release -p tickwire-perf --bin bench -- ARGS... (see perf/README.md):
         quick run by default, a table with ratios against each peer, Markdown, JSON and SVG
         plots under target/bench/. --instructions: instructions per op under callgrind.
-        --readme: after the run, rewrite README.md's block between the bench markers.
+        --readme: after the run, rewrite README.md's block between the bench markers
+        (timed table plus the instruction counts of the same rows).
   ci
         The steps of .ci/run (without its tool installs): fmt check, clippy, tests, no_std
         builds, miri, fuzz (20 s per target), Autobahn (both roles); stops at the first
