@@ -16,8 +16,9 @@ use crate::suites::loopback::{RTT_SIZES, spawn_pinned, tcp_pair};
 use crate::suites::{Case, touch, unexpected};
 
 /// Scenario name.
-pub fn name(n: usize) -> String {
-    format!("TLS 1.3 loopback round trip {n}B binary (blocking)")
+pub fn name(n: usize, busy: bool) -> String {
+    let mode = if busy { "busy-poll" } else { "blocking" };
+    format!("TLS 1.3 loopback round trip {n}B binary ({mode})")
 }
 
 const NOTE_TW: &str = "wss://: ws::Client::send_binary + recv against a TLS ws::Server echo on the other \
@@ -25,18 +26,65 @@ const NOTE_TW: &str = "wss://: ws::Client::send_binary + recv against a TLS ws::
 const NOTE_TUNG: &str = "tungstenite WebSocket over rustls StreamOwned<ClientConnection, TcpStream> (same \
                          rustls configs: ring, TLS 1.3) against a tungstenite + rustls echo on the other core";
 
+const NOTE_BUSY: &str = "both ends on non-blocking sockets, spinning on WouldBlock (tickwire: \
+                         set_blocking(false) + try_recv; tungstenite: read() until not WouldBlock)";
+
 pub(super) fn cases(peer: usize, v: &mut Vec<Case<'static>>) {
-    for n in RTT_SIZES {
-        v.push(Case::new(name(n), "tickwire", true, NOTE_TW, move |cfg| {
-            tickwire(cfg, peer, n)
-        }));
-        v.push(Case::new(
-            name(n),
-            "tungstenite 0.30 + rustls 0.23",
-            false,
-            NOTE_TUNG,
-            move |cfg| tungstenite(cfg, peer, n),
-        ));
+    for busy in [false, true] {
+        let (tw_note, tung_note) = if busy {
+            (NOTE_BUSY, NOTE_BUSY)
+        } else {
+            (NOTE_TW, NOTE_TUNG)
+        };
+        for n in RTT_SIZES {
+            v.push(Case::new(
+                name(n, busy),
+                "tickwire",
+                true,
+                tw_note,
+                move |cfg| tickwire(cfg, peer, n, busy),
+            ));
+            v.push(Case::new(
+                name(n, busy),
+                "tungstenite 0.30 + rustls 0.23",
+                false,
+                tung_note,
+                move |cfg| tungstenite(cfg, peer, n, busy),
+            ));
+        }
+    }
+}
+
+/// tungstenite's read, spinning on `WouldBlock` (a non-blocking socket).
+#[inline(always)]
+fn t_read<S: std::io::Read + std::io::Write>(
+    ws: &mut TSocket<S>,
+) -> Result<TMessage, tungstenite::Error> {
+    loop {
+        match ws.read() {
+            Err(tungstenite::Error::Io(e)) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::hint::spin_loop()
+            }
+            r => return r,
+        }
+    }
+}
+
+/// tungstenite's send, then flush until the socket took it all.
+#[inline(always)]
+fn t_send<S: std::io::Read + std::io::Write>(
+    ws: &mut TSocket<S>,
+    m: TMessage,
+) -> Result<(), tungstenite::Error> {
+    let mut r = ws.send(m);
+    loop {
+        match r {
+            Err(tungstenite::Error::Io(e)) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::hint::spin_loop();
+                r = ws.flush();
+            }
+            r => return r,
+        }
     }
 }
 
@@ -48,7 +96,18 @@ fn payload(n: usize) -> Vec<u8> {
     (0..n).map(|i| (i * 31 + 7) as u8).collect()
 }
 
-fn tickwire(cfg: &RunConfig, peer: usize, n: usize) -> Measurement {
+/// Flush a non-blocking server connection, spinning; false on error.
+fn spin_flush_server(c: &mut tickwire::ws::ServerConnection) -> bool {
+    loop {
+        match c.flush() {
+            Ok(true) => return true,
+            Ok(false) => std::hint::spin_loop(),
+            Err(_) => return false,
+        }
+    }
+}
+
+fn tickwire(cfg: &RunConfig, peer: usize, n: usize, busy: bool) -> Measurement {
     let (client_cfg, server_cfg) = super::configs();
     let mut server = Server::builder()
         .tls(server_cfg)
@@ -57,17 +116,36 @@ fn tickwire(cfg: &RunConfig, peer: usize, n: usize) -> Measurement {
     let port = server.local_addr().expect("local addr").port();
     let echo = spawn_pinned(peer, move || {
         let mut c = server.accept().expect("accept + TLS + handshake");
+        if busy {
+            c.set_blocking(false).expect("evented mode");
+        }
         let mut buf = Vec::with_capacity(1 << 16);
         loop {
-            match c.recv() {
+            let got = if busy { c.try_recv() } else { c.recv() };
+            // Some(true): a binary message to echo; Some(false): another kind; None: nothing.
+            let echo = match got {
                 Ok(Some(Message::Binary(b))) => {
                     buf.clear();
                     buf.extend_from_slice(b);
+                    Some(true)
                 }
-                Ok(Some(_)) => continue,
-                Ok(None) | Err(_) => return,
+                Ok(Some(_)) => Some(false),
+                Ok(None) => None,
+                Err(_) => return,
+            };
+            match echo {
+                Some(true) => {}
+                Some(false) => continue,
+                None if busy && !c.is_closed() => {
+                    std::hint::spin_loop();
+                    continue;
+                }
+                None => return,
             }
             if c.send_binary(&buf).is_err() {
+                return;
+            }
+            if busy && !spin_flush_server(&mut c) {
                 return;
             }
         }
@@ -82,8 +160,14 @@ fn tickwire(cfg: &RunConfig, peer: usize, n: usize) -> Measurement {
         Ok(Some(Message::Binary(b))) => assert_eq!(b, &p[..], "echo"),
         other => unexpected(&other),
     }
-    let suite = c.tls().and_then(|t| t.codec().protocol_version());
-    assert_eq!(suite, Some(tickwire::tls::rustls::ProtocolVersion::TLSv1_3));
+    let version = c.tls().and_then(|t| t.codec().protocol_version());
+    assert_eq!(
+        version,
+        Some(tickwire::tls::rustls::ProtocolVersion::TLSv1_3)
+    );
+    if busy {
+        c.set_blocking(false).expect("evented mode");
+    }
     let m = bench_batch(
         &one(cfg),
         &mut c,
@@ -92,11 +176,25 @@ fn tickwire(cfg: &RunConfig, peer: usize, n: usize) -> Measurement {
             if let Err(e) = c.send_binary(&p) {
                 unexpected(&e);
             }
-            match c.recv() {
-                Ok(Some(Message::Binary(b))) if b.len() == p.len() => {
-                    black_box(touch(b));
+            if busy {
+                loop {
+                    match c.flush() {
+                        Ok(true) => break,
+                        Ok(false) => std::hint::spin_loop(),
+                        Err(e) => unexpected(&e),
+                    }
                 }
-                other => unexpected(&other),
+            }
+            loop {
+                let got = if busy { c.try_recv() } else { c.recv() };
+                match got {
+                    Ok(Some(Message::Binary(b))) if b.len() == p.len() => {
+                        black_box(touch(b));
+                        break;
+                    }
+                    Ok(None) if busy => std::hint::spin_loop(),
+                    other => unexpected(&other),
+                }
             }
         },
     );
@@ -105,17 +203,24 @@ fn tickwire(cfg: &RunConfig, peer: usize, n: usize) -> Measurement {
     m
 }
 
-fn tungstenite(cfg: &RunConfig, peer: usize, n: usize) -> Measurement {
+fn tungstenite(cfg: &RunConfig, peer: usize, n: usize, busy: bool) -> Measurement {
     let (client_cfg, server_cfg) = super::configs();
     let (c, s) = tcp_pair();
     let server_conn = ServerConnection::new(server_cfg.server_config().clone()).expect("server");
     let echo = spawn_pinned(peer, move || {
         let mut ws =
             TSocket::from_raw_socket(StreamOwned::new(server_conn, s), TRole::Server, None);
+        let mut first = true;
         loop {
-            match ws.read() {
+            let got = if first { ws.read() } else { t_read(&mut ws) };
+            if first && busy {
+                // The TLS handshake ran blocking; from now on the socket spins.
+                ws.get_mut().sock.set_nonblocking(true).expect("mode");
+            }
+            first = false;
+            match got {
                 Ok(TMessage::Binary(b)) => {
-                    if ws.send(TMessage::Binary(b)).is_err() {
+                    if t_send(&mut ws, TMessage::Binary(b)).is_err() {
                         return;
                     }
                 }
@@ -139,15 +244,18 @@ fn tungstenite(cfg: &RunConfig, peer: usize, n: usize) -> Measurement {
         tls.protocol_version(),
         Some(tickwire::tls::rustls::ProtocolVersion::TLSv1_3)
     );
+    if busy {
+        ws.get_mut().sock.set_nonblocking(true).expect("mode");
+    }
     let m = bench_batch(
         &one(cfg),
         &mut ws,
         |_| {},
         |ws, _| {
-            if let Err(e) = ws.send(TMessage::Binary(p.clone())) {
+            if let Err(e) = t_send(ws, TMessage::Binary(p.clone())) {
                 unexpected(&e);
             }
-            match ws.read() {
+            match t_read(ws) {
                 Ok(TMessage::Binary(b)) if b.len() == p.len() => {
                     black_box(touch(&b));
                 }
