@@ -177,6 +177,8 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>, const N: usize> Inbound<B, N> {
         }
         self.head_len = head_len;
         self.framing = framing;
+        // Only a chunked body sets trailers: none left from an earlier message.
+        self.trailers = (0, 0);
         if let Framing::Length(n) = framing {
             let room = self.capacity() - head_len;
             if n > self.max_body as u64 || n > room as u64 {
