@@ -215,7 +215,18 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>, const N: usize> ResponseReader<B, N> {
             let mut resp = httparse::Response::new(&mut []);
             let status = httparse::ParserConfig::default()
                 .parse_response_with_uninit_headers(&mut resp, data, &mut raw)
-                .map_err(|e| head::diagnose(data, e, Error::InvalidStatus))?;
+                .map_err(|e| {
+                    head::diagnose(data, e, Error::InvalidStatus, |d| {
+                        let mut raw = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; N];
+                        httparse::ParserConfig::default()
+                            .parse_response_with_uninit_headers(
+                                &mut httparse::Response::new(&mut []),
+                                d,
+                                &mut raw,
+                            )
+                            .err()
+                    })
+                })?;
             let httparse::Status::Complete(head_len) = status else {
                 return Ok(None);
             };
