@@ -287,7 +287,9 @@ impl<'a> ServerRequest<'a> {
         self.keep_alive
     }
 
-    /// The whole request as received.
+    /// The whole request: the head as received, then the body; a chunked
+    /// body is decoded in place, so after its data come leftovers of the
+    /// chunk framing and the trailer section (not the bytes as sent).
     #[inline]
     pub fn as_bytes(&self) -> &'a [u8] {
         self.msg
