@@ -43,10 +43,11 @@ fn decode(input: &[u8], max_body: u64, mut sizes: impl FnMut() -> usize) -> Out 
                     };
                 }
             }
+            // How far earlier calls got depends on the pieces: only the error is compared.
             Err(e) => {
                 return Out {
-                    data: buf[..dst].to_vec(),
-                    read: src,
+                    data: Vec::new(),
+                    read: 0,
                     done: false,
                     err: Some(e),
                 };
