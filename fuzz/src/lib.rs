@@ -5,6 +5,8 @@
 //! size, chunking, re-encode settings) followed by wire bytes, so seeds are a setup block
 //! plus real frames (see `examples/gen_seeds.rs`).
 
+pub mod http;
+
 use tickwire_codec::rand::MaskSource;
 use tickwire_codec::ws::reader::READER_OVERHEAD;
 use tickwire_codec::ws::{

@@ -106,9 +106,14 @@ impl ChunkedDecoder {
         self.state == State::Done
     }
 
-    /// Data bytes decoded so far.
+    /// Data bytes decoded so far (written out, not merely announced by a
+    /// chunk size: `total` counts a chunk whole when its size line ends).
     pub fn decoded_len(&self) -> u64 {
-        self.total
+        if self.state == State::Data {
+            self.total - self.remaining
+        } else {
+            self.total
+        }
     }
 
     /// Where the trailer section began (the byte after the last chunk's
@@ -346,6 +351,22 @@ mod tests {
         let t = dec.trailer_start().unwrap();
         assert_eq!(&buf[t..r.read - 2], b"Expires: never\r\nX-T: 1\r\n");
         assert_eq!(dec.decoded_len(), 31);
+    }
+
+    /// Found by fuzzing (http_chunked): in the middle of a chunk,
+    /// `decoded_len` counted the whole announced chunk.
+    #[test]
+    fn decoded_len_counts_only_bytes_written() {
+        let mut buf = b"5\r\nhel".to_vec();
+        let mut dec = ChunkedDecoder::default();
+        let r = dec.decode_in_place(&mut buf, 0, 0).unwrap();
+        assert_eq!((r.written, r.done), (3, false));
+        assert_eq!(dec.decoded_len(), 3);
+        buf.extend_from_slice(b"lo\r\n0\r\n\r\n");
+        let r2 = dec.decode_in_place(&mut buf, r.written, r.read).unwrap();
+        assert!(r2.done);
+        assert_eq!(dec.decoded_len(), 5);
+        assert_eq!(&buf[..5], b"hello");
     }
 
     #[test]

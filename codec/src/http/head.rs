@@ -136,7 +136,28 @@ pub(crate) fn record<const N: usize>(
 
 /// The precise error for an httparse failure: NUL bytes and obs-fold are
 /// reported as such (httparse folds them into header name/value errors).
-pub(crate) fn diagnose(data: &[u8], e: httparse::Error, line_error: Error) -> Error {
+///
+/// Only the shortest prefix of `data` that `reparse` (the same parser,
+/// returning its error) refuses is looked at, so the error does not depend
+/// on how many bytes after the offending one had arrived: a head fed byte
+/// by byte fails with the same error as one received whole. This search
+/// runs on the error path only (O(log n) parses).
+pub(crate) fn diagnose(
+    data: &[u8],
+    e: httparse::Error,
+    line_error: Error,
+    reparse: impl Fn(&[u8]) -> Option<httparse::Error>,
+) -> Error {
+    // Invariant: data[..lo] is not refused (empty never is), data[..hi] is, with `e`.
+    let (mut lo, mut hi, mut e) = (0, data.len(), e);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        match reparse(&data[..mid]) {
+            Some(err) => (hi, e) = (mid, err),
+            None => lo = mid,
+        }
+    }
+    let data = &data[..hi];
     let head = match data.windows(4).position(|w| w == b"\r\n\r\n") {
         Some(p) => &data[..p + 4],
         None => data,

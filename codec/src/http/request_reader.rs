@@ -134,7 +134,18 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>, const N: usize> RequestReader<B, N> {
             let mut req = httparse::Request::new(&mut []);
             let status = httparse::ParserConfig::default()
                 .parse_request_with_uninit_headers(&mut req, data, &mut raw)
-                .map_err(|e| head::diagnose(data, e, Error::InvalidRequestLine))?;
+                .map_err(|e| {
+                    head::diagnose(data, e, Error::InvalidRequestLine, |d| {
+                        let mut raw = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; N];
+                        httparse::ParserConfig::default()
+                            .parse_request_with_uninit_headers(
+                                &mut httparse::Request::new(&mut []),
+                                d,
+                                &mut raw,
+                            )
+                            .err()
+                    })
+                })?;
             let httparse::Status::Complete(head_len) = status else {
                 return Ok(None);
             };
@@ -276,7 +287,9 @@ impl<'a> ServerRequest<'a> {
         self.keep_alive
     }
 
-    /// The whole request as received.
+    /// The whole request: the head as received, then the body; a chunked
+    /// body is decoded in place, so after its data come leftovers of the
+    /// chunk framing and the trailer section (not the bytes as sent).
     #[inline]
     pub fn as_bytes(&self) -> &'a [u8] {
         self.msg

@@ -215,7 +215,18 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>, const N: usize> ResponseReader<B, N> {
             let mut resp = httparse::Response::new(&mut []);
             let status = httparse::ParserConfig::default()
                 .parse_response_with_uninit_headers(&mut resp, data, &mut raw)
-                .map_err(|e| head::diagnose(data, e, Error::InvalidStatus))?;
+                .map_err(|e| {
+                    head::diagnose(data, e, Error::InvalidStatus, |d| {
+                        let mut raw = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; N];
+                        httparse::ParserConfig::default()
+                            .parse_response_with_uninit_headers(
+                                &mut httparse::Response::new(&mut []),
+                                d,
+                                &mut raw,
+                            )
+                            .err()
+                    })
+                })?;
             let httparse::Status::Complete(head_len) = status else {
                 return Ok(None);
             };
@@ -351,7 +362,9 @@ impl<'a> RestResponse<'a> {
         self.keep_alive
     }
 
-    /// The whole response as received (head and raw body).
+    /// The whole response: the head as received, then the body; a chunked
+    /// body is decoded in place, so after its data come leftovers of the
+    /// chunk framing and the trailer section (not the bytes as sent).
     #[inline]
     pub fn as_bytes(&self) -> &'a [u8] {
         self.msg

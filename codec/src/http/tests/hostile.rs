@@ -189,6 +189,20 @@ fn rows() -> Vec<Row> {
             &with_headers("X\0A: ab\r\n", ""),
             Error::NulByte
         ),
+        // Found by fuzzing (http_response_reader): the error named the NUL
+        // only when it had arrived with the bad byte before it, so feeding
+        // byte by byte and whole disagreed. Only the bytes up to the first
+        // one refused decide the error.
+        row(
+            "NUL after a bad byte after a response",
+            b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n\x81\x00",
+            Error::InvalidVersion
+        ),
+        row(
+            "NUL after the first bad header byte",
+            &with_headers("X-A: a\x01\0\r\n", ""),
+            Error::InvalidHeaderValue
+        ),
         row(
             "NUL in reason",
             b"HTTP/1.1 200 O\0K\r\n\r\n",
