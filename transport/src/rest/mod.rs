@@ -24,7 +24,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-mod client;
+pub(crate) mod client;
 mod error;
 mod pool;
 mod stream;
