@@ -6,7 +6,8 @@
 //! - [`Httpbin`]: PyPI `httpbin` served by `gunicorn` from the venv that
 //!   `conformance/http/setup.sh` installs under `<target>/httpbin-venv`;
 //! - [`Nginx`]: Debian's `nginx` with a config of our own in a temp dir (static files
-//!   including a large one, a chunked response, a close-delimited response, keep-alive).
+//!   including a large one, a chunked response, a close-delimited response, keep-alive),
+//!   optionally with a TLS listener too.
 //!
 //! A missing peer is reported by [`PeerError::Absent`]; [`skip_or_fail`] turns that into
 //! a loud skip, or into a failure when `TICKWIRE_REQUIRE_PEERS` is set (as in CI).
@@ -18,6 +19,6 @@ mod peer;
 mod process;
 
 pub use httpbin::Httpbin;
-pub use nginx::Nginx;
+pub use nginx::{Nginx, TlsFiles};
 pub use peer::{PeerError, pattern, peers_required, skip_or_fail};
 pub use process::{ServerProcess, TempDir, free_port};

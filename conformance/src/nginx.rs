@@ -11,6 +11,10 @@
 //! - `/short-keepalive/small.txt`: a connection idle for 1 s after it is closed by nginx
 //!   (for stale keep-alive connections).
 //!
+//! With [`Nginx::start_tls`] the same server also listens with TLS on a second port
+//! (`listen 127.0.0.1:PORT ssl`, TLS 1.2 and 1.3) with a certificate the test made:
+//! [`Nginx::https_url`].
+//!
 //! Its access log records `$connection $connection_requests $status $request_uri` per
 //! request ([`Nginx::access_log`]), so tests can count requests per TCP connection from
 //! the server's side.
@@ -27,6 +31,16 @@ use crate::{PeerError, ServerProcess, TempDir, free_port, pattern};
 pub struct Nginx {
     process: ServerProcess,
     dir: TempDir,
+    tls_addr: Option<SocketAddr>,
+}
+
+/// A certificate chain and its private key, PEM, for nginx's TLS listener.
+#[derive(Debug, Clone)]
+pub struct TlsFiles<'a> {
+    /// The server certificate (then any intermediates).
+    pub cert_pem: &'a str,
+    /// Its private key.
+    pub key_pem: &'a str,
 }
 
 /// One line of the access log.
@@ -74,17 +88,39 @@ impl Nginx {
 
     /// Write the config and files into a fresh temp dir and start nginx on a free port.
     pub fn start() -> Result<Nginx, PeerError> {
+        Self::start_with(None)
+    }
+
+    /// Like [`start`](Self::start), and also listen with TLS on a second free port with
+    /// `tls`'s certificate and key.
+    pub fn start_tls(tls: TlsFiles<'_>) -> Result<Nginx, PeerError> {
+        Self::start_with(Some(tls))
+    }
+
+    fn start_with(tls: Option<TlsFiles<'_>>) -> Result<Nginx, PeerError> {
         let nginx = Self::binary().filter(|p| p.is_file()).ok_or_else(|| {
             PeerError::Absent("nginx not found: `apt-get install nginx-light`".into())
         })?;
         let dir = TempDir::new("nginx").map_err(|e| PeerError::Failed(e.to_string()))?;
         write_files(dir.path()).map_err(|e| PeerError::Failed(format!("nginx files: {e}")))?;
+        if let Some(tls) = &tls {
+            std::fs::write(dir.path().join("cert.pem"), tls.cert_pem)
+                .and_then(|()| std::fs::write(dir.path().join("key.pem"), tls.key_pem))
+                .map_err(|e| PeerError::Failed(format!("nginx TLS files: {e}")))?;
+        }
         let mut last = None;
         for _ in 0..3 {
             let port = free_port().map_err(|e| PeerError::Failed(e.to_string()))?;
             let addr = SocketAddr::from(([127, 0, 0, 1], port));
+            let tls_addr = match tls {
+                Some(_) => Some(SocketAddr::from((
+                    [127, 0, 0, 1],
+                    free_port().map_err(|e| PeerError::Failed(e.to_string()))?,
+                ))),
+                None => None,
+            };
             let conf = dir.path().join("nginx.conf");
-            std::fs::write(&conf, config(dir.path(), addr))
+            std::fs::write(&conf, config(dir.path(), addr, tls_addr))
                 .map_err(|e| PeerError::Failed(format!("nginx.conf: {e}")))?;
             let mut cmd = Command::new(&nginx);
             cmd.arg("-p")
@@ -100,7 +136,14 @@ impl Nginx {
                 dir.path().join("stderr.log"),
                 Duration::from_secs(20),
             ) {
-                Ok(process) => return Ok(Nginx { process, dir }),
+                // nginx binds every listener before it serves any: the TLS port is up too.
+                Ok(process) => {
+                    return Ok(Nginx {
+                        process,
+                        dir,
+                        tls_addr,
+                    });
+                }
                 Err(e) => last = Some(e),
             }
         }
@@ -115,6 +158,22 @@ impl Nginx {
     /// `http://127.0.0.1:PORT` followed by `path`.
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr())
+    }
+
+    /// The TLS listener's address (after [`start_tls`](Self::start_tls)).
+    pub fn tls_addr(&self) -> Option<SocketAddr> {
+        self.tls_addr
+    }
+
+    /// `https://HOST:TLS_PORT` followed by `path` (`host`: the name to connect to and
+    /// check the certificate against, such as `localhost` or `127.0.0.1`). Panics when
+    /// nginx was started without TLS.
+    pub fn https_url(&self, host: &str, path: &str) -> String {
+        let port = self
+            .tls_addr
+            .expect("nginx was started without TLS (use Nginx::start_tls)")
+            .port();
+        format!("https://{host}:{port}{path}")
     }
 
     /// The requests nginx has logged so far, in order.
@@ -189,8 +248,15 @@ fn readable(path: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-fn config(dir: &Path, addr: SocketAddr) -> String {
+fn config(dir: &Path, addr: SocketAddr, tls_addr: Option<SocketAddr>) -> String {
     let d = dir.display();
+    let tls = match tls_addr {
+        Some(a) => format!(
+            "listen {a} ssl;\n        ssl_certificate {d}/cert.pem;\n        \
+             ssl_certificate_key {d}/key.pem;\n        ssl_protocols TLSv1.2 TLSv1.3;"
+        ),
+        None => String::new(),
+    };
     format!(
         r#"daemon off;
 master_process on;
@@ -213,6 +279,7 @@ http {{
     keepalive_requests 10000;
     server {{
         listen {addr};
+        {tls}
         root {d}/www;
         location /chunked/ {{
             sub_filter 'MARK' 'mark';

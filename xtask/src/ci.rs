@@ -133,7 +133,7 @@ const STEPS: &[Step] = &[
     Step {
         name: "miri",
         program: "cargo",
-        args: &["+nightly", "miri", "test", "-p", "tickwire-codec"],
+        args: &["+nightly", "miri", "test", "-p", "tickwire-codec", "--lib"],
         env: MIRI_ENV,
     },
     // Runs this very binary: every cargo-fuzz target for 20 s.

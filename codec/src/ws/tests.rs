@@ -578,7 +578,12 @@ fn encode_script(reader_role: Role, steps: &[Step], seed: u8) -> (Vec<u8>, Vec<O
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    // Under Miri every case is interpreted: a handful, with smaller inputs below.
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 4 } else { 256 },
+        failure_persistence: if cfg!(miri) { None } else { ProptestConfig::default().failure_persistence },
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn round_trip_any_script_any_role_any_chunking(
@@ -600,7 +605,7 @@ proptest! {
     #[test]
     fn writer_messages_round_trip(
         text in ".{0,300}",
-        data in prop::collection::vec(any::<u8>(), 0..70_000),
+        data in prop::collection::vec(any::<u8>(), 0..if cfg!(miri) { 700 } else { 70_000 }),
         frag in 0usize..2000,
         server in any::<bool>(),
     ) {

@@ -5,6 +5,8 @@
 pub mod bypass;
 pub mod codec;
 pub mod loopback;
+pub mod rest;
+pub mod tls;
 pub mod tokio_loopback;
 
 use crate::harness::{Measurement, RunConfig};
@@ -27,6 +29,8 @@ pub fn all(setup: &Setup) -> Vec<Case<'static>> {
     let mut v = Vec::new();
     codec::register(setup, &mut v);
     loopback::register(setup, &mut v);
+    rest::register(setup, &mut v);
+    tls::register(setup, &mut v);
     bypass::register(setup, &mut v);
     tokio_loopback::register(setup, &mut v);
     v

@@ -44,22 +44,24 @@ use std::time::{Duration, Instant};
 use tickwire_codec::http::{Method, Request, ResponseReader, RestResponse};
 
 use super::error::Error;
+use super::https::HttpConnector;
 use super::stream::{Connector, Stream, TcpConnector, Timeouts};
 use super::url::HttpUrl;
+use crate::tls::TlsError;
 
 /// Settings of a [`Client`] (and of each connection of a
 /// [`ClientPool`](super::ClientPool)).
 #[derive(Debug, Clone)]
-pub struct ClientBuilder<C = TcpConnector> {
+pub struct ClientBuilder<C = HttpConnector> {
     connector: C,
     timeouts: Timeouts,
     idle_probe: Option<Duration>,
 }
 
-impl Default for ClientBuilder<TcpConnector> {
+impl Default for ClientBuilder<HttpConnector> {
     fn default() -> Self {
         ClientBuilder {
-            connector: TcpConnector::default(),
+            connector: HttpConnector::default(),
             timeouts: Timeouts::default(),
             idle_probe: Some(Duration::from_secs(1)),
         }
@@ -102,7 +104,14 @@ impl<C: Connector> ClientBuilder<C> {
         self
     }
 
-    /// Use another connector (TLS wraps the TCP one).
+    /// Change the connector's settings.
+    pub(crate) fn map_connector(mut self, f: impl FnOnce(&mut C)) -> Self {
+        f(&mut self.connector);
+        self
+    }
+
+    /// Use another connector (the default, [`HttpConnector`], picks TCP or TLS by the
+    /// URL's scheme).
     pub fn connector<C2: Connector>(self, connector: C2) -> ClientBuilder<C2> {
         ClientBuilder {
             connector,
@@ -111,12 +120,10 @@ impl<C: Connector> ClientBuilder<C> {
         }
     }
 
-    /// A client for `url` (`http://host[:port][/base]`) that connects on first use.
+    /// A client for `url` (`http://host[:port][/base]` or `https://...`) that connects
+    /// on first use.
     pub fn build(self, url: &str) -> Result<Client<C>, Error> {
         let url = HttpUrl::parse(url).map_err(Error::Url)?;
-        if url.secure {
-            return Err(Error::TlsNotSupported);
-        }
         Ok(Client {
             host_header: url.host_header(),
             url,
@@ -158,7 +165,7 @@ struct Conn<S> {
 }
 
 /// One keep-alive HTTP/1.1 connection to one server (see the module docs).
-pub struct Client<C: Connector = TcpConnector> {
+pub struct Client<C: Connector = HttpConnector> {
     url: HttpUrl,
     host_header: String,
     connector: C,
@@ -187,9 +194,9 @@ pub(crate) enum Failure {
     Fatal(Error),
 }
 
-impl Client<TcpConnector> {
+impl Client<HttpConnector> {
     /// Settings, starting from the defaults.
-    pub fn builder() -> ClientBuilder<TcpConnector> {
+    pub fn builder() -> ClientBuilder<HttpConnector> {
         ClientBuilder::default()
     }
 
@@ -227,6 +234,12 @@ impl<C: Connector> Client<C> {
         self.conn.as_ref().and_then(|c| c.stream.local_addr().ok())
     }
 
+    /// The open connection's stream (for an `https://` client,
+    /// [`HttpStream::tls`](super::HttpStream::tls) gives the TLS version and ALPN).
+    pub fn stream(&self) -> Option<&C::Stream> {
+        self.conn.as_ref().map(|c| &c.stream)
+    }
+
     /// Close the connection (the next `send` opens a new one).
     pub fn disconnect(&mut self) {
         self.conn = None;
@@ -235,9 +248,7 @@ impl<C: Connector> Client<C> {
     /// Open a connection if none is open.
     pub fn ensure_connected(&mut self) -> Result<(), Error> {
         if self.conn.is_none() {
-            let stream = self
-                .connector
-                .connect(&self.url.host, self.url.port, &self.timeouts)?;
+            let stream = self.connector.connect(&self.url, &self.timeouts)?;
             self.stats.connects += 1;
             self.conn = Some(Conn {
                 stream,
@@ -325,7 +336,12 @@ impl<C: Connector> Client<C> {
         }
         self.stats.requests += 1;
         reader.expect(req.method());
-        if let Err(e) = conn.stream.write_all(req.as_bytes()) {
+        // `flush`: a TLS stream may keep encrypted records the socket did not take.
+        if let Err(e) = conn
+            .stream
+            .write_all(req.as_bytes())
+            .and_then(|()| conn.stream.flush())
+        {
             self.conn = None;
             return Err(match Error::from_io(e, true) {
                 Error::Io(e) if is_disconnect(&e) => Failure::BeforeResponse(Error::Io(e)),
@@ -352,6 +368,11 @@ impl<C: Connector> Client<C> {
                 match e {
                     Error::Io(io) if received == 0 && is_disconnect(&io) => {
                         Err(Failure::BeforeResponse(Error::Io(io)))
+                    }
+                    // TLS: the server closed without close_notify (nginx does on an
+                    // idle keep-alive connection).
+                    Error::Tls(TlsError::UnexpectedEof) if received == 0 => {
+                        Err(Failure::BeforeResponse(e))
                     }
                     e => Err(Failure::Fatal(e)),
                 }

@@ -286,9 +286,12 @@ fn connect_errors_are_typed() {
         Err(Error::ConnectTimeout) => {}
         other => panic!("{other:?}"),
     }
+    // TCP only, asked for https://: a scheme error, before any connect.
     assert!(matches!(
-        Client::connect("https://h"),
-        Err(Error::TlsNotSupported)
+        Client::builder()
+            .connector(TcpConnector::default())
+            .connect("https://127.0.0.1:1"),
+        Err(Error::Url(crate::ws::UrlError::Scheme))
     ));
     assert!(matches!(Client::connect("ftp://h"), Err(Error::Url(_))));
 }

@@ -5,9 +5,10 @@ use std::io;
 
 use tickwire_codec::http::{BuildError, Error as HttpError};
 
-/// Everything a REST call can fail with. After any error but [`Error::Url`],
-/// [`Error::TlsNotSupported`] and [`Error::PoolExhausted`] the connection is dropped;
-/// the next call connects again.
+use crate::tls::{TlsError, tls_error};
+
+/// Everything a REST call can fail with. After any error but [`Error::Url`] and
+/// [`Error::PoolExhausted`] the connection is dropped; the next call connects again.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
@@ -15,8 +16,10 @@ pub enum Error {
     Io(io::Error),
     /// The URL could not be parsed (or is not `http://` / `https://`).
     Url(crate::ws::UrlError),
-    /// `https://` needs TLS, which this transport does not support yet.
-    TlsNotSupported,
+    /// TLS failed (`https://`): the handshake (untrusted CA, wrong host name, expired
+    /// certificate, no common version...), a record, or a stream cut without
+    /// close_notify. [`TlsError::kind`] classifies it.
+    Tls(TlsError),
     /// The host name resolved to no address.
     NoAddress,
     /// The TCP connection was not established within the connect timeout.
@@ -38,8 +41,12 @@ pub enum Error {
 }
 
 impl Error {
-    /// Classify an I/O error of a read or write on a connected stream.
+    /// Classify an I/O error of a read or write on a connected stream (a TLS stream
+    /// reports its errors inside `io::Error`).
     pub(crate) fn from_io(e: io::Error, write: bool) -> Error {
+        if let Some(tls) = tls_error(&e) {
+            return Error::Tls(tls.clone());
+        }
         match e.kind() {
             io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
                 if write {
@@ -58,7 +65,7 @@ impl fmt::Display for Error {
         match self {
             Error::Io(e) => write!(f, "I/O error: {e}"),
             Error::Url(e) => write!(f, "invalid URL: {e}"),
-            Error::TlsNotSupported => f.write_str("https:// needs TLS, not supported yet"),
+            Error::Tls(e) => write!(f, "TLS error: {e}"),
             Error::NoAddress => f.write_str("host resolved to no address"),
             Error::ConnectTimeout => f.write_str("connect timed out"),
             Error::ReadTimeout => f.write_str("read timed out"),
@@ -80,6 +87,7 @@ impl std::error::Error for Error {
             Error::Url(e) => Some(e),
             Error::Http(e) => Some(e),
             Error::Build(e) => Some(e),
+            Error::Tls(e) => Some(e),
             _ => None,
         }
     }
@@ -94,5 +102,11 @@ impl From<HttpError> for Error {
 impl From<BuildError> for Error {
     fn from(e: BuildError) -> Self {
         Error::Build(e)
+    }
+}
+
+impl From<TlsError> for Error {
+    fn from(e: TlsError) -> Self {
+        Error::Tls(e)
     }
 }

@@ -4,8 +4,10 @@
 //! Like [`ws`](crate::ws), the transport is thin: requests are built by the codec's
 //! [`RequestWriter`] and responses parsed by its [`ResponseReader`]; the client writes
 //! the one and fills the other, and owns the connection policy (keep-alive, reconnects,
-//! timeouts). The stream under it is generic ([`Connector`], [`Stream`]): plain TCP now,
-//! TLS later.
+//! timeouts). The stream under it is generic ([`Connector`], [`Stream`]); the default
+//! [`HttpConnector`] picks plain TCP or TLS by the URL's scheme (`https://` runs the
+//! same [`TlsStream`](crate::tls::TlsStream) as `wss://`, settings from a
+//! [`TlsConfig`](crate::tls::TlsConfig) given to [`ClientBuilder::tls`]).
 //!
 //! ```no_run
 //! use tickwire::rest::{Client, RequestWriter, ResponseReader};
@@ -26,12 +28,14 @@
 
 pub(crate) mod client;
 mod error;
+mod https;
 mod pool;
 mod stream;
 mod url;
 
 pub use client::{Client, ClientBuilder, Stats};
 pub use error::Error;
+pub use https::{HttpConnector, HttpStream};
 pub use pool::{ClientPool, PoolConfig, PoolGuard, PooledConn};
 pub use stream::{Connector, Stream, TcpConnector, Timeouts};
 pub use tickwire_codec::http::{

@@ -15,7 +15,8 @@ use tickwire_codec::http::{BuildError, Request, RequestWriter, ResponseReader, R
 
 use super::client::{Client, ClientBuilder};
 use super::error::Error;
-use super::stream::{Connector, TcpConnector};
+use super::https::HttpConnector;
+use super::stream::Connector;
 
 /// Size and behaviour of a [`ClientPool`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,7 +50,7 @@ impl Default for PoolConfig {
 
 /// One pooled connection: a [`Client`] with its own writer and reader.
 #[derive(Debug)]
-pub struct PooledConn<C: Connector = TcpConnector> {
+pub struct PooledConn<C: Connector = HttpConnector> {
     /// The connection.
     pub client: Client<C>,
     /// Builds requests for this server (Host and base path preset).
@@ -73,13 +74,13 @@ impl<C: Connector> PooledConn<C> {
 
 /// A pool of keep-alive connections to one server; share it by reference (it is `Sync`).
 #[derive(Debug)]
-pub struct ClientPool<C: Connector = TcpConnector> {
+pub struct ClientPool<C: Connector = HttpConnector> {
     idle: Mutex<Vec<PooledConn<C>>>,
     returned: Condvar,
     config: PoolConfig,
 }
 
-impl ClientPool<TcpConnector> {
+impl ClientPool<HttpConnector> {
     /// A pool for `url` with default client settings.
     pub fn new(url: &str, config: PoolConfig) -> Result<Self, Error> {
         Self::with_builder(ClientBuilder::default(), url, config)
@@ -196,7 +197,7 @@ impl<C: Connector> ClientPool<C> {
 
 /// A connection taken from a [`ClientPool`]; returned to it on drop.
 #[derive(Debug)]
-pub struct PoolGuard<'p, C: Connector = TcpConnector> {
+pub struct PoolGuard<'p, C: Connector = HttpConnector> {
     pool: &'p ClientPool<C>,
     conn: Option<PooledConn<C>>,
 }

@@ -1,13 +1,15 @@
 //! The byte streams a REST connection runs on, and how they are made: [`Connector`]
 //! opens a [`Stream`] to a host and port. [`TcpConnector`] gives plain TCP with
-//! TCP_NODELAY; a TLS connector (the TLS issue) wraps it and returns its own stream,
-//! and the client code stays the same.
+//! TCP_NODELAY; [`HttpConnector`](super::HttpConnector), the default, uses it for
+//! `http://` and runs TLS over it for `https://`; the client code is the same for all.
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
 use super::error::Error;
+use super::url::HttpUrl;
+use crate::ws::UrlError;
 
 /// A connected byte stream in blocking mode, with the read and write timeouts of its
 /// connector already applied (a read or write that waits longer fails with
@@ -43,15 +45,16 @@ impl Stream for TcpStream {
     }
 }
 
-/// Opens streams to a host and port, with the timeouts given.
+/// Opens streams to the server of a URL, with the timeouts given.
 pub trait Connector {
     /// The stream it makes.
     type Stream: Stream;
 
-    /// Connect to `host:port` within `timeouts.connect` (resolution included), then apply
-    /// the read and write timeouts. A connect that takes too long is
+    /// Connect to `url`'s host and port (TLS for `https://`, if the connector does TLS)
+    /// within `timeouts.connect` (resolution and TLS handshake included), then apply the
+    /// read and write timeouts. A connect that takes too long is
     /// [`Error::ConnectTimeout`].
-    fn connect(&self, host: &str, port: u16, timeouts: &Timeouts) -> Result<Self::Stream, Error>;
+    fn connect(&self, url: &HttpUrl, timeouts: &Timeouts) -> Result<Self::Stream, Error>;
 }
 
 /// The timeouts a connector applies.
@@ -75,8 +78,9 @@ impl Default for Timeouts {
     }
 }
 
-/// Plain TCP: tries each resolved address in turn, sets TCP_NODELAY (on by default: a
-/// request goes out in one segment without waiting for the previous one's ACK).
+/// Plain TCP only (`http://`; an `https://` URL is [`Error::Url`]): tries each resolved
+/// address in turn, sets TCP_NODELAY (on by default: a request goes out in one segment
+/// without waiting for the previous one's ACK).
 #[derive(Debug, Clone, Copy)]
 pub struct TcpConnector {
     /// TCP_NODELAY on the connected socket.
@@ -92,8 +96,28 @@ impl Default for TcpConnector {
 impl Connector for TcpConnector {
     type Stream = TcpStream;
 
-    fn connect(&self, host: &str, port: u16, timeouts: &Timeouts) -> Result<TcpStream, Error> {
-        let deadline = Instant::now() + timeouts.connect;
+    fn connect(&self, url: &HttpUrl, timeouts: &Timeouts) -> Result<TcpStream, Error> {
+        if url.secure {
+            return Err(Error::Url(UrlError::Scheme));
+        }
+        self.open(
+            &url.host,
+            url.port,
+            timeouts,
+            Instant::now() + timeouts.connect,
+        )
+    }
+}
+
+impl TcpConnector {
+    /// Connect to `host:port` by `deadline`, then apply the options and timeouts.
+    pub(crate) fn open(
+        &self,
+        host: &str,
+        port: u16,
+        timeouts: &Timeouts,
+        deadline: Instant,
+    ) -> Result<TcpStream, Error> {
         let mut last = None;
         for addr in (host, port).to_socket_addrs().map_err(Error::Io)? {
             let left = match deadline.checked_duration_since(Instant::now()) {
@@ -120,6 +144,10 @@ mod tests {
     use super::*;
     use std::net::TcpListener;
 
+    fn url(host: &str, port: u16) -> HttpUrl {
+        HttpUrl::parse(&format!("http://{host}:{port}")).unwrap()
+    }
+
     #[test]
     fn tcp_connector_sets_nodelay_and_timeouts() {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -129,12 +157,12 @@ mod tests {
             ..Timeouts::default()
         };
         let s = TcpConnector::default()
-            .connect("127.0.0.1", port, &t)
+            .connect(&url("127.0.0.1", port), &t)
             .unwrap();
         assert!(s.nodelay().unwrap());
         assert_eq!(s.read_timeout().unwrap(), Some(Duration::from_millis(1500)));
         let s = TcpConnector { nodelay: false }
-            .connect("localhost", port, &t)
+            .connect(&url("localhost", port), &t)
             .unwrap();
         assert!(!s.nodelay().unwrap());
     }
@@ -146,7 +174,7 @@ mod tests {
             .local_addr()
             .unwrap()
             .port();
-        match TcpConnector::default().connect("127.0.0.1", port, &Timeouts::default()) {
+        match TcpConnector::default().connect(&url("127.0.0.1", port), &Timeouts::default()) {
             Err(Error::Io(e)) => assert_eq!(e.kind(), io::ErrorKind::ConnectionRefused),
             other => panic!("{other:?}"),
         }
@@ -157,7 +185,7 @@ mod tests {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port();
         let mut c = TcpConnector::default()
-            .connect("127.0.0.1", port, &Timeouts::default())
+            .connect(&url("127.0.0.1", port), &Timeouts::default())
             .unwrap();
         let (mut srv, _) = l.accept().unwrap();
         assert!(!c.stale().unwrap());

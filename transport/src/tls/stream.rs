@@ -174,6 +174,27 @@ impl<S: Read + Write> TlsStream<S> {
         }
     }
 
+    /// Process the ciphertext the socket holds now, reading until it would block (a
+    /// blocking socket must be switched to non-blocking first): handshake and
+    /// post-handshake messages are handled, plaintext is kept for the next
+    /// [`read`](Read::read), and the peer's close_notify is seen
+    /// ([`TlsCodec::is_peer_closed`]). For an idle connection's liveness check.
+    pub fn read_available(&mut self) -> io::Result<()> {
+        loop {
+            let status = self.codec.read(&mut [], &mut self.out);
+            let flushed = self.flush_pending();
+            match status {
+                Ok(Status::PeerClosed) => return Ok(()),
+                Ok(_) => {}
+                Err(e) => return Err(io_error(e)),
+            }
+            flushed?;
+            if !self.fill()? {
+                return Ok(());
+            }
+        }
+    }
+
     /// Queue our close_notify and write what the socket takes: we send nothing more.
     pub fn send_close_notify(&mut self) -> io::Result<bool> {
         if !self.codec.is_handshaking() {

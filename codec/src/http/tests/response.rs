@@ -63,6 +63,21 @@ fn trailers_belong_to_their_own_response() {
 }
 
 #[test]
+fn trailers_do_not_carry_over_to_the_next_response() {
+    let mut r = reader();
+    r.feed(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\nX-T: 1\r\n\r\n");
+    let resp = r.poll().unwrap().unwrap();
+    assert_eq!(resp.trailers().get("x-t"), Some(&b"1"[..]));
+    // The same offsets in this response hold a header line (`X-U`): a stale trailer
+    // span would show it as a trailer.
+    r.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nX-Pad: 000000000000\r\nX-U: 2\r\n\r\nabc");
+    let resp = r.poll().unwrap().unwrap();
+    assert_eq!(resp.body(), b"abc");
+    assert_eq!(resp.header_str("x-u"), Some("2"));
+    assert_eq!(resp.trailers().iter().count(), 0);
+}
+
+#[test]
 fn interim_responses_are_skipped_but_101_is_returned() {
     let mut r = reader();
     r.feed(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi");

@@ -59,7 +59,7 @@ pub fn wire_len(len: usize, masked: bool) -> usize {
 }
 
 /// Spawn `f` on a thread pinned to `core`.
-fn spawn_pinned<T: Send + 'static>(
+pub(crate) fn spawn_pinned<T: Send + 'static>(
     core: usize,
     f: impl FnOnce() -> T + Send + 'static,
 ) -> JoinHandle<T> {
@@ -73,7 +73,7 @@ fn spawn_pinned<T: Send + 'static>(
 }
 
 /// A connected pair of plain TCP sockets on 127.0.0.1 with TCP_NODELAY.
-fn tcp_pair() -> (TcpStream, TcpStream) {
+pub(crate) fn tcp_pair() -> (TcpStream, TcpStream) {
     let l = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
     let c = TcpStream::connect(l.local_addr().expect("local addr")).expect("connect");
     let (s, _) = l.accept().expect("accept");

@@ -1,0 +1,173 @@
+//! `https://` by URL scheme: [`HttpConnector`], the REST client's default connector,
+//! opens plain TCP for `http://` and runs TLS over that socket for `https://`, with SNI
+//! and the certificate name from the URL's host. The TLS is the transport's
+//! [`TlsStream`] (the codec's `TlsCodec`, as for `wss://`) over a blocking
+//! `std::net::TcpStream`; its settings are a shared [`TlsConfig`] (custom CA, mTLS,
+//! TLS 1.3 only, no-verify for tests).
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Instant;
+
+use super::error::Error;
+use super::stream::{Connector, Stream, TcpConnector, Timeouts};
+use super::url::HttpUrl;
+use crate::tls::{TlsConfig, TlsStream};
+
+/// Plain TCP for `http://`, TLS for `https://` (see the module docs).
+#[derive(Debug, Clone, Default)]
+pub struct HttpConnector {
+    /// The TCP side (TCP_NODELAY).
+    pub tcp: TcpConnector,
+    /// TLS settings for `https://`; `None`: [`TlsConfig::shared_default`] (the
+    /// compiled-in Mozilla roots).
+    pub tls: Option<TlsConfig>,
+}
+
+impl Connector for HttpConnector {
+    type Stream = HttpStream;
+
+    fn connect(&self, url: &HttpUrl, timeouts: &Timeouts) -> Result<HttpStream, Error> {
+        let deadline = Instant::now() + timeouts.connect;
+        let tcp = self.tcp.open(&url.host, url.port, timeouts, deadline)?;
+        if !url.secure {
+            return Ok(HttpStream::Tcp(tcp));
+        }
+        let config = self.tls.clone().unwrap_or_else(TlsConfig::shared_default);
+        let tls = tls_handshake(tcp, &config, &url.host, timeouts, deadline)?;
+        Ok(HttpStream::Tls(Box::new(tls)))
+    }
+}
+
+/// The TLS handshake on the connected socket, by the connect deadline; then the read
+/// and write timeouts go (back) on the socket.
+fn tls_handshake(
+    tcp: TcpStream,
+    config: &TlsConfig,
+    host: &str,
+    timeouts: &Timeouts,
+    deadline: Instant,
+) -> Result<TlsStream<TcpStream>, Error> {
+    let mut tls = TlsStream::client(tcp, config, host)?;
+    loop {
+        let left = match deadline.checked_duration_since(Instant::now()) {
+            Some(left) if !left.is_zero() => left,
+            _ => return Err(Error::ConnectTimeout),
+        };
+        let sock = tls.get_ref();
+        sock.set_read_timeout(Some(left)).map_err(Error::Io)?;
+        sock.set_write_timeout(Some(left)).map_err(Error::Io)?;
+        // `Ok(false)`: the socket timed out (blocking mode); the deadline check above
+        // turns that into ConnectTimeout.
+        match tls.handshake() {
+            Ok(true) => break,
+            Ok(false) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                return Err(match Error::from_io(e, false) {
+                    Error::ReadTimeout | Error::WriteTimeout => Error::ConnectTimeout,
+                    e => e,
+                });
+            }
+        }
+    }
+    let sock = tls.get_ref();
+    sock.set_read_timeout(timeouts.read).map_err(Error::Io)?;
+    sock.set_write_timeout(timeouts.write).map_err(Error::Io)?;
+    Ok(tls)
+}
+
+/// The stream of an [`HttpConnector`]: plain TCP or TLS over it.
+#[derive(Debug)]
+pub enum HttpStream {
+    /// `http://`.
+    Tcp(TcpStream),
+    /// `https://` (boxed: the TLS state is large).
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+impl HttpStream {
+    /// The TLS stream of an `https://` connection (protocol version, ALPN).
+    pub fn tls(&self) -> Option<&TlsStream<TcpStream>> {
+        match self {
+            HttpStream::Tcp(_) => None,
+            HttpStream::Tls(s) => Some(s),
+        }
+    }
+}
+
+impl Read for HttpStream {
+    #[inline]
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            HttpStream::Tcp(s) => s.read(buf),
+            HttpStream::Tls(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for HttpStream {
+    #[inline]
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            HttpStream::Tcp(s) => s.write(buf),
+            HttpStream::Tls(s) => s.write(buf),
+        }
+    }
+
+    /// TLS: write the records `write` encrypted but the socket did not take yet
+    /// (`WouldBlock` when the write timeout passes first).
+    #[inline]
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            HttpStream::Tcp(s) => s.flush(),
+            HttpStream::Tls(s) => s.flush(),
+        }
+    }
+}
+
+impl Stream for HttpStream {
+    fn stale(&mut self) -> io::Result<bool> {
+        match self {
+            HttpStream::Tcp(s) => s.stale(),
+            HttpStream::Tls(s) => s.stale(),
+        }
+    }
+
+    fn local_addr(&self) -> io::Result<SocketAddr> {
+        match self {
+            HttpStream::Tcp(s) => s.local_addr(),
+            HttpStream::Tls(s) => s.get_ref().local_addr(),
+        }
+    }
+}
+
+impl Stream for TlsStream<TcpStream> {
+    /// Reads what the socket holds without blocking: the peer's close_notify, a bare
+    /// FIN (a truncation error), any TLS error or application data nobody asked for
+    /// (a 408 before a close) make the connection stale; session tickets and other
+    /// post-handshake messages are handled and do not.
+    fn stale(&mut self) -> io::Result<bool> {
+        self.get_ref().set_nonblocking(true)?;
+        let r = self.read_available();
+        self.get_ref().set_nonblocking(false)?;
+        Ok(r.is_err() || self.codec().is_peer_closed() || self.codec().has_plaintext())
+    }
+
+    fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.get_ref().local_addr()
+    }
+}
+
+/// TLS settings on the builder of a client with the default connector.
+impl super::ClientBuilder<HttpConnector> {
+    /// TLS settings for `https://` URLs (default: [`TlsConfig::shared_default`]).
+    pub fn tls(self, config: TlsConfig) -> Self {
+        self.map_connector(|c| c.tls = Some(config))
+    }
+
+    /// TCP_NODELAY (default on).
+    pub fn nodelay(self, on: bool) -> Self {
+        self.map_connector(|c| c.tcp.nodelay = on)
+    }
+}
