@@ -70,11 +70,15 @@ impl ClientBuilder {
     }
 
     /// A client for `url` (`http://host[:port][/base]`) that connects on first use.
-    /// `https://` is [`Error::TlsNotSupported`] (not yet in the blocking client either).
+    /// `https://` is not supported by the async client yet: [`Error::Io`] of kind
+    /// [`io::ErrorKind::Unsupported`] (the blocking client has it).
     pub fn build(&self, url: &str) -> Result<Client, Error> {
         let url = HttpUrl::parse(url).map_err(Error::Url)?;
         if url.secure {
-            return Err(Error::TlsNotSupported);
+            return Err(Error::Io(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "https:// is not supported by the tokio REST client yet",
+            )));
         }
         Ok(Client {
             host_header: url.host_header(),

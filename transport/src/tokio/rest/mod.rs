@@ -8,8 +8,9 @@
 //! [`RequestWriter`] and responses parsed by its [`ResponseReader`] in the caller's
 //! buffer: no allocation per request.
 //!
-//! Only `http://` for now: `https://` returns [`Error::TlsNotSupported`], as the blocking
-//! client does until its TLS stream lands.
+//! Only `http://` for now: `https://` returns [`Error::Io`] of kind
+//! [`std::io::ErrorKind::Unsupported`] (the blocking client's TLS stream is not wired
+//! into the async one yet).
 //!
 //! # Cancellation
 //!
