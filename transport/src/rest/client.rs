@@ -187,7 +187,7 @@ impl<C: Connector> std::fmt::Debug for Client<C> {
 }
 
 /// How one attempt failed.
-enum Failure {
+pub(crate) enum Failure {
     /// Nothing of a response arrived and the connection is gone: retrying may be safe.
     BeforeResponse(Error),
     /// Anything else.
@@ -430,7 +430,7 @@ fn read_some<S: Stream>(stream: &mut S, buf: &mut [u8]) -> io::Result<usize> {
 }
 
 /// Errors that mean the peer dropped the connection.
-fn is_disconnect(e: &io::Error) -> bool {
+pub(crate) fn is_disconnect(e: &io::Error) -> bool {
     matches!(
         e.kind(),
         io::ErrorKind::ConnectionReset

@@ -26,7 +26,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-mod client;
+pub(crate) mod client;
 mod error;
 mod https;
 mod pool;

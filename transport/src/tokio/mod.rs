@@ -1,5 +1,6 @@
 //! The tokio adapter (feature `tokio`, Unix): the same WebSocket connections as
-//! [`crate::ws`], awaited instead of blocking.
+//! [`crate::ws`], awaited instead of blocking, and the same REST client and pool as
+//! [`crate::rest`] ([`rest`]).
 //!
 //! Nothing here knows the protocol. Each async connection owns an evented
 //! [`crate::ws`] connection (the codec's reader, writer and close state machine, and
@@ -16,4 +17,5 @@
 //! rustls's unbuffered API, driven by the same readiness; tokio-rustls is not used
 //! (no second TLS path to keep correct; not measured against it yet).
 
+pub mod rest;
 pub mod ws;

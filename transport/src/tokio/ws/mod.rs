@@ -14,7 +14,7 @@
 mod api;
 mod builder;
 mod client;
-mod readiness;
+pub(crate) mod readiness;
 mod server;
 mod split;
 #[cfg(feature = "futures")]

@@ -1,0 +1,394 @@
+//! Async [`Client`]: one keep-alive HTTP/1.1 connection on tokio, with the blocking
+//! [`crate::rest::Client`]'s reconnect and retry policy (see [`crate::rest`]'s client
+//! docs) and the cancellation rule of [`super`]: the connection is in the `send`
+//! future while a request is in flight, so dropping the future closes it.
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use ::tokio::io::Interest;
+use tickwire_codec::http::{Error as HttpError, Method, Request, ResponseReader, RestResponse};
+
+use crate::rest::client::{Failure, is_disconnect};
+use crate::rest::{Error, HttpUrl, Stats, Timeouts};
+use crate::tokio::ws::readiness::Readiness;
+
+/// Settings of an async [`Client`] (and of each connection of a
+/// [`ClientPool`](super::ClientPool)): the blocking
+/// [`ClientBuilder`](crate::rest::ClientBuilder)'s settings and defaults.
+#[derive(Debug, Clone)]
+pub struct ClientBuilder {
+    timeouts: Timeouts,
+    nodelay: bool,
+    idle_probe: Option<Duration>,
+}
+
+impl Default for ClientBuilder {
+    fn default() -> Self {
+        ClientBuilder {
+            timeouts: Timeouts::default(),
+            nodelay: true,
+            idle_probe: Some(Duration::from_secs(1)),
+        }
+    }
+}
+
+impl ClientBuilder {
+    /// TCP_NODELAY (default on).
+    pub fn nodelay(mut self, on: bool) -> Self {
+        self.nodelay = on;
+        self
+    }
+
+    /// The longest a connect may take, resolution included (default 10 s):
+    /// [`Error::ConnectTimeout`].
+    pub fn connect_timeout(mut self, t: Duration) -> Self {
+        self.timeouts.connect = t;
+        self
+    }
+
+    /// The longest wait for the next bytes of a response (default 30 s; `None`:
+    /// forever): [`Error::ReadTimeout`].
+    pub fn read_timeout(mut self, t: Option<Duration>) -> Self {
+        self.timeouts.read = t;
+        self
+    }
+
+    /// The longest wait for the socket to take more request bytes (default 30 s;
+    /// `None`: forever): [`Error::WriteTimeout`].
+    pub fn write_timeout(mut self, t: Option<Duration>) -> Self {
+        self.timeouts.write = t;
+        self
+    }
+
+    /// Before a request on a connection idle at least this long, check that the server
+    /// has not closed it (default 1 s; `None`: never check).
+    pub fn idle_probe(mut self, after: Option<Duration>) -> Self {
+        self.idle_probe = after;
+        self
+    }
+
+    /// A client for `url` (`http://host[:port][/base]`) that connects on first use.
+    /// `https://` is not supported by the async client yet: [`Error::Io`] of kind
+    /// [`io::ErrorKind::Unsupported`] (the blocking client has it).
+    pub fn build(&self, url: &str) -> Result<Client, Error> {
+        let url = HttpUrl::parse(url).map_err(Error::Url)?;
+        if url.secure {
+            return Err(Error::Io(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "https:// is not supported by the tokio REST client yet",
+            )));
+        }
+        Ok(Client {
+            host_header: url.host_header(),
+            url,
+            builder: self.clone(),
+            conn: None,
+            stats: Stats::default(),
+        })
+    }
+
+    /// A client for `url`, connected now.
+    pub async fn connect(&self, url: &str) -> Result<Client, Error> {
+        let mut c = self.build(url)?;
+        c.ensure_connected().await?;
+        Ok(c)
+    }
+}
+
+/// One open connection: a non-blocking socket and its registration with the reactor.
+#[derive(Debug)]
+struct Conn {
+    stream: TcpStream,
+    ready: Readiness,
+    /// Responses received on it; `> 0` means it is a reused keep-alive connection.
+    responses: u64,
+    last_used: Instant,
+}
+
+impl Conn {
+    /// Without waiting: whether the peer closed the idle connection or sent bytes
+    /// nobody asked for (the blocking `Stream::stale` rule).
+    fn stale(&self) -> bool {
+        let mut b = [0u8; 1];
+        match self.stream.peek(&mut b) {
+            Ok(_) => true,
+            Err(e) => !matches!(
+                e.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+            ),
+        }
+    }
+
+    /// Write all of `buf`, each wait for room bounded by `timeout` (`TimedOut`).
+    async fn write_all(&mut self, mut buf: &[u8], timeout: Option<Duration>) -> io::Result<()> {
+        while !buf.is_empty() {
+            match self.stream.write(buf) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => buf = buf.get(n..).unwrap_or_default(),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if !self
+                        .ready
+                        .wait_for(Interest::WRITABLE, deadline(timeout))
+                        .await?
+                    {
+                        return Err(io::ErrorKind::TimedOut.into());
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Read some bytes into `buf`, the wait for them bounded by `timeout` (`TimedOut`).
+    async fn read_some(&mut self, buf: &mut [u8], timeout: Option<Duration>) -> io::Result<usize> {
+        let deadline = deadline(timeout);
+        loop {
+            match self.stream.read(buf) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if !self.ready.wait_for(Interest::READABLE, deadline).await? {
+                        return Err(io::ErrorKind::TimedOut.into());
+                    }
+                }
+                r => return r,
+            }
+        }
+    }
+}
+
+fn deadline(timeout: Option<Duration>) -> Option<Instant> {
+    timeout.and_then(|t| Instant::now().checked_add(t))
+}
+
+/// One async keep-alive HTTP/1.1 connection to one server (see [`super`]). `Send`: use
+/// it on the multi-thread runtime or on `current_thread`.
+#[derive(Debug)]
+pub struct Client {
+    url: HttpUrl,
+    host_header: String,
+    builder: ClientBuilder,
+    conn: Option<Conn>,
+    stats: Stats,
+}
+
+impl Client {
+    /// Settings, starting from the defaults.
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::default()
+    }
+
+    /// A client for `url` with default settings, connected now.
+    pub async fn connect(url: &str) -> Result<Client, Error> {
+        ClientBuilder::default().connect(url).await
+    }
+
+    /// The `Host` header value for this server: give it to
+    /// [`RequestWriter::new`](tickwire_codec::http::RequestWriter::new).
+    pub fn host_header(&self) -> &str {
+        &self.host_header
+    }
+
+    /// The base path of the URL the client was made for (`/` when none).
+    pub fn base_path(&self) -> &str {
+        &self.url.path
+    }
+
+    /// Counters: connects, requests, retries, stale connections replaced.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// Whether a connection is open (it may still turn out stale). `false` after a
+    /// `send` future was dropped mid-request.
+    pub fn is_connected(&self) -> bool {
+        self.conn.is_some()
+    }
+
+    /// The local address of the open connection.
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        self.conn.as_ref().and_then(|c| c.stream.local_addr().ok())
+    }
+
+    /// Close the connection (the next `send` opens a new one).
+    pub fn disconnect(&mut self) {
+        self.conn = None;
+    }
+
+    /// Open a connection if none is open.
+    pub async fn ensure_connected(&mut self) -> Result<(), Error> {
+        if self.conn.is_none() {
+            self.conn = Some(self.open().await?);
+        }
+        Ok(())
+    }
+
+    async fn open(&mut self) -> Result<Conn, Error> {
+        let t = &self.builder.timeouts;
+        let connect = ::tokio::net::TcpStream::connect((self.url.host.as_str(), self.url.port));
+        let tcp = ::tokio::time::timeout(t.connect, connect)
+            .await
+            .map_err(|_| Error::ConnectTimeout)?
+            .map_err(|e| match e.kind() {
+                io::ErrorKind::TimedOut => Error::ConnectTimeout,
+                _ => Error::Io(e),
+            })?;
+        tcp.set_nodelay(self.builder.nodelay).map_err(Error::Io)?;
+        // Out of tokio (non-blocking stays on); readiness comes back through `Readiness`.
+        let stream = tcp.into_std().map_err(Error::Io)?;
+        let ready = Readiness::new(&stream).map_err(Error::Io)?;
+        self.stats.connects += 1;
+        Ok(Conn {
+            stream,
+            ready,
+            responses: 0,
+            last_used: Instant::now(),
+        })
+    }
+
+    /// Send `req` and read its response into `reader`; the response borrows the reader
+    /// until the reader is used again. Each wait is bounded by the configured timeouts;
+    /// reconnects and retries follow the blocking client's policy. Dropping the future
+    /// before it completes closes the connection (see [`super`]).
+    ///
+    /// Use one reader per client: on a new connection the client clears it.
+    pub async fn send<'r, B, const N: usize>(
+        &mut self,
+        req: &Request<'_>,
+        reader: &'r mut ResponseReader<B, N>,
+    ) -> Result<RestResponse<'r>, Error>
+    where
+        B: AsRef<[u8]> + AsMut<[u8]>,
+    {
+        let idempotent = !matches!(req.method(), Method::Post | Method::Patch);
+        self.probe_if_idle();
+        if let Some(conn) = &self.conn
+            && conn.responses > 0
+            && !reader.unparsed().is_empty()
+        {
+            // Bytes after the last response that nobody asked for.
+            self.stats.stale_probed += 1;
+            self.conn = None;
+        }
+        let reused = self.conn.as_ref().is_some_and(|c| c.responses > 0);
+        match self.attempt(req, reader).await {
+            Ok(()) => {}
+            Err(Failure::BeforeResponse(_)) if reused && idempotent => {
+                self.stats.retries += 1;
+                self.attempt(req, reader).await.map_err(|f| match f {
+                    Failure::BeforeResponse(e) | Failure::Fatal(e) => e,
+                })?;
+            }
+            Err(Failure::BeforeResponse(e) | Failure::Fatal(e)) => return Err(e),
+        }
+        reader
+            .response()
+            .ok_or(Error::Http(HttpError::UnexpectedEof))
+    }
+
+    fn probe_if_idle(&mut self) {
+        let (Some(after), Some(conn)) = (self.builder.idle_probe, self.conn.as_ref()) else {
+            return;
+        };
+        if conn.responses == 0 || conn.last_used.elapsed() < after {
+            return;
+        }
+        if conn.stale() {
+            self.stats.stale_probed += 1;
+            self.conn = None;
+        }
+    }
+
+    /// One try: take (or open) the connection, write the request, read one response;
+    /// the connection goes back into the client only after a complete keep-alive
+    /// response, so a dropped future drops it.
+    async fn attempt<B, const N: usize>(
+        &mut self,
+        req: &Request<'_>,
+        reader: &mut ResponseReader<B, N>,
+    ) -> Result<(), Failure>
+    where
+        B: AsRef<[u8]> + AsMut<[u8]>,
+    {
+        let mut conn = match self.conn.take() {
+            Some(c) => c,
+            None => self.open().await.map_err(Failure::Fatal)?,
+        };
+        if conn.responses == 0 {
+            // A new connection: whatever the reader holds came from an earlier one.
+            reader.clear();
+        }
+        self.stats.requests += 1;
+        reader.expect(req.method());
+        let t = self.builder.timeouts;
+        if let Err(e) = conn.write_all(req.as_bytes(), t.write).await {
+            return Err(match Error::from_io(e, true) {
+                Error::Io(e) if is_disconnect(&e) => Failure::BeforeResponse(Error::Io(e)),
+                e => Failure::Fatal(e),
+            });
+        }
+        let mut received = 0usize;
+        match read_response(&mut conn, reader, t.read, &mut received).await {
+            Ok(keep_alive) => {
+                if keep_alive {
+                    conn.responses += 1;
+                    conn.last_used = Instant::now();
+                    self.conn = Some(conn);
+                }
+                Ok(())
+            }
+            Err(e) => {
+                if received == 0 && matches!(&e, Error::ConnectionClosed) {
+                    return Err(Failure::BeforeResponse(e));
+                }
+                match e {
+                    Error::Io(io) if received == 0 && is_disconnect(&io) => {
+                        Err(Failure::BeforeResponse(Error::Io(io)))
+                    }
+                    e => Err(Failure::Fatal(e)),
+                }
+            }
+        }
+    }
+}
+
+/// Read into `r` until it has a response ready; returns whether that response keeps
+/// the connection alive (the blocking client's loop, awaiting instead of blocking).
+async fn read_response<B, const N: usize>(
+    conn: &mut Conn,
+    r: &mut ResponseReader<B, N>,
+    timeout: Option<Duration>,
+    received: &mut usize,
+) -> Result<bool, Error>
+where
+    B: AsRef<[u8]> + AsMut<[u8]>,
+{
+    loop {
+        if r.advance().map_err(Error::Http)? {
+            return Ok(r.response().is_some_and(|resp| resp.keep_alive()));
+        }
+        if r.is_eof() {
+            return Err(Error::Http(HttpError::UnexpectedEof));
+        }
+        let spare = r.spare_mut();
+        if spare.is_empty() {
+            return Err(Error::Http(HttpError::BodyTooLarge));
+        }
+        match conn.read_some(spare, timeout).await {
+            Ok(0) => {
+                if *received == 0 {
+                    return Err(Error::ConnectionClosed);
+                }
+                r.signal_eof();
+            }
+            Ok(n) => {
+                *received += n;
+                r.commit(n);
+            }
+            Err(e) => return Err(Error::from_io(e, false)),
+        }
+    }
+}

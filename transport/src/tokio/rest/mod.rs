@@ -1,0 +1,29 @@
+//! Async REST over HTTP/1.1 on tokio: [`Client`], one keep-alive connection, and
+//! [`ClientPool`], pre-built connections behind RAII guards. The same method names,
+//! settings, errors ([`Error`]), counters ([`Stats`]) and reconnect/retry policy as the
+//! blocking [`crate::rest`] client (see its module docs), awaited instead of blocking.
+//!
+//! As in [`crate::tokio::ws`], the socket is a non-blocking std socket read and written
+//! directly, with readiness from tokio's reactor; requests are built by the codec's
+//! [`RequestWriter`] and responses parsed by its [`ResponseReader`] in the caller's
+//! buffer: no allocation per request.
+//!
+//! Only `http://` for now: `https://` returns [`Error::Io`] of kind
+//! [`std::io::ErrorKind::Unsupported`] (the blocking client's TLS stream is not wired
+//! into the async one yet).
+//!
+//! # Cancellation
+//!
+//! While a request is in flight the connection lives in the `send` future, not in the
+//! client. Dropping that future (a `tokio::time::timeout` or `select!` that gave up)
+//! closes the connection: a request half-written or a response half-read is never
+//! reused. The next `send` connects again and clears the reader.
+
+mod client;
+mod pool;
+
+pub use crate::rest::{
+    Error, HttpUrl, Method, PoolConfig, Request, RequestWriter, ResponseReader, RestResponse, Stats,
+};
+pub use client::{Client, ClientBuilder};
+pub use pool::{ClientPool, PoolGuard, PooledConn};

@@ -1,0 +1,220 @@
+//! Async [`ClientPool`]: N pre-built keep-alive connections to one server, handed out
+//! LIFO (warmest first) behind an RAII [`PoolGuard`] that puts the connection back on
+//! drop. `acquire().await` waits up to the pool's acquire timeout when all are out;
+//! a closed connection is reconnected at acquire time at most
+//! [`PoolConfig::reconnect_attempts`] times with a doubling backoff (as the blocking
+//! [`crate::rest::ClientPool`]).
+//!
+//! A guard dropped while a `send` on it was cancelled returns a connection that is
+//! already closed (see [`super`]): the next acquire of it reconnects.
+
+use std::ops::{Deref, DerefMut};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use ::tokio::sync::Notify;
+use tickwire_codec::http::{BuildError, Request, RequestWriter, ResponseReader, RestResponse};
+
+use super::client::{Client, ClientBuilder};
+use crate::rest::{Error, PoolConfig};
+
+/// One pooled connection: an async [`Client`] with its own writer and reader.
+#[derive(Debug)]
+pub struct PooledConn {
+    /// The connection.
+    pub client: Client,
+    /// Builds requests for this server (Host and base path preset).
+    pub writer: RequestWriter<Vec<u8>>,
+    /// Parses this connection's responses.
+    pub reader: ResponseReader<Vec<u8>>,
+}
+
+impl PooledConn {
+    /// Build a request with the connection's writer and send it; the response borrows
+    /// the connection's reader: `conn.send_with(|w| w.get("/api/v3/time").finish()).await`.
+    pub async fn send_with<F>(&mut self, build: F) -> Result<RestResponse<'_>, Error>
+    where
+        F: for<'w> FnOnce(&'w mut RequestWriter<Vec<u8>>) -> Result<Request<'w>, BuildError>,
+    {
+        let req = build(&mut self.writer)?;
+        self.client.send(&req, &mut self.reader).await
+    }
+}
+
+/// A pool of async keep-alive connections to one server; share it by reference or in
+/// an `Arc` (it is `Sync`).
+#[derive(Debug)]
+pub struct ClientPool {
+    idle: Mutex<Vec<PooledConn>>,
+    returned: Notify,
+    config: PoolConfig,
+    acquire_timeout: Duration,
+}
+
+impl ClientPool {
+    /// A pool for `url` with default client settings.
+    pub async fn new(url: &str, config: PoolConfig) -> Result<Self, Error> {
+        Self::with_builder(&ClientBuilder::default(), url, config).await
+    }
+
+    /// A pool for `url` whose connections use `builder`'s settings (all connected now
+    /// when [`PoolConfig::connect_now`]).
+    pub async fn with_builder(
+        builder: &ClientBuilder,
+        url: &str,
+        config: PoolConfig,
+    ) -> Result<Self, Error> {
+        let config = PoolConfig {
+            size: config.size.max(1),
+            reconnect_attempts: config.reconnect_attempts.max(1),
+            ..config
+        };
+        let mut idle = Vec::with_capacity(config.size);
+        for _ in 0..config.size {
+            let mut client = builder.build(url)?;
+            if config.connect_now {
+                client.ensure_connected().await?;
+            }
+            let mut writer =
+                RequestWriter::new(vec![0; config.request_buffer], client.host_header())?;
+            if client.base_path() != "/" {
+                writer.set_base_path(client.base_path())?;
+            }
+            let reader = ResponseReader::new(vec![0; config.response_buffer])
+                .max_body_size(config.response_buffer);
+            idle.push(PooledConn {
+                client,
+                writer,
+                reader,
+            });
+        }
+        Ok(ClientPool {
+            idle: Mutex::new(idle),
+            returned: Notify::new(),
+            config,
+            acquire_timeout: Duration::from_secs(5),
+        })
+    }
+
+    /// How long [`acquire`](Self::acquire) waits for a connection to come back when
+    /// all are in use (default 5 s).
+    pub fn acquire_timeout(mut self, wait: Duration) -> Self {
+        self.acquire_timeout = wait;
+        self
+    }
+
+    /// The pool's configuration.
+    pub fn config(&self) -> &PoolConfig {
+        &self.config
+    }
+
+    /// Connections not in use now.
+    pub fn idle(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// The most recently returned connection, waiting up to the acquire timeout for
+    /// one when all are in use ([`Error::PoolExhausted`] after it). A closed
+    /// connection is reconnected first (bounded); if that fails the connection goes
+    /// back to the pool and the error is returned. Cancel-safe: dropping the future
+    /// loses no connection.
+    pub async fn acquire(&self) -> Result<PoolGuard<'_>, Error> {
+        self.acquire_within(self.acquire_timeout).await
+    }
+
+    /// The most recently returned connection, or [`Error::PoolExhausted`] at once.
+    pub async fn try_acquire(&self) -> Result<PoolGuard<'_>, Error> {
+        let conn = self.lock().pop().ok_or(Error::PoolExhausted)?;
+        self.ready(conn).await
+    }
+
+    /// Like [`acquire`](Self::acquire) with its own wait.
+    pub async fn acquire_within(&self, wait: Duration) -> Result<PoolGuard<'_>, Error> {
+        let deadline = Instant::now().checked_add(wait);
+        loop {
+            let notified = self.returned.notified();
+            ::tokio::pin!(notified);
+            // Registered before the check, so a return between the two is not missed.
+            notified.as_mut().enable();
+            // (The lock is released before any await: the future stays `Send`.)
+            let popped = self.lock().pop();
+            if let Some(conn) = popped {
+                return self.ready(conn).await;
+            }
+            match deadline {
+                None => notified.await,
+                Some(at) => {
+                    if ::tokio::time::timeout_at(at.into(), notified)
+                        .await
+                        .is_err()
+                    {
+                        return Err(Error::PoolExhausted);
+                    }
+                }
+            }
+        }
+    }
+
+    async fn ready(&self, conn: PooledConn) -> Result<PoolGuard<'_>, Error> {
+        // In the guard from here on: a cancelled reconnect still returns it.
+        let mut guard = PoolGuard {
+            pool: self,
+            conn: Some(conn),
+        };
+        let mut backoff = self.config.reconnect_backoff;
+        let mut attempt = 1;
+        while let Err(e) = guard.client.ensure_connected().await {
+            if attempt >= self.config.reconnect_attempts {
+                return Err(e);
+            }
+            ::tokio::time::sleep(backoff).await;
+            backoff = backoff.saturating_mul(2);
+            attempt += 1;
+        }
+        Ok(guard)
+    }
+
+    fn put_back(&self, conn: PooledConn) {
+        self.lock().push(conn);
+        self.returned.notify_one();
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<PooledConn>> {
+        // A panic while holding the lock cannot leave the Vec half-updated (push/pop).
+        self.idle.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A connection taken from a [`ClientPool`]; returned to it on drop.
+#[derive(Debug)]
+pub struct PoolGuard<'p> {
+    pool: &'p ClientPool,
+    conn: Option<PooledConn>,
+}
+
+impl Deref for PoolGuard<'_> {
+    type Target = PooledConn;
+
+    fn deref(&self) -> &PooledConn {
+        // Always `Some` until drop.
+        self.conn
+            .as_ref()
+            .expect("pooled connection present until drop")
+    }
+}
+
+impl DerefMut for PoolGuard<'_> {
+    fn deref_mut(&mut self) -> &mut PooledConn {
+        self.conn
+            .as_mut()
+            .expect("pooled connection present until drop")
+    }
+}
+
+impl Drop for PoolGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            self.pool.put_back(conn);
+        }
+    }
+}
