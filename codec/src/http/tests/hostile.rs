@@ -605,3 +605,44 @@ fn limits_are_settable() {
         assert_eq!(err, Some(Error::BodyTooLarge), "{framing:?}");
     }
 }
+
+#[test]
+fn limits_matrix_at_the_limit_and_one_over() {
+    // Body: exactly max_body works, one byte more is BodyTooLarge.
+    for (len, ok) in [(8usize, true), (9, false)] {
+        let body = "x".repeat(len);
+        let mut r: ResponseReader<Vec<u8>, 8> =
+            ResponseReader::new(std::vec![0u8; 1024]).max_body_size(8);
+        r.feed(&with_headers(
+            &std::format!("Content-Length: {len}\r\n"),
+            &body,
+        ));
+        match r.poll() {
+            Ok(Some(resp)) => assert!(ok && resp.body().len() == len, "{len}"),
+            other => assert!(!ok && other.err() == Some(Error::BodyTooLarge), "{len}"),
+        }
+    }
+    // Head: a limit of exactly the head's length works, one byte less refuses it.
+    let wire = with_headers("X-A: 1\r\nContent-Length: 0\r\n", "");
+    let head = wire.len();
+    for (limit, ok) in [(head, true), (head - 1, false)] {
+        let mut r: ResponseReader<Vec<u8>, 8> =
+            ResponseReader::new(std::vec![0u8; 1024]).max_head_size(limit);
+        r.feed(&wire);
+        match r.poll() {
+            Ok(Some(resp)) => assert!(ok && resp.status() == 200, "{limit}"),
+            other => assert!(!ok && other.err() == Some(Error::HeadTooLarge), "{limit}"),
+        }
+    }
+    // Header count: N headers fit a reader of N slots, N + 1 do not.
+    let four = with_headers("A: 1\r\nB: 2\r\nC: 3\r\nContent-Length: 0\r\n", "");
+    let five = with_headers("A: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\nContent-Length: 0\r\n", "");
+    let count = |w: &[u8]| w.windows(2).filter(|p| p == b"\r\n").count() - 2;
+    assert_eq!((count(&four), count(&five)), (4, 5));
+    let mut r: ResponseReader<Vec<u8>, 4> = ResponseReader::new(std::vec![0u8; 1024]);
+    r.feed(&four);
+    assert!(matches!(r.poll(), Ok(Some(_))));
+    let mut r: ResponseReader<Vec<u8>, 4> = ResponseReader::new(std::vec![0u8; 1024]);
+    r.feed(&five);
+    assert_eq!(r.poll().map(|o| o.is_some()), Err(Error::TooManyHeaders));
+}
