@@ -7,6 +7,8 @@
 //! Without an `openssl` binary the tests skip with a loud message, unless
 //! `TICKWIRE_REQUIRE_PEERS` is set (CI), where a missing peer fails.
 
+// The transport's test certificate helpers (rcgen CA and leaves), shared rather than copied.
+#[path = "../../transport/tests/tls_util/mod.rs"]
 mod tls_util;
 
 use std::io::{self, Read, Write};
