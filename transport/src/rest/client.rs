@@ -194,6 +194,37 @@ pub(crate) enum Failure {
     Fatal(Error),
 }
 
+impl Failure {
+    /// Writing the request failed with `e`.
+    pub(crate) fn on_write(e: io::Error) -> Failure {
+        match Error::from_io(e, true) {
+            Error::Io(e) if is_disconnect(&e) => Failure::BeforeResponse(Error::Io(e)),
+            e => Failure::Fatal(e),
+        }
+    }
+
+    /// Reading the response failed with `e` after `received` bytes of it.
+    pub(crate) fn on_read(e: Error, received: usize) -> Failure {
+        if received != 0 {
+            return Failure::Fatal(e);
+        }
+        match e {
+            Error::ConnectionClosed => Failure::BeforeResponse(e),
+            Error::Io(io) if is_disconnect(&io) => Failure::BeforeResponse(Error::Io(io)),
+            // TLS: the server closed without close_notify (nginx does on an idle
+            // keep-alive connection).
+            Error::Tls(TlsError::UnexpectedEof) => Failure::BeforeResponse(e),
+            e => Failure::Fatal(e),
+        }
+    }
+}
+
+/// Whether a request may be sent again after a failure before any response byte: every
+/// method but POST and PATCH (not idempotent).
+pub(crate) fn retryable(method: Method) -> bool {
+    !matches!(method, Method::Post | Method::Patch)
+}
+
 impl Client<HttpConnector> {
     /// Settings, starting from the defaults.
     pub fn builder() -> ClientBuilder<HttpConnector> {
@@ -273,7 +304,7 @@ impl<C: Connector> Client<C> {
         B: AsRef<[u8]> + AsMut<[u8]>,
     {
         let method = req.method();
-        let idempotent = !matches!(method, Method::Post | Method::Patch);
+        let idempotent = retryable(method);
         self.probe_if_idle();
         if let Some(conn) = &self.conn
             && conn.responses > 0
@@ -343,10 +374,7 @@ impl<C: Connector> Client<C> {
             .and_then(|()| conn.stream.flush())
         {
             self.conn = None;
-            return Err(match Error::from_io(e, true) {
-                Error::Io(e) if is_disconnect(&e) => Failure::BeforeResponse(Error::Io(e)),
-                e => Failure::Fatal(e),
-            });
+            return Err(Failure::on_write(e));
         }
         let mut received = 0usize;
         let outcome = read_response(&mut conn.stream, reader, &mut received);
@@ -362,20 +390,7 @@ impl<C: Connector> Client<C> {
             }
             Err(e) => {
                 self.conn = None;
-                if received == 0 && matches!(&e, Error::ConnectionClosed) {
-                    return Err(Failure::BeforeResponse(e));
-                }
-                match e {
-                    Error::Io(io) if received == 0 && is_disconnect(&io) => {
-                        Err(Failure::BeforeResponse(Error::Io(io)))
-                    }
-                    // TLS: the server closed without close_notify (nginx does on an
-                    // idle keep-alive connection).
-                    Error::Tls(TlsError::UnexpectedEof) if received == 0 => {
-                        Err(Failure::BeforeResponse(e))
-                    }
-                    e => Err(Failure::Fatal(e)),
-                }
+                Err(Failure::on_read(e, received))
             }
         }
     }
@@ -430,7 +445,7 @@ fn read_some<S: Stream>(stream: &mut S, buf: &mut [u8]) -> io::Result<usize> {
 }
 
 /// Errors that mean the peer dropped the connection.
-pub(crate) fn is_disconnect(e: &io::Error) -> bool {
+fn is_disconnect(e: &io::Error) -> bool {
     matches!(
         e.kind(),
         io::ErrorKind::ConnectionReset

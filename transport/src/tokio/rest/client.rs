@@ -8,9 +8,9 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 use ::tokio::io::Interest;
-use tickwire_codec::http::{Error as HttpError, Method, Request, ResponseReader, RestResponse};
+use tickwire_codec::http::{Error as HttpError, Request, ResponseReader, RestResponse};
 
-use crate::rest::client::{Failure, is_disconnect};
+use crate::rest::client::{Failure, retryable};
 use crate::rest::{Error, HttpUrl, Stats, Timeouts};
 use crate::tokio::ws::readiness::Readiness;
 
@@ -263,7 +263,7 @@ impl Client {
     where
         B: AsRef<[u8]> + AsMut<[u8]>,
     {
-        let idempotent = !matches!(req.method(), Method::Post | Method::Patch);
+        let idempotent = retryable(req.method());
         self.probe_if_idle();
         if let Some(conn) = &self.conn
             && conn.responses > 0
@@ -325,10 +325,7 @@ impl Client {
         reader.expect(req.method());
         let t = self.builder.timeouts;
         if let Err(e) = conn.write_all(req.as_bytes(), t.write).await {
-            return Err(match Error::from_io(e, true) {
-                Error::Io(e) if is_disconnect(&e) => Failure::BeforeResponse(Error::Io(e)),
-                e => Failure::Fatal(e),
-            });
+            return Err(Failure::on_write(e));
         }
         let mut received = 0usize;
         match read_response(&mut conn, reader, t.read, &mut received).await {
@@ -340,17 +337,7 @@ impl Client {
                 }
                 Ok(())
             }
-            Err(e) => {
-                if received == 0 && matches!(&e, Error::ConnectionClosed) {
-                    return Err(Failure::BeforeResponse(e));
-                }
-                match e {
-                    Error::Io(io) if received == 0 && is_disconnect(&io) => {
-                        Err(Failure::BeforeResponse(Error::Io(io)))
-                    }
-                    e => Err(Failure::Fatal(e)),
-                }
-            }
+            Err(e) => Err(Failure::on_read(e, received)),
         }
     }
 }
