@@ -23,9 +23,10 @@ use tls_util::Ca;
 
 const T: Duration = Duration::from_secs(20);
 
-/// What the test server saw: requests per accepted connection.
+/// What the test server saw: requests per accepted connection, and how many
+/// connections the client ended with close_notify.
 #[derive(Clone, Default)]
-struct Seen(Arc<[AtomicUsize; 8]>);
+struct Seen(Arc<[AtomicUsize; 8]>, Arc<AtomicUsize>);
 
 impl Seen {
     fn per_connection(&self) -> Vec<usize> {
@@ -34,6 +35,10 @@ impl Seen {
             .map(|n| n.load(Ordering::SeqCst))
             .filter(|n| *n > 0)
             .collect()
+    }
+
+    fn close_notifies(&self) -> usize {
+        self.1.load(Ordering::SeqCst)
     }
 }
 
@@ -52,7 +57,9 @@ fn serve(tls: TlsServerConfig, conns: usize) -> (u16, Seen, JoinHandle<()>) {
             let Ok((s, _)) = l.accept() else { return };
             let tls = tls.clone();
             let counts = counts.clone();
-            workers.push(thread::spawn(move || connection(s, &tls, &counts.0[i])));
+            workers.push(thread::spawn(move || {
+                connection(s, &tls, &counts.0[i], &counts.1)
+            }));
         }
         for w in workers {
             let _ = w.join();
@@ -61,7 +68,7 @@ fn serve(tls: TlsServerConfig, conns: usize) -> (u16, Seen, JoinHandle<()>) {
     (port, seen, h)
 }
 
-fn connection(s: TcpStream, tls: &TlsServerConfig, count: &AtomicUsize) {
+fn connection(s: TcpStream, tls: &TlsServerConfig, count: &AtomicUsize, clean: &AtomicUsize) {
     s.set_read_timeout(Some(T)).unwrap();
     s.set_nodelay(true).unwrap();
     let Ok(mut s) = TlsStream::server(s, tls) else {
@@ -114,7 +121,13 @@ fn connection(s: TcpStream, tls: &TlsServerConfig, count: &AtomicUsize) {
             Err(_) => return,
         }
         match s.read(reader.spare_mut()) {
-            Ok(0) | Err(_) => {
+            // `Ok(0)` only after the client's close_notify; a bare FIN is an error.
+            Ok(0) => {
+                clean.fetch_add(1, Ordering::SeqCst);
+                let _ = s.send_close_notify();
+                return;
+            }
+            Err(_) => {
                 let _ = s.send_close_notify();
                 return;
             }
@@ -200,6 +213,28 @@ fn https_connection_close_then_reconnect_and_ip_literal() {
     c.disconnect();
     h.join().unwrap();
     assert_eq!(seen.per_connection(), [1, 1]);
+}
+
+#[test]
+fn disconnect_close_and_drop_send_close_notify() {
+    let ca = Ca::new("test CA");
+    let (port, seen, h) = serve(ca.server(&["localhost"]).server_config(), 3);
+    let url = format!("https://localhost:{port}");
+    let mut c = builder(ca.client_config()).build(&url).unwrap();
+    let (mut w, mut r) = parts(&c);
+    // 1: an explicit disconnect.
+    c.send(&w.get("/a").finish().unwrap(), &mut r).unwrap();
+    c.disconnect();
+    // 2: the server's `Connection: close` (our test server hangs up right after its
+    // own close_notify, so it does not count ours).
+    let resp = c.send(&w.get("/close").finish().unwrap(), &mut r).unwrap();
+    assert!(!resp.keep_alive());
+    // 3: the client dropped with its connection open.
+    c.send(&w.get("/b").finish().unwrap(), &mut r).unwrap();
+    drop(c);
+    h.join().unwrap();
+    assert_eq!(seen.per_connection(), [1, 1, 1]);
+    assert_eq!(seen.close_notifies(), 2, "disconnect and drop say goodbye");
 }
 
 #[test]

@@ -237,6 +237,13 @@ impl Client<HttpConnector> {
     }
 }
 
+/// Dropping the client closes its connection the way [`Client::disconnect`] does.
+impl<C: Connector> Drop for Client<C> {
+    fn drop(&mut self) {
+        self.disconnect();
+    }
+}
+
 impl<C: Connector> Client<C> {
     /// The `Host` header value for this server: give it to
     /// [`RequestWriter::new`](tickwire_codec::http::RequestWriter::new).
@@ -271,9 +278,12 @@ impl<C: Connector> Client<C> {
         self.conn.as_ref().map(|c| &c.stream)
     }
 
-    /// Close the connection (the next `send` opens a new one).
+    /// Close the connection (the next `send` opens a new one); over TLS the server is
+    /// sent close_notify first.
     pub fn disconnect(&mut self) {
-        self.conn = None;
+        if let Some(mut conn) = self.conn.take() {
+            conn.stream.close();
+        }
     }
 
     /// Open a connection if none is open.
@@ -384,7 +394,8 @@ impl<C: Connector> Client<C> {
                     conn.responses += 1;
                     conn.last_used = Instant::now();
                 } else {
-                    self.conn = None;
+                    // The server closes after this response: answer its close.
+                    self.disconnect();
                 }
                 Ok(())
             }

@@ -140,6 +140,12 @@ impl Stream for HttpStream {
             HttpStream::Tls(s) => s.get_ref().local_addr(),
         }
     }
+
+    fn close(&mut self) {
+        if let HttpStream::Tls(s) = self {
+            s.close();
+        }
+    }
 }
 
 impl Stream for TlsStream<TcpStream> {
@@ -156,6 +162,13 @@ impl Stream for TlsStream<TcpStream> {
 
     fn local_addr(&self) -> io::Result<SocketAddr> {
         self.get_ref().local_addr()
+    }
+
+    /// Queue close_notify and write what the socket takes (at most its write timeout;
+    /// an alert of a few dozen bytes on a healthy connection goes at once). Errors are
+    /// ignored: the connection is being dropped either way.
+    fn close(&mut self) {
+        let _ = self.send_close_notify();
     }
 }
 

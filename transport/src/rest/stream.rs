@@ -23,6 +23,13 @@ pub trait Stream: Read + Write {
 
     /// The local address, when there is one (for tests and logs).
     fn local_addr(&self) -> io::Result<SocketAddr>;
+
+    /// Called once before the client drops a healthy connection on purpose
+    /// ([`Client::disconnect`](super::Client::disconnect), a `Connection: close`
+    /// response, the client dropped): say goodbye the way the protocol asks, without
+    /// waiting for the peer. TLS sends close_notify (RFC 8446 section 6.1); plain TCP
+    /// has nothing to say (the default).
+    fn close(&mut self) {}
 }
 
 impl Stream for TcpStream {
