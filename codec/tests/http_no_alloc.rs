@@ -3,46 +3,10 @@
 //! ~100 B JSON body, built three ways; a 200 OK JSON response parsed, plain
 //! and chunked) and the server side, after the buffers were allocated once.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use tickwire_codec::http::{RequestReader, RequestWriter, ResponseReader, ResponseWriter};
 
-struct Counting;
-static ALLOCS: AtomicUsize = AtomicUsize::new(0);
-
-thread_local! {
-    /// Whether allocations on this thread are counted: only the test's own
-    /// thread is watched, so the test harness's threads cannot fail it.
-    static WATCHED: Cell<bool> = const { Cell::new(false) };
-}
-
-fn count() {
-    if WATCHED.try_with(Cell::get).unwrap_or(false) {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-// SAFETY: forwards to the system allocator unchanged; only counts calls.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: same contract as our caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as our caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        // SAFETY: same contract as our caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+mod common;
+use common::allocs;
 
 const ACK: &[u8] = br#"{"orderId":"8d1e","status":"NEW","filled":"0"}"#;
 const ORDER: &[u8] = br#"{"symbol":"BTC-USD","side":"buy","type":"limit","qty":"0.25","price":"64123.50","tif":"GTC"}"#;
@@ -57,8 +21,7 @@ fn order_entry_round_trip_does_not_allocate() {
     let mut out = vec![0u8; 4096];
     let mut seen = 0usize;
 
-    WATCHED.with(|w| w.set(true));
-    let before = ALLOCS.load(Ordering::Relaxed);
+    let before = allocs();
     for i in 0..10_000u64 {
         let b = writer
             .post("/order")
@@ -99,8 +62,7 @@ fn order_entry_round_trip_does_not_allocate() {
         assert_eq!(resp.status(), 200);
         seen += resp.body_str().unwrap().len() + resp.header("content-type").unwrap().len();
     }
-    let after = ALLOCS.load(Ordering::Relaxed);
-    WATCHED.with(|w| w.set(false));
+    let after = allocs();
     assert_eq!(
         seen,
         10_000 * (ORDER.len() + "/api/v3/order".len() + ACK.len() + 16)

@@ -2,49 +2,12 @@
 //! steady-state loop of encode + decode in both roles, fragmented and not,
 //! with control frames, after the buffers were allocated once.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use tickwire_codec::buf::WriteBuf;
 use tickwire_codec::rand::MaskRng;
 use tickwire_codec::ws::{CloseCode, FrameReader, FrameWriter, Message, OpCode, Role};
 
-struct Counting;
-static ALLOCS: AtomicUsize = AtomicUsize::new(0);
-
-thread_local! {
-    /// Whether allocations on this thread are counted: only the test's own
-    /// thread is watched, so the test harness's threads (which may allocate
-    /// at any time, e.g. while waiting on a slow test) cannot fail it.
-    static WATCHED: Cell<bool> = const { Cell::new(false) };
-}
-
-fn count() {
-    if WATCHED.try_with(Cell::get).unwrap_or(false) {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-// SAFETY: forwards to the system allocator unchanged; only counts calls.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: same contract as our caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as our caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        // SAFETY: same contract as our caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+mod common;
+use common::allocs;
 
 #[test]
 fn steady_state_encode_and_decode_do_not_allocate() {
@@ -57,8 +20,7 @@ fn steady_state_encode_and_decode_do_not_allocate() {
     let mut client_r = FrameReader::new(Role::Client, vec![0u8; 1 << 16]);
     let mut out = [0u8; 256];
 
-    WATCHED.with(|w| w.set(true));
-    let before = ALLOCS.load(Ordering::Relaxed);
+    let before = allocs();
     let mut seen = 0usize;
     for i in 0..10_000usize {
         // Client -> server: fragmented text, a ping, binary.
@@ -96,8 +58,7 @@ fn steady_state_encode_and_decode_do_not_allocate() {
         .unwrap();
     client_r.feed(&out[..n]);
     assert!(matches!(client_r.next(), Ok(Some(Message::Close(Some(_))))));
-    let after = ALLOCS.load(Ordering::Relaxed);
-    WATCHED.with(|w| w.set(false));
+    let after = allocs();
     assert!(seen > 10_000);
     assert_eq!(after - before, 0, "allocations in the steady-state loop");
 }

@@ -13,6 +13,8 @@ use tickwire_codec::rand::MaskRng;
 use tickwire_codec::ws::Config;
 use tickwire_codec::ws::handshake::ClientHandshake;
 
+// The counting allocator shared with the codec's no-allocation tests.
+#[path = "../../../codec/tests/common/mod.rs"]
 mod common;
 use common::allocs;
 

@@ -44,7 +44,18 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-/// Allocations made by this thread so far.
+/// Allocations made by this thread so far. Checks once per call that the counter
+/// really counts (a probe allocation must move it), so a test built on it cannot pass
+/// because the global allocator was not installed.
 pub fn allocs() -> u64 {
-    ALLOCS.with(Cell::get)
+    let before = ALLOCS.with(Cell::get);
+    drop(std::hint::black_box(Box::new(0u64)));
+    assert_eq!(
+        ALLOCS.with(Cell::get),
+        before + 1,
+        "allocation counter is not counting"
+    );
+    // The probe is not the caller's: take it out again.
+    ALLOCS.with(|c| c.set(before));
+    before
 }
