@@ -15,6 +15,42 @@ const SIZES: Sizes = Sizes {
     ws: 8 * 1024,
 };
 
+/// A session over a 4-slot ring of 1500-byte frames, with its own handshake key and
+/// seeds.
+fn small_session<'s>(
+    arena: &'s mut [u8],
+    slots: &'s mut [SocketStorage<'s>],
+    key: [u8; 16],
+    mask_seed: [u8; 32],
+    seed: u64,
+) -> Session<'s, 'static, RingDevice<Vec<u8>, 4>, MaskRng> {
+    let device = RingDevice::<_, 4>::new(vec![0u8; 4 * 1500]);
+    let hs = ClientHandshake::new("127.0.0.1:9001", "/", key);
+    Session::new(
+        device,
+        arena,
+        SIZES,
+        slots,
+        hs,
+        MaskRng::from_seed(mask_seed),
+        Config::default(),
+        seed,
+        Instant::ZERO,
+    )
+    .expect("session")
+}
+
+/// Poll until both ends are open, nothing but the handshake on the wire.
+fn open(session: &mut Session<'_, '_, RingDevice<Vec<u8>, 4>, MaskRng>, now: &mut Instant) {
+    while !(session.client.is_open() && session.server.is_open()) {
+        session.poll(*now).expect("poll");
+        assert!(session.server_recv().expect("server").is_none());
+        assert!(session.client_recv().expect("client").is_none());
+        *now += Duration::from_millis(1);
+        assert!(*now < Instant::from_secs(1), "handshake stalled");
+    }
+}
+
 #[test]
 fn scripted_exchange_completes_on_a_simulated_clock() {
     let mut arena = vec![0u8; SIZES.arena_len()];
@@ -54,20 +90,7 @@ fn scripted_exchange_completes_on_a_simulated_clock() {
 fn a_bad_upgrade_request_is_refused_over_the_loop() {
     let mut arena = vec![0u8; SIZES.arena_len()];
     let mut slots = [SocketStorage::EMPTY; 2];
-    let device = RingDevice::<_, 4>::new(vec![0u8; 4 * 1500]);
-    let hs = ClientHandshake::new("127.0.0.1:9001", "/", [5; 16]);
-    let mut session = Session::new(
-        device,
-        &mut arena,
-        SIZES,
-        &mut slots,
-        hs,
-        MaskRng::from_seed([1; 32]),
-        Config::default(),
-        2,
-        Instant::ZERO,
-    )
-    .expect("session");
+    let mut session = small_session(&mut arena, &mut slots, [5; 16], [1; 32], 2);
     // The client endpoint stays idle (its request is never flushed); its socket
     // is driven by hand with a request that lacks Sec-WebSocket-Version.
     let bad = b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
@@ -110,28 +133,9 @@ fn a_bad_upgrade_request_is_refused_over_the_loop() {
 fn a_protocol_error_fails_the_connection_with_its_close_code() {
     let mut arena = vec![0u8; SIZES.arena_len()];
     let mut slots = [SocketStorage::EMPTY; 2];
-    let device = RingDevice::<_, 4>::new(vec![0u8; 4 * 1500]);
-    let hs = ClientHandshake::new("127.0.0.1:9001", "/", [6; 16]);
-    let mut session = Session::new(
-        device,
-        &mut arena,
-        SIZES,
-        &mut slots,
-        hs,
-        MaskRng::from_seed([2; 32]),
-        Config::default(),
-        3,
-        Instant::ZERO,
-    )
-    .expect("session");
+    let mut session = small_session(&mut arena, &mut slots, [6; 16], [2; 32], 3);
     let mut now = Instant::ZERO;
-    while !(session.client.is_open() && session.server.is_open()) {
-        session.poll(now).expect("poll");
-        assert!(session.server_recv().expect("server").is_none());
-        assert!(session.client_recv().expect("client").is_none());
-        now += Duration::from_millis(1);
-        assert!(now < Instant::from_secs(1), "handshake stalled");
-    }
+    open(&mut session, &mut now);
     // An unmasked frame from the client, written under the endpoint's feet.
     let unmasked = [0x81, 0x02, b'h', b'i'];
     assert_eq!(
@@ -163,28 +167,9 @@ fn a_protocol_error_fails_the_connection_with_its_close_code() {
 fn a_full_send_buffer_still_leaves_room_to_answer_pings() {
     let mut arena = vec![0u8; SIZES.arena_len()];
     let mut slots = [SocketStorage::EMPTY; 2];
-    let device = RingDevice::<_, 4>::new(vec![0u8; 4 * 1500]);
-    let hs = ClientHandshake::new("127.0.0.1:9001", "/", [7; 16]);
-    let mut session = Session::new(
-        device,
-        &mut arena,
-        SIZES,
-        &mut slots,
-        hs,
-        MaskRng::from_seed([3; 32]),
-        Config::default(),
-        4,
-        Instant::ZERO,
-    )
-    .expect("session");
+    let mut session = small_session(&mut arena, &mut slots, [7; 16], [3; 32], 4);
     let mut now = Instant::ZERO;
-    while !(session.client.is_open() && session.server.is_open()) {
-        session.poll(now).expect("poll");
-        assert!(session.server_recv().expect("server").is_none());
-        assert!(session.client_recv().expect("client").is_none());
-        now += Duration::from_millis(1);
-        assert!(now < Instant::from_secs(1), "handshake stalled");
-    }
+    open(&mut session, &mut now);
     // Every turn both sides queue data until their send buffers refuse more:
     // large messages first, then small ones to fill the last gap.
     let (big, small) = ([0x5A; 700], [0xA5; 10]);
