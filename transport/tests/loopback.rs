@@ -2,6 +2,8 @@
 //! fragmentation, auto-pong, the close handshake, evented mode under backpressure,
 //! handshake refusals, timeouts and protocol errors.
 
+mod ws_util;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener as StdListener, TcpStream as StdStream};
 use std::thread::{self, JoinHandle};
@@ -12,6 +14,8 @@ use tickwire::ws::{
     Client, ClientBuilder, CloseCode, CloseFrame, Error, HandshakeError, Message, ProtocolError,
     Server, ServerBuilder, ServerConnection,
 };
+
+use ws_util::{echo, pattern, raw_client, text_of};
 
 const T: Duration = Duration::from_secs(20);
 
@@ -40,40 +44,6 @@ where
 
 fn url(addr: SocketAddr) -> String {
     format!("ws://{addr}/test")
-}
-
-/// Echo text and binary until the close handshake completes.
-fn echo(mut c: ServerConnection) {
-    let mut scratch = Vec::new();
-    loop {
-        let text = match c.recv().unwrap() {
-            Some(Message::Text(t)) => {
-                scratch.clear();
-                scratch.extend_from_slice(t.as_bytes());
-                true
-            }
-            Some(Message::Binary(b)) => {
-                scratch.clear();
-                scratch.extend_from_slice(b);
-                false
-            }
-            Some(_) => continue,
-            None => return,
-        };
-        if text {
-            c.send_text(std::str::from_utf8(&scratch).unwrap()).unwrap();
-        } else {
-            c.send_binary(&scratch).unwrap();
-        }
-    }
-}
-
-fn pattern(n: usize) -> Vec<u8> {
-    (0..n).map(|i| (i * 31 + i / 251) as u8).collect()
-}
-
-fn text_of(n: usize) -> String {
-    (0..n).map(|i| char::from(b'a' + (i % 26) as u8)).collect()
 }
 
 const SIZES: [usize; 9] = [0, 1, 125, 126, 127, 65_535, 65_536, 300_000, 1 << 20];
@@ -567,28 +537,6 @@ fn url_errors_are_typed() {
     ));
 }
 
-/// A raw client: handshake by hand, then `frames`; returns what the server sent back.
-fn raw_client(addr: SocketAddr, frames: &[u8]) -> Vec<u8> {
-    let mut s = StdStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(T)).unwrap();
-    s.write_all(
-        b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-          Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
-    )
-    .unwrap();
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") {
-        assert_eq!(s.read(&mut byte).unwrap(), 1);
-        head.push(byte[0]);
-    }
-    assert!(head.starts_with(b"HTTP/1.1 101"));
-    s.write_all(frames).unwrap();
-    let mut out = Vec::new();
-    let _ = s.read_to_end(&mut out);
-    out
-}
-
 #[test]
 fn garbage_from_the_peer_gets_a_1002_close() {
     let (addr, h) = serve(server_builder(), |mut s| {
@@ -600,7 +548,7 @@ fn garbage_from_the_peer_gets_a_1002_close() {
         assert!(matches!(s.recv(), Err(Error::AlreadyClosed)));
     });
     // Masked frame with reserved opcode 3.
-    let out = raw_client(addr, &[0x83, 0x80, 1, 2, 3, 4, 0xde, 0xad]);
+    let out = raw_client(addr, &[0x83, 0x80, 1, 2, 3, 4, 0xde, 0xad], T);
     assert_eq!(out, [0x88, 0x02, 0x03, 0xEA], "expected close 1002");
     h.join().unwrap();
 }
@@ -614,7 +562,7 @@ fn unmasked_client_frame_gets_a_1002_close() {
             "{err:?}"
         );
     });
-    let out = raw_client(addr, &[0x81, 0x02, b'h', b'i']);
+    let out = raw_client(addr, &[0x81, 0x02, b'h', b'i'], T);
     assert_eq!(out, [0x88, 0x02, 0x03, 0xEA]);
     h.join().unwrap();
 }
@@ -635,7 +583,7 @@ fn oversized_message_gets_a_1009_close() {
     // Masked binary frame announcing 2000 bytes.
     let mut frame = vec![0x82, 0xFE, 0x07, 0xD0, 0, 0, 0, 0];
     frame.extend_from_slice(&[0u8; 2000]);
-    let out = raw_client(addr, &frame);
+    let out = raw_client(addr, &frame, T);
     assert_eq!(out, [0x88, 0x02, 0x03, 0xF1], "expected close 1009");
     h.join().unwrap();
 }
@@ -650,7 +598,7 @@ fn invalid_utf8_gets_a_1007_close() {
         );
     });
     // Masked (zero key) text frame with 0xFF.
-    let out = raw_client(addr, &[0x81, 0x81, 0, 0, 0, 0, 0xFF]);
+    let out = raw_client(addr, &[0x81, 0x81, 0, 0, 0, 0, 0xFF], T);
     assert_eq!(out, [0x88, 0x02, 0x03, 0xEF], "expected close 1007");
     h.join().unwrap();
 }

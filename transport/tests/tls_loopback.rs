@@ -5,6 +5,7 @@
 //! typed `Error::Tls`, never a panic.
 
 mod tls_util;
+mod ws_util;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener as StdListener, TcpStream as StdStream};
@@ -18,6 +19,7 @@ use mio::{Events, Interest, Poll, Token};
 use tickwire::tls::{TlsConfig, TlsErrorKind, TlsServerConfig, rustls};
 use tickwire::ws::{Client, ClientBuilder, CloseCode, Error, Message, Server, ServerConnection};
 use tls_util::Ca;
+use ws_util::{echo, pattern};
 
 const T: Duration = Duration::from_secs(20);
 
@@ -43,36 +45,6 @@ where
         .unwrap();
     let addr = server.local_addr().unwrap();
     (addr, thread::spawn(move || f(server.accept())))
-}
-
-/// Echo text and binary until the close handshake completes.
-fn echo(mut c: ServerConnection) {
-    let mut scratch = Vec::new();
-    loop {
-        let text = match c.recv().unwrap() {
-            Some(Message::Text(t)) => {
-                scratch.clear();
-                scratch.extend_from_slice(t.as_bytes());
-                true
-            }
-            Some(Message::Binary(b)) => {
-                scratch.clear();
-                scratch.extend_from_slice(b);
-                false
-            }
-            Some(_) => continue,
-            None => return,
-        };
-        if text {
-            c.send_text(std::str::from_utf8(&scratch).unwrap()).unwrap();
-        } else {
-            c.send_binary(&scratch).unwrap();
-        }
-    }
-}
-
-fn pattern(n: usize) -> Vec<u8> {
-    (0..n).map(|i| (i * 31 + i / 251) as u8).collect()
 }
 
 fn tls_kind(e: &Error) -> TlsErrorKind {

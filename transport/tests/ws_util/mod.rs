@@ -1,0 +1,68 @@
+//! What the WebSocket loopback tests share, blocking and async: payload patterns,
+//! the blocking echo server loop and a raw client that does the handshake by hand.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+use tickwire::ws::{Message, ServerConnection};
+
+/// `n` bytes that are not periodic in any small power of two.
+pub fn pattern(n: usize) -> Vec<u8> {
+    (0..n).map(|i| (i * 31 + i / 251) as u8).collect()
+}
+
+/// `n` ASCII letters.
+pub fn text_of(n: usize) -> String {
+    (0..n).map(|i| char::from(b'a' + (i % 26) as u8)).collect()
+}
+
+/// Echo text and binary until the close handshake completes.
+pub fn echo(mut c: ServerConnection) {
+    let mut scratch = Vec::new();
+    loop {
+        let text = match c.recv().unwrap() {
+            Some(Message::Text(t)) => {
+                scratch.clear();
+                scratch.extend_from_slice(t.as_bytes());
+                true
+            }
+            Some(Message::Binary(b)) => {
+                scratch.clear();
+                scratch.extend_from_slice(b);
+                false
+            }
+            Some(_) => continue,
+            None => return,
+        };
+        if text {
+            c.send_text(std::str::from_utf8(&scratch).unwrap()).unwrap();
+        } else {
+            c.send_binary(&scratch).unwrap();
+        }
+    }
+}
+
+/// A raw client: the handshake by hand (the RFC 6455 sample key), then `frames`;
+/// returns everything the server sent back until it closed (or `timeout` passed).
+pub fn raw_client(addr: SocketAddr, frames: &[u8], timeout: Duration) -> Vec<u8> {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(timeout)).unwrap();
+    s.write_all(
+        b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+          Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+    )
+    .unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        assert_eq!(s.read(&mut byte).unwrap(), 1);
+        head.push(byte[0]);
+    }
+    assert!(head.starts_with(b"HTTP/1.1 101"));
+    s.write_all(frames).unwrap();
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    out
+}
