@@ -48,11 +48,23 @@ pub trait Stream: Read + Write + Source {
     fn has_buffered(&self) -> bool {
         false
     }
+
+    /// Whether a read that returned fewer bytes than asked for means the socket has
+    /// nothing more now (a plain socket: yes; TLS: a short plaintext read says nothing
+    /// about the socket). Such a read lets the next one wait for readiness first
+    /// instead of trying and getting `WouldBlock`: one system call less per message.
+    fn short_read_drains(&self) -> bool {
+        false
+    }
 }
 
 impl Stream for TcpStream {
     fn shutdown_write(&mut self) -> io::Result<()> {
         self.shutdown(Shutdown::Write)
+    }
+
+    fn short_read_drains(&self) -> bool {
+        true
     }
 }
 
@@ -73,6 +85,11 @@ impl Stream for NetStream {
     #[inline]
     fn has_buffered(&self) -> bool {
         NetStream::has_buffered(self)
+    }
+
+    #[inline]
+    fn short_read_drains(&self) -> bool {
+        matches!(self, NetStream::Tcp(_))
     }
 }
 
@@ -242,6 +259,15 @@ pub(crate) struct Io<S, M> {
     pub wbuf: WriteBuf<Vec<u8>>,
     pending: Option<Pending>,
     pub state: State,
+    /// The last read was short on a stream where that means the socket is empty (see
+    /// [`Stream::short_read_drains`]): the next read waits for readiness first, as
+    /// tokio's own sockets do. Only where the wait remembers an arrival since the last
+    /// wait (blocking mode's own poll, or [`Io::sticky_readiness`]): an evented
+    /// caller's `try_recv` after its readable event always reads.
+    drained: bool,
+    /// The caller waits on readiness that stays set until it is seen (tokio's
+    /// `AsyncFd`), so a `try_recv` right after a short read may skip reading.
+    pub sticky_readiness: bool,
     /// Shut the write half once the buffer is empty.
     shutdown_pending: bool,
     shut: bool,
@@ -476,6 +502,8 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                 wbuf: WriteBuf::new(vec![0u8; wcap]),
                 pending: None,
                 state: State::Open,
+                drained: false,
+                sticky_readiness: false,
                 shutdown_pending: false,
                 shut: false,
                 auto_pong: opts.auto_pong,
@@ -554,8 +582,18 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                 self.fail(CloseCode::TOO_BIG);
                 return Err(Error::Protocol(WsError::MessageTooLarge));
             }
-            match read_once(&mut self.io.stream, spare) {
-                Ok(ReadOutcome::Data(n)) => self.reader.commit(n),
+            let asked = spare.len();
+            let drained = std::mem::take(&mut self.io.drained);
+            let outcome = if drained && (self.io.sticky_readiness || self.io.is_blocking()) {
+                Ok(ReadOutcome::WouldBlock)
+            } else {
+                read_once(&mut self.io.stream, spare)
+            };
+            match outcome {
+                Ok(ReadOutcome::Data(n)) => {
+                    self.io.drained = n < asked && self.io.stream.short_read_drains();
+                    self.reader.commit(n);
+                }
                 Ok(ReadOutcome::WouldBlock) => {
                     if !wait || !self.io.is_blocking() {
                         if self.io.wants_write() {
