@@ -49,11 +49,13 @@ pub trait Stream: Read + Write + Source {
         false
     }
 
-    /// Whether a read that returned fewer bytes than asked for means the socket has
-    /// nothing more now (a plain socket: yes; TLS: a short plaintext read says nothing
-    /// about the socket). Such a read lets the next one wait for readiness first
-    /// instead of trying and getting `WouldBlock`: one system call less per message.
-    fn short_read_drains(&self) -> bool {
+    /// After a read that returned `got` of `asked` bytes: whether the stream surely has
+    /// nothing more until the socket becomes readable again (a plain socket: the read
+    /// was short; TLS: [`TlsStream::is_drained`](crate::tls::TlsStream::is_drained)).
+    /// Then the next read waits for readiness first instead of trying and getting
+    /// `WouldBlock`: one system call less per message. `false` is always safe.
+    fn read_drained(&self, asked: usize, got: usize) -> bool {
+        let _ = (asked, got);
         false
     }
 }
@@ -63,8 +65,8 @@ impl Stream for TcpStream {
         self.shutdown(Shutdown::Write)
     }
 
-    fn short_read_drains(&self) -> bool {
-        true
+    fn read_drained(&self, asked: usize, got: usize) -> bool {
+        got < asked
     }
 }
 
@@ -88,8 +90,11 @@ impl Stream for NetStream {
     }
 
     #[inline]
-    fn short_read_drains(&self) -> bool {
-        matches!(self, NetStream::Tcp(_))
+    fn read_drained(&self, asked: usize, got: usize) -> bool {
+        match self {
+            NetStream::Tcp(_) => got < asked,
+            NetStream::Tls(s) => s.is_drained(),
+        }
     }
 }
 
@@ -259,8 +264,8 @@ pub(crate) struct Io<S, M> {
     pub wbuf: WriteBuf<Vec<u8>>,
     pending: Option<Pending>,
     pub state: State,
-    /// The last read was short on a stream where that means the socket is empty (see
-    /// [`Stream::short_read_drains`]): the next read waits for readiness first, as
+    /// The last read left the stream empty until the socket is readable again (see
+    /// [`Stream::read_drained`]): the next read waits for readiness first, as
     /// tokio's own sockets do. Only where the wait remembers an arrival since the last
     /// wait (blocking mode's own poll, or [`Io::sticky_readiness`]): an evented
     /// caller's `try_recv` after its readable event always reads.
@@ -591,7 +596,7 @@ impl<S: Stream, M: Masking> Conn<S, M> {
             };
             match outcome {
                 Ok(ReadOutcome::Data(n)) => {
-                    self.io.drained = n < asked && self.io.stream.short_read_drains();
+                    self.io.drained = self.io.stream.read_drained(asked, n);
                     self.reader.commit(n);
                 }
                 Ok(ReadOutcome::WouldBlock) => {

@@ -21,7 +21,7 @@ struct Mock {
     budget: usize,
     /// Read calls made.
     reads: usize,
-    /// What `Stream::short_read_drains` says.
+    /// Whether `Stream::read_drained` trusts a short read.
     drains: bool,
 }
 
@@ -76,8 +76,8 @@ impl Stream for Mock {
         Ok(())
     }
 
-    fn short_read_drains(&self) -> bool {
-        self.drains
+    fn read_drained(&self, asked: usize, got: usize) -> bool {
+        self.drains && got < asked
     }
 }
 
