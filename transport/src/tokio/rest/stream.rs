@@ -32,6 +32,11 @@ pub(super) enum ConnStream {
 pub(super) struct AsyncStream {
     stream: ConnStream,
     ready: Readiness,
+    /// The last read took all the socket held (a short read; for TLS
+    /// [`TlsStream::is_drained`]): the next read waits for readiness first instead of
+    /// reading into `WouldBlock`, as tokio's own sockets do (the reactor remembers an
+    /// arrival until it is seen).
+    drained: bool,
 }
 
 impl AsyncStream {
@@ -48,6 +53,7 @@ impl AsyncStream {
             return Ok(AsyncStream {
                 stream: ConnStream::Tcp(tcp),
                 ready,
+                drained: false,
             });
         };
         let mut tls = TlsStream::client(tcp, config, host)?;
@@ -79,6 +85,7 @@ impl AsyncStream {
         Ok(AsyncStream {
             stream: ConnStream::Tls(Box::new(tls)),
             ready,
+            drained: false,
         })
     }
 
@@ -174,6 +181,9 @@ impl AsyncStream {
         timeout: Option<Duration>,
     ) -> io::Result<usize> {
         let deadline = deadline(timeout);
+        if std::mem::take(&mut self.drained) && !buf.is_empty() {
+            self.wait_readable(deadline).await?;
+        }
         loop {
             let r = match &mut self.stream {
                 ConnStream::Tcp(s) => s.read(buf),
@@ -182,26 +192,38 @@ impl AsyncStream {
             match r {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    // TLS records the read produced (a key update) that the socket did
-                    // not take: wait for room as well, and write them.
-                    let pending = matches!(&self.stream, ConnStream::Tls(s) if s.has_pending());
-                    let interest = if pending {
-                        Interest::READABLE | Interest::WRITABLE
-                    } else {
-                        Interest::READABLE
-                    };
-                    if !self.ready.wait_for(interest, deadline).await? {
-                        return Err(io::ErrorKind::TimedOut.into());
-                    }
-                    if let ConnStream::Tls(s) = &mut self.stream
-                        && pending
-                    {
-                        s.flush_pending()?;
-                    }
+                    self.wait_readable(deadline).await?;
                 }
-                r => return r,
+                Ok(n) => {
+                    self.drained = match &self.stream {
+                        ConnStream::Tcp(_) => n > 0 && n < buf.len(),
+                        ConnStream::Tls(s) => n > 0 && s.is_drained(),
+                    };
+                    return Ok(n);
+                }
+                Err(e) => return Err(e),
             }
         }
+    }
+
+    /// Wait until readable; while TLS records the stream produced (a key update) wait
+    /// for the socket, wait for room as well and write them.
+    async fn wait_readable(&mut self, deadline: Option<Instant>) -> io::Result<()> {
+        let pending = matches!(&self.stream, ConnStream::Tls(s) if s.has_pending());
+        let interest = if pending {
+            Interest::READABLE | Interest::WRITABLE
+        } else {
+            Interest::READABLE
+        };
+        if !self.ready.wait_for(interest, deadline).await? {
+            return Err(io::ErrorKind::TimedOut.into());
+        }
+        if let ConnStream::Tls(s) = &mut self.stream
+            && pending
+        {
+            s.flush_pending()?;
+        }
+        Ok(())
     }
 }
 
