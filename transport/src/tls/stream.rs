@@ -49,6 +49,8 @@ pub struct TlsStream<S = TcpStream> {
     sock: S,
     codec: TlsCodec<Vec<u8>>,
     out: WriteBuf<Vec<u8>>,
+    /// The last socket read was short or would block: the socket had nothing more.
+    sock_drained: bool,
 }
 
 impl<S> std::fmt::Debug for TlsStream<S> {
@@ -84,6 +86,7 @@ impl<S: Read + Write> TlsStream<S> {
             sock,
             codec,
             out: WriteBuf::new(vec![0; OUTGOING]),
+            sock_drained: false,
         }
     }
 
@@ -131,6 +134,14 @@ impl<S: Read + Write> TlsStream<S> {
         }
     }
 
+    /// Whether everything the socket held at the last read has been taken: that read
+    /// was short (or would block), no ciphertext waits in the codec and no plaintext
+    /// is left to read. Then nothing more can be read until the socket is readable
+    /// again (edge-triggered readiness reports the next arrival).
+    pub fn is_drained(&self) -> bool {
+        self.sock_drained && self.codec.incoming_len() == 0 && !self.codec.has_plaintext()
+    }
+
     /// Read ciphertext from the socket once. `Ok(false)`: it would block.
     fn fill(&mut self) -> io::Result<bool> {
         let spare = self.codec.incoming_mut();
@@ -138,17 +149,23 @@ impl<S: Read + Write> TlsStream<S> {
             // The codec reports IncomingFull before this can happen.
             return Err(io_error(TlsError::IncomingFull));
         }
+        let asked = spare.len();
         loop {
             return match self.sock.read(spare) {
                 Ok(0) => {
+                    self.sock_drained = false;
                     self.codec.handle_eof();
                     Ok(true)
                 }
                 Ok(n) => {
+                    self.sock_drained = n < asked;
                     self.codec.commit_incoming(n);
                     Ok(true)
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.sock_drained = true;
+                    Ok(false)
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => Err(e),
             };

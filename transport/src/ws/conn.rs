@@ -48,11 +48,25 @@ pub trait Stream: Read + Write + Source {
     fn has_buffered(&self) -> bool {
         false
     }
+
+    /// After a read that returned `got` of `asked` bytes: whether the stream surely has
+    /// nothing more until the socket becomes readable again (a plain socket: the read
+    /// was short; TLS: [`TlsStream::is_drained`](crate::tls::TlsStream::is_drained)).
+    /// Then the next read waits for readiness first instead of trying and getting
+    /// `WouldBlock`: one system call less per message. `false` is always safe.
+    fn read_drained(&self, asked: usize, got: usize) -> bool {
+        let _ = (asked, got);
+        false
+    }
 }
 
 impl Stream for TcpStream {
     fn shutdown_write(&mut self) -> io::Result<()> {
         self.shutdown(Shutdown::Write)
+    }
+
+    fn read_drained(&self, asked: usize, got: usize) -> bool {
+        got < asked
     }
 }
 
@@ -73,6 +87,14 @@ impl Stream for NetStream {
     #[inline]
     fn has_buffered(&self) -> bool {
         NetStream::has_buffered(self)
+    }
+
+    #[inline]
+    fn read_drained(&self, asked: usize, got: usize) -> bool {
+        match self {
+            NetStream::Tcp(_) => got < asked,
+            NetStream::Tls(s) => s.is_drained(),
+        }
     }
 }
 
@@ -242,6 +264,15 @@ pub(crate) struct Io<S, M> {
     pub wbuf: WriteBuf<Vec<u8>>,
     pending: Option<Pending>,
     pub state: State,
+    /// The last read left the stream empty until the socket is readable again (see
+    /// [`Stream::read_drained`]): the next read waits for readiness first, as
+    /// tokio's own sockets do. Only where the wait remembers an arrival since the last
+    /// wait (blocking mode's own poll, or [`Io::sticky_readiness`]): an evented
+    /// caller's `try_recv` after its readable event always reads.
+    drained: bool,
+    /// The caller waits on readiness that stays set until it is seen (tokio's
+    /// `AsyncFd`), so a `try_recv` right after a short read may skip reading.
+    pub sticky_readiness: bool,
     /// Shut the write half once the buffer is empty.
     shutdown_pending: bool,
     shut: bool,
@@ -476,6 +507,8 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                 wbuf: WriteBuf::new(vec![0u8; wcap]),
                 pending: None,
                 state: State::Open,
+                drained: false,
+                sticky_readiness: false,
                 shutdown_pending: false,
                 shut: false,
                 auto_pong: opts.auto_pong,
@@ -554,8 +587,18 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                 self.fail(CloseCode::TOO_BIG);
                 return Err(Error::Protocol(WsError::MessageTooLarge));
             }
-            match read_once(&mut self.io.stream, spare) {
-                Ok(ReadOutcome::Data(n)) => self.reader.commit(n),
+            let asked = spare.len();
+            let drained = std::mem::take(&mut self.io.drained);
+            let outcome = if drained && (self.io.sticky_readiness || self.io.is_blocking()) {
+                Ok(ReadOutcome::WouldBlock)
+            } else {
+                read_once(&mut self.io.stream, spare)
+            };
+            match outcome {
+                Ok(ReadOutcome::Data(n)) => {
+                    self.io.drained = self.io.stream.read_drained(asked, n);
+                    self.reader.commit(n);
+                }
                 Ok(ReadOutcome::WouldBlock) => {
                     if !wait || !self.io.is_blocking() {
                         if self.io.wants_write() {

@@ -19,10 +19,15 @@ struct Mock {
     eof: bool,
     output: Vec<u8>,
     budget: usize,
+    /// Read calls made.
+    reads: usize,
+    /// Whether `Stream::read_drained` trusts a short read.
+    drains: bool,
 }
 
 impl Read for Mock {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.reads += 1;
         let left = &self.input[self.pos..];
         if left.is_empty() {
             return if self.eof {
@@ -69,6 +74,10 @@ impl mio::event::Source for Mock {
 impl Stream for Mock {
     fn shutdown_write(&mut self) -> io::Result<()> {
         Ok(())
+    }
+
+    fn read_drained(&self, asked: usize, got: usize) -> bool {
+        self.drains && got < asked
     }
 }
 
@@ -259,4 +268,39 @@ fn close_timeout_is_enforced_by_handle_timeout() {
     );
     assert!(matches!(c.handle_timeout(at), Err(Error::CloseTimeout)));
     assert!(c.is_closed());
+}
+
+fn binary_frame(data: &[u8]) -> Vec<u8> {
+    client_frames(|w, out| {
+        let mut buf = [0u8; 200];
+        let n = w.encode_binary(data, &mut buf).unwrap();
+        out.extend_from_slice(&buf[..n]);
+    })
+}
+
+/// After a short read on a stream where that means "empty", the next `recv(false)`
+/// skips the read that would only say `WouldBlock`, but only when the caller's
+/// readiness is sticky (tokio): a plain evented caller always reads; and a read is
+/// never skipped twice in a row.
+#[test]
+fn short_read_skips_the_would_block_read_only_with_sticky_readiness() {
+    for (drains, sticky, reads_after_none) in [
+        (true, true, 1),
+        (true, false, 2),
+        (false, true, 2),
+        (false, false, 2),
+    ] {
+        let mut c = server(binary_frame(b"one"), 1 << 16, 4096);
+        c.io.stream.drains = drains;
+        c.io.sticky_readiness = sticky;
+        let got = c.recv(false).unwrap().map(|m| format!("{m:?}"));
+        assert_eq!(got.as_deref(), Some("Binary([111, 110, 101])"));
+        assert_eq!(c.io.stream.reads, 1);
+        assert!(c.recv(false).unwrap().is_none());
+        assert_eq!(c.io.stream.reads, reads_after_none, "{drains} {sticky}");
+        // New bytes: the next call reads them whatever happened before.
+        c.io.stream.input.extend(binary_frame(b"two"));
+        let got = c.recv(false).unwrap().map(|m| format!("{m:?}"));
+        assert_eq!(got.as_deref(), Some("Binary([116, 119, 111])"));
+    }
 }

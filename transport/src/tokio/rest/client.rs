@@ -3,16 +3,16 @@
 //! docs) and the cancellation rule of [`super`]: the connection is in the `send`
 //! future while a request is in flight, so dropping the future closes it.
 
-use std::io::{self, Read, Write};
+use std::io;
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use ::tokio::io::Interest;
 use tickwire_codec::http::{Error as HttpError, Request, ResponseReader, RestResponse};
 
+use super::stream::AsyncStream;
 use crate::rest::client::{Failure, retryable};
 use crate::rest::{Error, HttpUrl, Stats, Timeouts};
-use crate::tokio::ws::readiness::Readiness;
+use crate::tls::{TlsConfig, TlsStream};
 
 /// Settings of an async [`Client`] (and of each connection of a
 /// [`ClientPool`](super::ClientPool)): the blocking
@@ -22,6 +22,7 @@ pub struct ClientBuilder {
     timeouts: Timeouts,
     nodelay: bool,
     idle_probe: Option<Duration>,
+    tls: Option<TlsConfig>,
 }
 
 impl Default for ClientBuilder {
@@ -30,6 +31,7 @@ impl Default for ClientBuilder {
             timeouts: Timeouts::default(),
             nodelay: true,
             idle_probe: Some(Duration::from_secs(1)),
+            tls: None,
         }
     }
 }
@@ -69,17 +71,17 @@ impl ClientBuilder {
         self
     }
 
-    /// A client for `url` (`http://host[:port][/base]`) that connects on first use.
-    /// `https://` is not supported by the async client yet: [`Error::Io`] of kind
-    /// [`io::ErrorKind::Unsupported`] (the blocking client has it).
+    /// TLS settings for `https://` URLs (default: [`TlsConfig::shared_default`], the
+    /// compiled-in Mozilla roots).
+    pub fn tls(mut self, config: TlsConfig) -> Self {
+        self.tls = Some(config);
+        self
+    }
+
+    /// A client for `url` (`http://host[:port][/base]` or `https://...`, TLS with SNI
+    /// and the certificate name from the URL's host) that connects on first use.
     pub fn build(&self, url: &str) -> Result<Client, Error> {
         let url = HttpUrl::parse(url).map_err(Error::Url)?;
-        if url.secure {
-            return Err(Error::Io(io::Error::new(
-                io::ErrorKind::Unsupported,
-                "https:// is not supported by the tokio REST client yet",
-            )));
-        }
         Ok(Client {
             host_header: url.host_header(),
             url,
@@ -97,71 +99,14 @@ impl ClientBuilder {
     }
 }
 
-/// One open connection: a non-blocking socket and its registration with the reactor.
+/// One open connection: a non-blocking socket (TLS over it for `https://`) and its
+/// registration with the reactor.
 #[derive(Debug)]
 struct Conn {
-    stream: TcpStream,
-    ready: Readiness,
+    stream: AsyncStream,
     /// Responses received on it; `> 0` means it is a reused keep-alive connection.
     responses: u64,
     last_used: Instant,
-}
-
-impl Conn {
-    /// Without waiting: whether the peer closed the idle connection or sent bytes
-    /// nobody asked for (the blocking `Stream::stale` rule).
-    fn stale(&self) -> bool {
-        let mut b = [0u8; 1];
-        match self.stream.peek(&mut b) {
-            Ok(_) => true,
-            Err(e) => !matches!(
-                e.kind(),
-                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
-            ),
-        }
-    }
-
-    /// Write all of `buf`, each wait for room bounded by `timeout` (`TimedOut`).
-    async fn write_all(&mut self, mut buf: &[u8], timeout: Option<Duration>) -> io::Result<()> {
-        while !buf.is_empty() {
-            match self.stream.write(buf) {
-                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => buf = buf.get(n..).unwrap_or_default(),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    if !self
-                        .ready
-                        .wait_for(Interest::WRITABLE, deadline(timeout))
-                        .await?
-                    {
-                        return Err(io::ErrorKind::TimedOut.into());
-                    }
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
-    }
-
-    /// Read some bytes into `buf`, the wait for them bounded by `timeout` (`TimedOut`).
-    async fn read_some(&mut self, buf: &mut [u8], timeout: Option<Duration>) -> io::Result<usize> {
-        let deadline = deadline(timeout);
-        loop {
-            match self.stream.read(buf) {
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    if !self.ready.wait_for(Interest::READABLE, deadline).await? {
-                        return Err(io::ErrorKind::TimedOut.into());
-                    }
-                }
-                r => return r,
-            }
-        }
-    }
-}
-
-fn deadline(timeout: Option<Duration>) -> Option<Instant> {
-    timeout.and_then(|t| Instant::now().checked_add(t))
 }
 
 /// One async keep-alive HTTP/1.1 connection to one server (see [`super`]). `Send`: use
@@ -213,6 +158,11 @@ impl Client {
         self.conn.as_ref().and_then(|c| c.stream.local_addr().ok())
     }
 
+    /// The TLS stream of an open `https://` connection (protocol version, ALPN).
+    pub fn tls(&self) -> Option<&TlsStream<TcpStream>> {
+        self.conn.as_ref().and_then(|c| c.stream.tls())
+    }
+
     /// Close the connection (the next `send` opens a new one).
     pub fn disconnect(&mut self) {
         self.conn = None;
@@ -226,8 +176,11 @@ impl Client {
         Ok(())
     }
 
+    /// TCP connect, then (for `https://`) the TLS handshake, both within the connect
+    /// timeout.
     async fn open(&mut self) -> Result<Conn, Error> {
         let t = &self.builder.timeouts;
+        let deadline = Instant::now().checked_add(t.connect);
         let connect = ::tokio::net::TcpStream::connect((self.url.host.as_str(), self.url.port));
         let tcp = ::tokio::time::timeout(t.connect, connect)
             .await
@@ -237,13 +190,22 @@ impl Client {
                 _ => Error::Io(e),
             })?;
         tcp.set_nodelay(self.builder.nodelay).map_err(Error::Io)?;
-        // Out of tokio (non-blocking stays on); readiness comes back through `Readiness`.
-        let stream = tcp.into_std().map_err(Error::Io)?;
-        let ready = Readiness::new(&stream).map_err(Error::Io)?;
+        // Out of tokio (non-blocking stays on); readiness comes back through the
+        // stream's registration.
+        let tcp = tcp.into_std().map_err(Error::Io)?;
+        let stream = if self.url.secure {
+            let config = self
+                .builder
+                .tls
+                .clone()
+                .unwrap_or_else(TlsConfig::shared_default);
+            AsyncStream::open(tcp, Some((&config, &self.url.host)), deadline).await?
+        } else {
+            AsyncStream::open(tcp, None, deadline).await?
+        };
         self.stats.connects += 1;
         Ok(Conn {
             stream,
-            ready,
             responses: 0,
             last_used: Instant::now(),
         })
@@ -296,7 +258,8 @@ impl Client {
         if conn.responses == 0 || conn.last_used.elapsed() < after {
             return;
         }
-        if conn.stale() {
+        let stale = self.conn.as_mut().is_some_and(|c| c.stream.stale());
+        if stale {
             self.stats.stale_probed += 1;
             self.conn = None;
         }
@@ -324,7 +287,7 @@ impl Client {
         self.stats.requests += 1;
         reader.expect(req.method());
         let t = self.builder.timeouts;
-        if let Err(e) = conn.write_all(req.as_bytes(), t.write).await {
+        if let Err(e) = conn.stream.write_all(req.as_bytes(), t.write).await {
             return Err(Failure::on_write(e));
         }
         let mut received = 0usize;
@@ -364,7 +327,7 @@ where
         if spare.is_empty() {
             return Err(Error::Http(HttpError::BodyTooLarge));
         }
-        match conn.read_some(spare, timeout).await {
+        match conn.stream.read_some(spare, timeout).await {
             Ok(0) => {
                 if *received == 0 {
                     return Err(Error::ConnectionClosed);

@@ -8,9 +8,12 @@
 //! [`RequestWriter`] and responses parsed by its [`ResponseReader`] in the caller's
 //! buffer: no allocation per request.
 //!
-//! Only `http://` for now: `https://` returns [`Error::Io`] of kind
-//! [`std::io::ErrorKind::Unsupported`] (the blocking client's TLS stream is not wired
-//! into the async one yet).
+//! `http://` and `https://` by the URL's scheme: `https://` runs the transport's
+//! [`TlsStream`](crate::tls::TlsStream) (the codec's `TlsCodec`, as for `wss://` and the
+//! blocking client) over the non-blocking socket, with SNI and the certificate name from
+//! the URL's host, settings from a [`TlsConfig`](crate::tls::TlsConfig) given to
+//! [`ClientBuilder::tls`], and the same typed [`Error::Tls`] failures. The handshake
+//! runs within the connect timeout.
 //!
 //! # Cancellation
 //!
@@ -21,6 +24,7 @@
 
 mod client;
 mod pool;
+mod stream;
 
 pub use crate::rest::{
     Error, HttpUrl, Method, PoolConfig, Request, RequestWriter, ResponseReader, RestResponse, Stats,

@@ -85,6 +85,9 @@ impl ClientBuilder {
         rng.fill_bytes(&mut key);
         let writer = FrameWriter::new(Role::Client, rng);
         let mut conn = Conn::new(stream, Role::Client, writer, opts, false)?;
+        // tokio's readiness remembers an arrival until it is seen: after a short read
+        // the next recv waits for it instead of reading into `WouldBlock`.
+        conn.io.sticky_readiness = true;
         let ready = Readiness::new(conn.io.stream.tcp())?;
         let deadline = Instant::now().checked_add(opts.handshake_timeout);
 

@@ -125,8 +125,11 @@ pub struct ServerConnection {
 async_api!(ServerConnection);
 
 impl ServerConnection {
-    fn new(ws: ws::ServerConnection, timeouts: Timeouts) -> Result<Self, Error> {
+    fn new(mut ws: ws::ServerConnection, timeouts: Timeouts) -> Result<Self, Error> {
         let ready = Readiness::new(ws.get_ref())?;
+        // tokio's readiness remembers an arrival until it is seen: after a short read
+        // the next recv waits for it instead of reading into `WouldBlock`.
+        ws.conn.io.sticky_readiness = true;
         Ok(ServerConnection {
             ready,
             ws,

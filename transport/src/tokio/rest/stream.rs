@@ -1,0 +1,232 @@
+//! The byte stream under an async REST connection: the non-blocking socket itself for
+//! `http://`, or the transport's [`TlsStream`] over it for `https://` (the same TLS
+//! stream, [`TlsConfig`] and errors as the blocking client's
+//! [`HttpConnector`](crate::rest::HttpConnector)), with readiness from tokio's reactor.
+//!
+//! Every call tries the non-blocking step first and awaits readiness only when the
+//! socket would block. A TLS stream may hold ciphertext the socket did not take yet
+//! ([`TlsStream::has_pending`]): a write is done only when that is flushed, and a read
+//! that waits also waits for writable while it is there.
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use ::tokio::io::Interest;
+
+use crate::rest::Error;
+use crate::tls::{TlsConfig, TlsStream};
+use crate::tokio::ws::readiness::Readiness;
+
+/// Plain TCP or TLS over it, both non-blocking.
+#[derive(Debug)]
+pub(super) enum ConnStream {
+    /// `http://`.
+    Tcp(TcpStream),
+    /// `https://` (boxed: the TLS state is large).
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+/// A connected stream and its registration with the reactor.
+#[derive(Debug)]
+pub(super) struct AsyncStream {
+    stream: ConnStream,
+    ready: Readiness,
+    /// The last read took all the socket held (a short read; for TLS
+    /// [`TlsStream::is_drained`]): the next read waits for readiness first instead of
+    /// reading into `WouldBlock`, as tokio's own sockets do (the reactor remembers an
+    /// arrival until it is seen).
+    drained: bool,
+}
+
+impl AsyncStream {
+    /// Register the connected non-blocking `tcp`; with `tls`, run the TLS handshake
+    /// (SNI and the certificate name from `host`) by `deadline`
+    /// ([`Error::ConnectTimeout`] after it, [`Error::Tls`] when it fails).
+    pub async fn open(
+        tcp: TcpStream,
+        tls: Option<(&TlsConfig, &str)>,
+        deadline: Option<Instant>,
+    ) -> Result<AsyncStream, Error> {
+        let ready = Readiness::new(&tcp).map_err(Error::Io)?;
+        let Some((config, host)) = tls else {
+            return Ok(AsyncStream {
+                stream: ConnStream::Tcp(tcp),
+                ready,
+                drained: false,
+            });
+        };
+        let mut tls = TlsStream::client(tcp, config, host)?;
+        loop {
+            match tls.handshake() {
+                Ok(true) => break,
+                Ok(false) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    return Err(match Error::from_io(e, false) {
+                        Error::ReadTimeout | Error::WriteTimeout => Error::ConnectTimeout,
+                        e => e,
+                    });
+                }
+            }
+            let interest = if tls.has_pending() {
+                Interest::READABLE | Interest::WRITABLE
+            } else {
+                Interest::READABLE
+            };
+            if !ready
+                .wait_for(interest, deadline)
+                .await
+                .map_err(Error::Io)?
+            {
+                return Err(Error::ConnectTimeout);
+            }
+        }
+        Ok(AsyncStream {
+            stream: ConnStream::Tls(Box::new(tls)),
+            ready,
+            drained: false,
+        })
+    }
+
+    /// The TLS stream of an `https://` connection (protocol version, ALPN).
+    pub fn tls(&self) -> Option<&TlsStream<TcpStream>> {
+        match &self.stream {
+            ConnStream::Tcp(_) => None,
+            ConnStream::Tls(s) => Some(s),
+        }
+    }
+
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        match &self.stream {
+            ConnStream::Tcp(s) => s.local_addr(),
+            ConnStream::Tls(s) => s.get_ref().local_addr(),
+        }
+    }
+
+    /// Without waiting, on a connection with no request outstanding: whether the peer
+    /// closed it or sent bytes nobody asked for (the blocking `Stream::stale` rule; for
+    /// TLS, session tickets and other post-handshake messages do not count).
+    pub fn stale(&mut self) -> bool {
+        match &mut self.stream {
+            ConnStream::Tcp(s) => {
+                let mut b = [0u8; 1];
+                match s.peek(&mut b) {
+                    Ok(_) => true,
+                    Err(e) => !matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                    ),
+                }
+            }
+            ConnStream::Tls(s) => {
+                let r = s.read_available();
+                r.is_err() || s.codec().is_peer_closed() || s.codec().has_plaintext()
+            }
+        }
+    }
+
+    /// Write all of `buf` (and, for TLS, all its records), each wait for room bounded
+    /// by `timeout` (`TimedOut`).
+    pub async fn write_all(&mut self, mut buf: &[u8], timeout: Option<Duration>) -> io::Result<()> {
+        while !buf.is_empty() {
+            match self.write(buf) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => buf = buf.get(n..).unwrap_or_default(),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.wait_writable(timeout).await?;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        if let ConnStream::Tls(s) = &mut self.stream {
+            while !s.flush_pending()? {
+                if !self
+                    .ready
+                    .wait_for(Interest::WRITABLE, deadline(timeout))
+                    .await?
+                {
+                    return Err(io::ErrorKind::TimedOut.into());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn wait_writable(&self, timeout: Option<Duration>) -> io::Result<()> {
+        if self
+            .ready
+            .wait_for(Interest::WRITABLE, deadline(timeout))
+            .await?
+        {
+            Ok(())
+        } else {
+            Err(io::ErrorKind::TimedOut.into())
+        }
+    }
+
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match &mut self.stream {
+            ConnStream::Tcp(s) => s.write(buf),
+            ConnStream::Tls(s) => s.write(buf),
+        }
+    }
+
+    /// Read some bytes (plaintext for TLS) into `buf`, the wait for them bounded by
+    /// `timeout` (`TimedOut`).
+    pub async fn read_some(
+        &mut self,
+        buf: &mut [u8],
+        timeout: Option<Duration>,
+    ) -> io::Result<usize> {
+        let deadline = deadline(timeout);
+        if std::mem::take(&mut self.drained) && !buf.is_empty() {
+            self.wait_readable(deadline).await?;
+        }
+        loop {
+            let r = match &mut self.stream {
+                ConnStream::Tcp(s) => s.read(buf),
+                ConnStream::Tls(s) => s.read(buf),
+            };
+            match r {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.wait_readable(deadline).await?;
+                }
+                Ok(n) => {
+                    self.drained = match &self.stream {
+                        ConnStream::Tcp(_) => n > 0 && n < buf.len(),
+                        ConnStream::Tls(s) => n > 0 && s.is_drained(),
+                    };
+                    return Ok(n);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Wait until readable; while TLS records the stream produced (a key update) wait
+    /// for the socket, wait for room as well and write them.
+    async fn wait_readable(&mut self, deadline: Option<Instant>) -> io::Result<()> {
+        let pending = matches!(&self.stream, ConnStream::Tls(s) if s.has_pending());
+        let interest = if pending {
+            Interest::READABLE | Interest::WRITABLE
+        } else {
+            Interest::READABLE
+        };
+        if !self.ready.wait_for(interest, deadline).await? {
+            return Err(io::ErrorKind::TimedOut.into());
+        }
+        if let ConnStream::Tls(s) = &mut self.stream
+            && pending
+        {
+            s.flush_pending()?;
+        }
+        Ok(())
+    }
+}
+
+fn deadline(timeout: Option<Duration>) -> Option<Instant> {
+    timeout.and_then(|t| Instant::now().checked_add(t))
+}
