@@ -35,6 +35,8 @@ const T: Duration = Duration::from_secs(20);
 struct Seen {
     counts: Arc<[AtomicUsize; 8]>,
     sni: Arc<Mutex<Vec<Option<String>>>>,
+    /// Connections the client ended with close_notify.
+    clean: Arc<AtomicUsize>,
 }
 
 impl Seen {
@@ -145,7 +147,13 @@ fn connection(s: TcpStream, tls: &TlsServerConfig, seen: &Seen, i: usize) {
             Err(_) => return,
         }
         match s.read(reader.spare_mut()) {
-            Ok(0) | Err(_) => {
+            // `Ok(0)` only after the client's close_notify; a bare FIN is an error.
+            Ok(0) => {
+                seen.clean.fetch_add(1, Ordering::SeqCst);
+                let _ = s.send_close_notify();
+                return;
+            }
+            Err(_) => {
                 let _ = s.send_close_notify();
                 return;
             }
@@ -242,6 +250,9 @@ async fn close_then_reconnect_and_ip_literal() {
     c.disconnect();
     join(h).await;
     assert_eq!(seen.per_connection(), [1, 1]);
+    // The disconnect said goodbye with close_notify (the `/close` connection was
+    // closed by the server right after its own).
+    assert_eq!(seen.clean.load(Ordering::SeqCst), 1);
     // An IP literal sends no SNI.
     assert_eq!(*seen.sni.lock().unwrap(), [None, None]);
 }

@@ -120,6 +120,13 @@ pub struct Client {
     stats: Stats,
 }
 
+/// Dropping the client closes its connection the way [`Client::disconnect`] does.
+impl Drop for Client {
+    fn drop(&mut self) {
+        self.disconnect();
+    }
+}
+
 impl Client {
     /// Settings, starting from the defaults.
     pub fn builder() -> ClientBuilder {
@@ -163,9 +170,12 @@ impl Client {
         self.conn.as_ref().and_then(|c| c.stream.tls())
     }
 
-    /// Close the connection (the next `send` opens a new one).
+    /// Close the connection (the next `send` opens a new one); over TLS the server is
+    /// sent close_notify first.
     pub fn disconnect(&mut self) {
-        self.conn = None;
+        if let Some(mut conn) = self.conn.take() {
+            conn.stream.close();
+        }
     }
 
     /// Open a connection if none is open.
@@ -297,6 +307,9 @@ impl Client {
                     conn.responses += 1;
                     conn.last_used = Instant::now();
                     self.conn = Some(conn);
+                } else {
+                    // The server closes after this response: answer its close.
+                    conn.stream.close();
                 }
                 Ok(())
             }

@@ -104,6 +104,15 @@ impl AsyncStream {
         }
     }
 
+    /// Before a healthy connection is dropped on purpose: over TLS queue close_notify
+    /// and write what the non-blocking socket takes now (RFC 8446 section 6.1; never
+    /// waits, errors ignored: the connection is going either way). Plain TCP: nothing.
+    pub fn close(&mut self) {
+        if let ConnStream::Tls(s) = &mut self.stream {
+            let _ = s.send_close_notify();
+        }
+    }
+
     /// Without waiting, on a connection with no request outstanding: whether the peer
     /// closed it or sent bytes nobody asked for (the blocking `Stream::stale` rule; for
     /// TLS, session tickets and other post-handshake messages do not count).
