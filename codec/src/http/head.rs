@@ -90,6 +90,11 @@ pub(crate) fn record<const N: usize>(
         out.push(span).map_err(|_| Error::TooManyHeaders)?;
         match name.len() {
             14 if eq_ignore_case(name, b"content-length") => {
+                // The usual value is one plain number: no list to split.
+                if let (None, Some(n)) = (f.content_length, parse_decimal(h.value)) {
+                    f.content_length = Some(n);
+                    continue;
+                }
                 let mut dup = f.content_length.is_some();
                 for item in h.value.split(|&c| c == b',') {
                     let n = parse_decimal(trim_ows(item)).ok_or(Error::InvalidContentLength)?;
@@ -122,8 +127,15 @@ pub(crate) fn record<const N: usize>(
                 }
             }
             10 if eq_ignore_case(name, b"connection") => {
-                f.conn_close |= list_contains(h.value, b"close");
-                f.conn_keep_alive |= list_contains(h.value, b"keep-alive");
+                // The usual value is a single option: no list to split.
+                if eq_ignore_case(h.value, b"keep-alive") {
+                    f.conn_keep_alive = true;
+                } else if eq_ignore_case(h.value, b"close") {
+                    f.conn_close = true;
+                } else {
+                    f.conn_close |= list_contains(h.value, b"close");
+                    f.conn_keep_alive |= list_contains(h.value, b"keep-alive");
+                }
             }
             _ => {}
         }
