@@ -77,17 +77,22 @@ pub(crate) fn record<const N: usize>(
 ) -> Result<Facts, Error> {
     out.clear();
     let base = msg.as_ptr() as usize;
-    let mut f = Facts::default();
-    let mut codings = 0u32;
+    // Two passes: a tight one for the positions, then one that only stops
+    // at names of the lengths that matter.
     for h in headers {
         let name = h.name.as_bytes();
-        let n0 = name.as_ptr() as usize - base;
-        let v0 = h.value.as_ptr() as usize - base;
+        let n0 = (name.as_ptr() as usize).wrapping_sub(base);
+        let v0 = (h.value.as_ptr() as usize).wrapping_sub(base);
         let span = HeaderSpan {
             name: (n0 as u32, (n0 + name.len()) as u32),
             value: (v0 as u32, (v0 + h.value.len()) as u32),
         };
         out.push(span).map_err(|_| Error::TooManyHeaders)?;
+    }
+    let mut f = Facts::default();
+    let mut codings = 0u32;
+    for h in headers {
+        let name = h.name.as_bytes();
         match name.len() {
             14 if eq_ignore_case(name, b"content-length") => {
                 // The usual value is one plain number: no list to split.

@@ -707,6 +707,28 @@ mod tests {
         );
     }
 
+    /// A bad header is reported as such whether or not it fits.
+    #[test]
+    fn bad_header_wins_over_buffer_full() {
+        // 9 bytes of configuration and 25 of request line and Host: the header is next.
+        for cap in 34..80 {
+            let mut storage = std::vec![0u8; cap];
+            let mut w = RequestWriter::new(&mut storage[..], "h").unwrap();
+            let e = w.get("/").header("X-A", "v\r\nX-Evil: 1").finish();
+            assert_eq!(e.unwrap_err(), BuildError::InvalidHeaderValue, "cap {cap}");
+            let e = w.get("/").header("X:A", "v").finish();
+            assert_eq!(e.unwrap_err(), BuildError::InvalidHeaderName, "cap {cap}");
+            let e = w.get("/").header("Host", "v").finish();
+            assert_eq!(e.unwrap_err(), BuildError::ReservedHeader, "cap {cap}");
+            let ok = w.get("/").header("X-Ok_1", "v\tw").finish();
+            assert!(
+                matches!(ok, Ok(_) | Err(BuildError::BufferFull)),
+                "cap {cap}"
+            );
+            assert_eq!(ok.is_ok(), cap >= 49, "cap {cap}");
+        }
+    }
+
     #[test]
     fn buffer_too_small_is_an_error_at_every_size() {
         let json = [b'x'; 100];
