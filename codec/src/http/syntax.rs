@@ -127,6 +127,18 @@ pub fn parse_decimal(v: &[u8]) -> Option<u64> {
     if v.is_empty() || v.len() > 20 {
         return None;
     }
+    if v.len() <= 19 {
+        // 19 digits stay below 10^19 < 2^64: no overflow checks needed.
+        let mut n: u64 = 0;
+        for &c in v {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                return None;
+            }
+            n = n * 10 + u64::from(d);
+        }
+        return Some(n);
+    }
     let mut n: u64 = 0;
     for &c in v {
         if !c.is_ascii_digit() {
@@ -184,7 +196,17 @@ mod tests {
     #[test]
     fn numbers() {
         let mut d = [0u8; 20];
-        for n in [0u64, 7, 10, 99, 100, 12345, u64::MAX] {
+        for n in [
+            0u64,
+            7,
+            10,
+            99,
+            100,
+            12345,
+            9_999_999_999_999_999_999,
+            10u64.pow(19),
+            u64::MAX,
+        ] {
             let s = dec_digits(n, &mut d);
             assert_eq!(&d[s..], std::format!("{n}").as_bytes());
             assert_eq!(parse_decimal(&d[s..]), Some(n));
