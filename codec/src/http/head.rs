@@ -77,19 +77,29 @@ pub(crate) fn record<const N: usize>(
 ) -> Result<Facts, Error> {
     out.clear();
     let base = msg.as_ptr() as usize;
-    let mut f = Facts::default();
-    let mut codings = 0u32;
+    // Two passes: a tight one for the positions, then one that only stops
+    // at names of the lengths that matter.
     for h in headers {
         let name = h.name.as_bytes();
-        let n0 = name.as_ptr() as usize - base;
-        let v0 = h.value.as_ptr() as usize - base;
+        let n0 = (name.as_ptr() as usize).wrapping_sub(base);
+        let v0 = (h.value.as_ptr() as usize).wrapping_sub(base);
         let span = HeaderSpan {
             name: (n0 as u32, (n0 + name.len()) as u32),
             value: (v0 as u32, (v0 + h.value.len()) as u32),
         };
         out.push(span).map_err(|_| Error::TooManyHeaders)?;
+    }
+    let mut f = Facts::default();
+    let mut codings = 0u32;
+    for h in headers {
+        let name = h.name.as_bytes();
         match name.len() {
             14 if eq_ignore_case(name, b"content-length") => {
+                // The usual value is one plain number: no list to split.
+                if let (None, Some(n)) = (f.content_length, parse_decimal(h.value)) {
+                    f.content_length = Some(n);
+                    continue;
+                }
                 let mut dup = f.content_length.is_some();
                 for item in h.value.split(|&c| c == b',') {
                     let n = parse_decimal(trim_ows(item)).ok_or(Error::InvalidContentLength)?;
@@ -122,8 +132,15 @@ pub(crate) fn record<const N: usize>(
                 }
             }
             10 if eq_ignore_case(name, b"connection") => {
-                f.conn_close |= list_contains(h.value, b"close");
-                f.conn_keep_alive |= list_contains(h.value, b"keep-alive");
+                // The usual value is a single option: no list to split.
+                if eq_ignore_case(h.value, b"keep-alive") {
+                    f.conn_keep_alive = true;
+                } else if eq_ignore_case(h.value, b"close") {
+                    f.conn_close = true;
+                } else {
+                    f.conn_close |= list_contains(h.value, b"close");
+                    f.conn_keep_alive |= list_contains(h.value, b"keep-alive");
+                }
             }
             _ => {}
         }

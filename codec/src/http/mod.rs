@@ -24,6 +24,7 @@ pub mod request_reader;
 pub mod request_writer;
 pub mod response_reader;
 pub mod response_writer;
+mod scan;
 pub mod syntax;
 
 #[cfg(test)]

@@ -137,7 +137,7 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> RequestWriter<B> {
         b.has_query = p.contains(&b'?');
         b.put(method.as_str().as_bytes());
         b.put(b" ");
-        if b.err.is_none() {
+        if b.err.is_none() && base_len > 0 {
             if b.at + base_len > b.buf.len() {
                 b.err = Some(BuildError::BufferFull);
             } else {
@@ -247,6 +247,28 @@ impl<'w, S> RequestBuilder<'w, S> {
         }
     }
 
+    /// Appends a header line `name: value\r\n` with one bounds check.
+    #[inline]
+    fn put_field(&mut self, name: &[u8], value: &[u8]) {
+        if self.err.is_some() {
+            return;
+        }
+        let (n, v) = (name.len(), value.len());
+        let len = n.checked_add(v).and_then(|x| x.checked_add(4));
+        let Some(dst) = len.and_then(|len| self.buf.get_mut(self.at..)?.get_mut(..len)) else {
+            self.err = Some(BuildError::BufferFull);
+            return;
+        };
+        let (d_name, rest) = dst.split_at_mut(n);
+        let (d_sep, rest) = rest.split_at_mut(2);
+        let (d_value, d_end) = rest.split_at_mut(v);
+        d_name.copy_from_slice(name);
+        d_sep.copy_from_slice(b": ");
+        d_value.copy_from_slice(value);
+        d_end.copy_from_slice(b"\r\n");
+        self.at += n + v + 4;
+    }
+
     #[inline]
     fn into_state<T>(self) -> RequestBuilder<'w, T> {
         RequestBuilder {
@@ -334,10 +356,7 @@ impl<'w, S: sealed::Open> RequestBuilder<'w, S> {
         {
             self.err = Some(e);
         }
-        self.put(name.as_bytes());
-        self.put(b": ");
-        self.put(value.as_bytes());
-        self.put(b"\r\n");
+        self.put_field(name.as_bytes(), value.as_bytes());
         self.into_state()
     }
 
@@ -686,6 +705,28 @@ mod tests {
             w.get("/").finish().unwrap().as_bytes(),
             b"GET / HTTP/1.1\r\nHost: h\r\n\r\n"
         );
+    }
+
+    /// A bad header is reported as such whether or not it fits.
+    #[test]
+    fn bad_header_wins_over_buffer_full() {
+        // 9 bytes of configuration and 25 of request line and Host: the header is next.
+        for cap in 34..80 {
+            let mut storage = std::vec![0u8; cap];
+            let mut w = RequestWriter::new(&mut storage[..], "h").unwrap();
+            let e = w.get("/").header("X-A", "v\r\nX-Evil: 1").finish();
+            assert_eq!(e.unwrap_err(), BuildError::InvalidHeaderValue, "cap {cap}");
+            let e = w.get("/").header("X:A", "v").finish();
+            assert_eq!(e.unwrap_err(), BuildError::InvalidHeaderName, "cap {cap}");
+            let e = w.get("/").header("Host", "v").finish();
+            assert_eq!(e.unwrap_err(), BuildError::ReservedHeader, "cap {cap}");
+            let ok = w.get("/").header("X-Ok_1", "v\tw").finish();
+            assert!(
+                matches!(ok, Ok(_) | Err(BuildError::BufferFull)),
+                "cap {cap}"
+            );
+            assert_eq!(ok.is_ok(), cap >= 49, "cap {cap}");
+        }
     }
 
     #[test]

@@ -33,20 +33,33 @@ static TCHAR: [bool; 256] = {
 /// Whether `s` is a non-empty token (a valid header name or method).
 #[inline]
 pub fn is_token(s: &[u8]) -> bool {
-    !s.is_empty() && s.iter().all(|&c| TCHAR[c as usize])
+    !s.is_empty() && super::scan::token(s, is_tchar)
+}
+
+/// A `tchar`.
+#[inline]
+pub(crate) fn is_tchar(c: u8) -> bool {
+    TCHAR[c as usize]
+}
+
+/// A field-value byte: HTAB, SP, VCHAR or obs-text.
+#[inline]
+pub(crate) fn is_value_byte(c: u8) -> bool {
+    c == b'\t' || (c >= 0x20 && c != 0x7f)
 }
 
 /// Whether `v` may be sent as a field value: HTAB, SP, VCHAR and obs-text,
 /// so never CR, LF, NUL or another control byte (header injection).
+/// Checked a word or an SSE2 block at a time ([`scan`](super::scan)).
 #[inline]
 pub fn is_field_value(v: &[u8]) -> bool {
-    v.iter().all(|&c| c == b'\t' || (c >= 0x20 && c != 0x7f))
+    super::scan::field_value(v, is_value_byte)
 }
 
-/// ASCII case-insensitive equality (header names).
+/// ASCII case-insensitive equality (header names), a word at a time.
 #[inline]
 pub fn eq_ignore_case(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.eq_ignore_ascii_case(y))
+    super::scan::eq_ignore_case(a, b)
 }
 
 /// `v` without leading and trailing spaces and tabs (OWS).
@@ -114,6 +127,18 @@ pub fn parse_decimal(v: &[u8]) -> Option<u64> {
     if v.is_empty() || v.len() > 20 {
         return None;
     }
+    if v.len() <= 19 {
+        // 19 digits stay below 10^19 < 2^64: no overflow checks needed.
+        let mut n: u64 = 0;
+        for &c in v {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                return None;
+            }
+            n = n * 10 + u64::from(d);
+        }
+        return Some(n);
+    }
     let mut n: u64 = 0;
     for &c in v {
         if !c.is_ascii_digit() {
@@ -171,7 +196,17 @@ mod tests {
     #[test]
     fn numbers() {
         let mut d = [0u8; 20];
-        for n in [0u64, 7, 10, 99, 100, 12345, u64::MAX] {
+        for n in [
+            0u64,
+            7,
+            10,
+            99,
+            100,
+            12345,
+            9_999_999_999_999_999_999,
+            10u64.pow(19),
+            u64::MAX,
+        ] {
             let s = dec_digits(n, &mut d);
             assert_eq!(&d[s..], std::format!("{n}").as_bytes());
             assert_eq!(parse_decimal(&d[s..]), Some(n));

@@ -7,13 +7,13 @@ use std::hint::black_box;
 use std::io::Write;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use tickwire_codec::http::{Method, RequestWriter, ResponseReader};
+use tickwire_codec::http::{Method, Request, RequestWriter, ResponseReader};
 
 use super::{BODY, HEADERS, PATH, RESPONSE_BODY, check_request, response};
 use crate::harness::{Measurement, RunConfig, bench_op};
 use crate::suites::{Case, touch, unexpected};
 
-const HOST: &str = "127.0.0.1:8080";
+pub(super) const HOST: &str = "127.0.0.1:8080";
 
 /// Scenario name.
 pub const SCENARIO: &str = "REST POST 4 headers + 104B JSON, build + write + parse 200 OK JSON";
@@ -50,19 +50,26 @@ struct Tw {
     resp: Vec<u8>,
 }
 
+/// tickwire's request: the builder into the writer's storage.
+#[inline(always)]
+pub(super) fn tw_build(w: &mut RequestWriter<Vec<u8>>) -> Request<'_> {
+    match w
+        .post(PATH)
+        .header(HEADERS[0].0, HEADERS[0].1)
+        .header(HEADERS[1].0, HEADERS[1].1)
+        .header(HEADERS[2].0, HEADERS[2].1)
+        .header(HEADERS[3].0, HEADERS[3].1)
+        .body(BODY.as_bytes())
+        .finish()
+    {
+        Ok(req) => req,
+        Err(e) => unexpected(&e),
+    }
+}
+
 #[inline(always)]
 fn tw_op(s: &mut Tw) -> u64 {
-    let Ok(req) =
-        s.w.post(PATH)
-            .header(HEADERS[0].0, HEADERS[0].1)
-            .header(HEADERS[1].0, HEADERS[1].1)
-            .header(HEADERS[2].0, HEADERS[2].1)
-            .header(HEADERS[3].0, HEADERS[3].1)
-            .body(BODY.as_bytes())
-            .finish()
-    else {
-        unexpected(&"request build failed")
-    };
+    let req = tw_build(&mut s.w);
     s.sink.clear();
     s.sink.extend_from_slice(req.as_bytes());
     s.r.expect(Method::Post);
@@ -116,18 +123,24 @@ struct Hand {
     resp: Vec<u8>,
 }
 
+/// The hand-rolled request: `write!` and appends into a reused Vec.
+#[inline(always)]
+pub(super) fn hand_build(buf: &mut Vec<u8>) {
+    buf.clear();
+    let _ = write!(buf, "POST {PATH} HTTP/1.1\r\nHost: {HOST}\r\n");
+    for (k, v) in HEADERS {
+        buf.extend_from_slice(k.as_bytes());
+        buf.extend_from_slice(b": ");
+        buf.extend_from_slice(v.as_bytes());
+        buf.extend_from_slice(b"\r\n");
+    }
+    let _ = write!(buf, "Content-Length: {}\r\n\r\n", black_box(BODY.len()));
+    buf.extend_from_slice(BODY.as_bytes());
+}
+
 #[inline(always)]
 fn hand_op(s: &mut Hand) -> u64 {
-    s.buf.clear();
-    let _ = write!(s.buf, "POST {PATH} HTTP/1.1\r\nHost: {HOST}\r\n");
-    for (k, v) in HEADERS {
-        s.buf.extend_from_slice(k.as_bytes());
-        s.buf.extend_from_slice(b": ");
-        s.buf.extend_from_slice(v.as_bytes());
-        s.buf.extend_from_slice(b"\r\n");
-    }
-    let _ = write!(s.buf, "Content-Length: {}\r\n\r\n", black_box(BODY.len()));
-    s.buf.extend_from_slice(BODY.as_bytes());
+    hand_build(&mut s.buf);
     s.sink.clear();
     s.sink.extend_from_slice(&s.buf);
     let mut h = [httparse::EMPTY_HEADER; 16];
@@ -172,14 +185,16 @@ fn hand_rolled(cfg: &RunConfig) -> Measurement {
     )
 }
 
-struct Rq {
+/// reqwest's side: a client, the URL and the prebuilt header map.
+pub(super) struct Rq {
     client: reqwest::Client,
     url: String,
     headers: HeaderMap,
 }
 
+/// reqwest builds the request (URL parse, header map clone, body).
 #[inline(always)]
-fn reqwest_op(s: &Rq) -> reqwest::Request {
+pub(super) fn reqwest_op(s: &Rq) -> reqwest::Request {
     match s
         .client
         .post(s.url.as_str())
@@ -192,7 +207,8 @@ fn reqwest_op(s: &Rq) -> reqwest::Request {
     }
 }
 
-fn reqwest_build(cfg: &RunConfig) -> Measurement {
+/// reqwest's inputs, with one request built and checked.
+pub(super) fn reqwest_setup() -> Rq {
     let mut headers = HeaderMap::new();
     for (k, v) in HEADERS {
         headers.insert(
@@ -200,7 +216,7 @@ fn reqwest_build(cfg: &RunConfig) -> Measurement {
             HeaderValue::from_static(v),
         );
     }
-    let mut s = Rq {
+    let s = Rq {
         client: reqwest::Client::new(),
         url: format!("http://{HOST}{PATH}"),
         headers,
@@ -215,6 +231,11 @@ fn reqwest_build(cfg: &RunConfig) -> Measurement {
         );
     }
     assert_eq!(req.body().and_then(|b| b.as_bytes()), Some(BODY.as_bytes()));
+    s
+}
+
+fn reqwest_build(cfg: &RunConfig) -> Measurement {
+    let mut s = reqwest_setup();
     bench_op(
         cfg,
         &mut s,

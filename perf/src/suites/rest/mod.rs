@@ -4,6 +4,8 @@
 //!   built and written, and a 200 OK JSON response parsed: tickwire's
 //!   RequestWriter + ResponseReader, a hand-rolled httparse equivalent, and
 //!   reqwest building the same request alone (no I/O, no parse).
+//! - [`build`]: that request built and nothing else, like for like with
+//!   reqwest's build, and a hand-rolled `write!`.
 //! - [`roundtrip`]: loopback round trip of that POST on one keep-alive
 //!   connection to a server thread on the other core: tickwire's
 //!   `rest::Client` vs reqwest (async, current_thread runtime) vs a raw TCP
@@ -12,6 +14,7 @@
 //! The request, the response and the server are written here by hand
 //! (httparse for the server's parsing), not with the codec under test.
 
+mod build;
 mod memory;
 mod roundtrip;
 
@@ -29,8 +32,8 @@ pub const HEADERS: [(&str, &str); 4] = [
     ("Accept", "application/json"),
     ("User-Agent", "tickwire-bench/1.0"),
 ];
-/// The ~100 B JSON body.
-pub const BODY: &str = r#"{"symbol":"BTCUSDT","side":"BUY","type":"LIMIT","timeInForce":"GTC","quantity":"0.0100","price":"64250.10"}"#;
+/// The JSON body: 104 bytes, as the scenario names say.
+pub const BODY: &str = r#"{"symbol":"BTCUSDT","side":"BUY","type":"LIMIT","timeInForce":"GTC","quantity":"0.01","price":"64250.1"}"#;
 /// The JSON body of the 200 OK response (an order acknowledgement).
 pub const RESPONSE_BODY: &str = r#"{"symbol":"BTCUSDT","orderId":28457,"orderListId":-1,"clientOrderId":"6gCrw2kRUAF9CvJDGP16IP","transactTime":1507725176595,"price":"64250.10","origQty":"0.0100","executedQty":"0.0000","status":"NEW","timeInForce":"GTC","type":"LIMIT","side":"BUY"}"#;
 
@@ -50,6 +53,7 @@ pub fn response() -> Vec<u8> {
 /// Register the suite's rows.
 pub fn register(setup: &Setup, v: &mut Vec<Case<'static>>) {
     memory::cases(v);
+    build::cases(v);
     let first = v.len();
     roundtrip::cases(super::loopback::peer_core(setup), v);
     // Their cost is syscalls and another thread: not for `--instructions`.
@@ -89,6 +93,15 @@ mod tests {
     use crate::harness::RunConfig;
     use std::time::Duration;
 
+    /// The scenario names say how big the body is.
+    #[test]
+    fn body_size_is_the_named_one() {
+        assert_eq!(BODY.len(), 104);
+        for name in [memory::SCENARIO, build::SCENARIO, roundtrip::SCENARIO] {
+            assert!(name.contains("104B"), "{name}");
+        }
+    }
+
     /// Every row of the suite verifies its output and measures briefly.
     #[test]
     fn every_case_verifies_and_measures() {
@@ -101,7 +114,7 @@ mod tests {
             },
             &mut v,
         );
-        assert!(v.len() >= 5);
+        assert!(v.len() >= 8);
         let cfg = RunConfig {
             batch: 8,
             warmup: Duration::ZERO,

@@ -1,0 +1,281 @@
+//! Header bytes checked eight at a time (sixteen with SSE2): the field-value
+//! check that refuses header injection, the token check of header names and
+//! ASCII case-insensitive comparison. Each agrees with its byte-wise
+//! definition in [`syntax`](super::syntax) for every input (the tests below
+//! compare them exhaustively); a word that the fast test cannot clear is
+//! looked at byte by byte, so the fast tests only need to be exact for the
+//! common alphabet.
+
+/// `0x01` in every byte of a word.
+const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+/// `0x80` in every byte of a word.
+const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+
+/// The 8 bytes of `s` from `at` as a word.
+#[inline(always)]
+fn word(s: &[u8], at: usize) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&s[at..at + 8]);
+    u64::from_ne_bytes(w)
+}
+
+/// `0x80` in each byte of `w` within `lo..=hi`, `0` elsewhere (exact per
+/// byte: the sums stay below `0x100` in every lane, so nothing carries).
+#[inline(always)]
+const fn in_range(w: u64, lo: u8, hi: u8) -> u64 {
+    let l = w & (0x7f * ONES);
+    let ge = l.wrapping_add((0x80 - lo as u64) * ONES);
+    let gt = l.wrapping_add((0x80 - hi as u64 - 1) * ONES);
+    ge & !gt & !w & HIGHS
+}
+
+/// `0x20` in each byte of `w` that is an ASCII letter, `0` elsewhere.
+#[inline(always)]
+const fn letter_bits(w: u64) -> u64 {
+    // Folding to lower case keeps the high bit, so bytes >= 0x80 stay out.
+    in_range(w | (0x20 * ONES), b'a', b'z') >> 2
+}
+
+/// Whether every byte of `w` is an ASCII letter, digit or `-` (the usual
+/// alphabet of header names).
+#[inline(always)]
+const fn word_is_name(w: u64) -> bool {
+    let ok = (letter_bits(w) << 2) | in_range(w, b'0', b'9') | in_range(w, b'-', b'-');
+    ok == HIGHS
+}
+
+/// Whether some byte of `w` is below 0x20 or is 0x7f (exact for the word as
+/// a whole; the borrows may blame the wrong byte, never the wrong word).
+#[inline(always)]
+const fn word_has_control(w: u64) -> bool {
+    let below = w.wrapping_sub(0x20 * ONES) & !w;
+    let d = w ^ (0x7f * ONES);
+    let del = d.wrapping_sub(ONES) & !d;
+    (below | del) & HIGHS != 0
+}
+
+/// Whether all of `s` satisfies `ok`, eight bytes at a time: `fast` clears a
+/// word at once, and a word it cannot clear is checked byte by byte. Inputs
+/// of 8 bytes or more end on a word that overlaps the one before.
+#[inline(always)]
+fn all_by_words(s: &[u8], fast: impl Fn(u64) -> bool, ok: impl Fn(u8) -> bool) -> bool {
+    let n = s.len();
+    if n < 8 {
+        return s.iter().all(|&c| ok(c));
+    }
+    let check = |at: usize| fast(word(s, at)) || s[at..at + 8].iter().all(|&c| ok(c));
+    let mut i = 0;
+    while i + 8 < n {
+        if !check(i) {
+            return false;
+        }
+        i += 8;
+    }
+    check(n - 8)
+}
+
+/// Whether every byte of `v` satisfies `ok` (a field-value byte: HTAB, SP,
+/// VCHAR, obs-text).
+#[inline]
+pub(crate) fn field_value(v: &[u8], ok: impl Fn(u8) -> bool + Copy) -> bool {
+    #[cfg(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "sse2",
+        not(miri)
+    ))]
+    if v.len() >= 16 {
+        // SAFETY: SSE2 is enabled for the whole target (cfg above).
+        return unsafe { sse2::field_value(v) };
+    }
+    all_by_words(v, |w| !word_has_control(w), ok)
+}
+
+/// Whether every byte of `s` satisfies `ok` (a `tchar`).
+#[inline]
+pub(crate) fn token(s: &[u8], ok: impl Fn(u8) -> bool + Copy) -> bool {
+    all_by_words(s, word_is_name, ok)
+}
+
+/// Whether words `x` and `y` are equal ignoring ASCII case: bytes equal, or
+/// differing in bit 5 only where `y` holds a letter (then `x` holds the
+/// same letter in the other case). When `y` is a constant, so is its letter
+/// mask: a word costs a load, a xor, an and and a test.
+#[inline(always)]
+const fn word_eq_ignore_case(x: u64, y: u64) -> bool {
+    (x ^ y) & !letter_bits(y) == 0
+}
+
+/// ASCII case-insensitive equality of two slices of the same length; pass
+/// a constant (a header name the codec looks for) as `b`.
+#[inline]
+pub(crate) fn eq_ignore_case(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if n < 8 {
+        return a.iter().zip(b).all(|(x, y)| x.eq_ignore_ascii_case(y));
+    }
+    let mut i = 0;
+    while i + 8 < n {
+        if !word_eq_ignore_case(word(a, i), word(b, i)) {
+            return false;
+        }
+        i += 8;
+    }
+    word_eq_ignore_case(word(a, n - 8), word(b, n - 8))
+}
+
+#[cfg(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "sse2",
+    not(miri)
+))]
+mod sse2 {
+    #[cfg(target_arch = "x86")]
+    use core::arch::x86::{
+        __m128i, _mm_andnot_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8,
+        _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    };
+    #[cfg(target_arch = "x86_64")]
+    use core::arch::x86_64::{
+        __m128i, _mm_andnot_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8,
+        _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    };
+
+    /// The field-value check, 16 bytes at a time, exact per byte; `v` has
+    /// at least 16 bytes and ends on a block that overlaps the one before.
+    #[target_feature(enable = "sse2")]
+    #[inline]
+    pub(super) fn field_value(v: &[u8]) -> bool {
+        let n = v.len();
+        debug_assert!(n >= 16);
+        let p = v.as_ptr();
+        let bad = |at: usize| {
+            // SAFETY: callers pass at + 16 <= n, so the 16 bytes are inside `v`.
+            let x = unsafe { _mm_loadu_si128(p.add(at).cast::<__m128i>()) };
+            // Unsigned x <= 0x1f exactly when min(x, 0x1f) == x.
+            let ctl = _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x1f)), x);
+            let tab = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\t' as i8));
+            let del = _mm_cmpeq_epi8(x, _mm_set1_epi8(0x7f));
+            _mm_movemask_epi8(_mm_or_si128(_mm_andnot_si128(tab, ctl), del)) != 0
+        };
+        let mut i = 0;
+        while i + 16 < n {
+            if bad(i) {
+                return false;
+            }
+            i += 16;
+        }
+        !bad(n - 16)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::syntax::{is_tchar, is_value_byte};
+    use super::*;
+
+    /// Byte values to probe with: all of them, or under Miri (which
+    /// interprets every step) one of each class the scans tell apart.
+    fn bytes() -> std::vec::Vec<u8> {
+        if cfg!(miri) {
+            std::vec![
+                0, 0x09, 0x0d, 0x20, 0x2d, 0x2f, 0x41, 0x5f, 0x7a, 0x7f, 0xff
+            ]
+        } else {
+            (0..=255).collect()
+        }
+    }
+
+    /// Every byte value at every position of every length up to three
+    /// words (and two SSE2 blocks), with obs-text beside the probe.
+    fn probes(mut f: impl FnMut(&[u8])) {
+        let lens: std::vec::Vec<usize> = if cfg!(miri) {
+            std::vec![1, 8, 9, 17]
+        } else {
+            (1..=40).collect()
+        };
+        let bytes = bytes();
+        for len in lens {
+            for pos in 0..len {
+                for &c in &bytes {
+                    let mut v = [b'a'; 40];
+                    v[pos] = c;
+                    if pos > 0 {
+                        v[pos - 1] = 0xff;
+                    }
+                    f(&v[..len]);
+                    // And in the usual alphabet around it.
+                    let mut v = [b'A'; 40];
+                    v[pos] = c;
+                    f(&v[..len]);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn field_value_matches_bytewise() {
+        probes(|v| {
+            assert_eq!(
+                field_value(v, is_value_byte),
+                v.iter().all(|&c| is_value_byte(c)),
+                "{v:x?}"
+            );
+            assert_eq!(
+                all_by_words(v, |w| !word_has_control(w), is_value_byte),
+                v.iter().all(|&c| is_value_byte(c)),
+                "{v:x?}"
+            );
+        });
+    }
+
+    #[test]
+    fn token_matches_bytewise() {
+        probes(|v| assert_eq!(token(v, is_tchar), v.iter().all(|&c| is_tchar(c)), "{v:x?}"));
+        assert!(token(b"X-MBX-APIKEY", is_tchar));
+        assert!(token(b"x_weird!name~", is_tchar));
+        assert!(!token(b"Content-Type:", is_tchar));
+    }
+
+    #[test]
+    fn word_name_alphabet_is_exact() {
+        for c in bytes() {
+            let w = u64::from_ne_bytes([b'a', b'Z', b'0', b'-', c, b'9', b'z', b'A']);
+            let want = c.is_ascii_alphanumeric() || c == b'-';
+            assert_eq!(word_is_name(w), want, "{c:#x}");
+        }
+    }
+
+    /// Every pair of byte values, at every position, with lengths that end
+    /// on and between word boundaries.
+    #[test]
+    fn eq_ignore_case_matches_std() {
+        let bytes = bytes();
+        let lens: &[usize] = if cfg!(miri) {
+            &[7, 9, 17]
+        } else {
+            &[1, 7, 8, 9, 10, 14, 16, 17, 23]
+        };
+        for &len in lens {
+            for pos in [0, len / 2, len - 1] {
+                for &x in &bytes {
+                    for &y in &bytes {
+                        let mut a = [b'k'; 23];
+                        let mut b = [b'K'; 23];
+                        a[pos] = x;
+                        b[pos] = y;
+                        let (a, b) = (&a[..len], &b[..len]);
+                        assert_eq!(
+                            eq_ignore_case(a, b),
+                            a.eq_ignore_ascii_case(b),
+                            "len {len} pos {pos} {x:#x} {y:#x}"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(!eq_ignore_case(b"content-length", b"content-lengt"));
+    }
+}
