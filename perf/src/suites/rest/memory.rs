@@ -20,8 +20,8 @@ pub const SCENARIO: &str = "REST POST 4 headers + 104B JSON, build + write + par
 
 const NOTE_TW: &str = "RequestWriter post().header() x4 .body().finish() into its buffer, copy the wire \
                        bytes to a sink, copy the response into ResponseReader and poll (status, headers, body)";
-const NOTE_HTTPARSE: &str = "hand-rolled: write! the head into a reused Vec, copy to a sink; httparse::Response \
-                             parse, Content-Length lookup, body slice";
+const NOTE_HTTPARSE: &str = "hand-rolled: write! the head into a reused Vec, copy to a sink; copy the response into \
+                             a receive buffer, httparse::Response parse, Content-Length lookup, body slice";
 const NOTE_REQWEST: &str = "reqwest::Client::post(url).headers(map.clone()).body(&'static str).build() \
                             only: no write, no response parse (reqwest cannot parse without I/O)";
 
@@ -121,6 +121,9 @@ struct Hand {
     buf: Vec<u8>,
     sink: Vec<u8>,
     resp: Vec<u8>,
+    /// The receive buffer the response is copied into, as a recv would (tickwire's row
+    /// copies it into its ResponseReader the same way).
+    rbuf: Vec<u8>,
 }
 
 /// The hand-rolled request: `write!` and appends into a reused Vec.
@@ -143,9 +146,12 @@ fn hand_op(s: &mut Hand) -> u64 {
     hand_build(&mut s.buf);
     s.sink.clear();
     s.sink.extend_from_slice(&s.buf);
+    let got = s.resp.len();
+    s.rbuf[..got].copy_from_slice(&s.resp);
+    let wire = &s.rbuf[..got];
     let mut h = [httparse::EMPTY_HEADER; 16];
     let mut resp = httparse::Response::new(&mut h);
-    let head = match resp.parse(&s.resp) {
+    let head = match resp.parse(wire) {
         Ok(httparse::Status::Complete(n)) if resp.code == Some(200) => n,
         other => unexpected(&other),
     };
@@ -161,7 +167,7 @@ fn hand_op(s: &mut Hand) -> u64 {
                 .ok()
         })
         .unwrap_or_else(|| unexpected(&"no content-length"));
-    let Some(body) = s.resp.get(head..head + len) else {
+    let Some(body) = wire.get(head..head + len) else {
         unexpected(&"short body")
     };
     touch(body) + touch(&s.sink)
@@ -172,6 +178,7 @@ fn hand_rolled(cfg: &RunConfig) -> Measurement {
         buf: Vec::with_capacity(4096),
         sink: Vec::with_capacity(4096),
         resp: response(),
+        rbuf: vec![0u8; 4096],
     };
     hand_op(&mut s);
     check_request(&s.sink, HOST);
