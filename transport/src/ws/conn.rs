@@ -350,10 +350,16 @@ impl<S: Stream, M: Masking> Io<S, M> {
         if self.sock_blocking {
             return Ok(true);
         }
-        if self.waiter.is_none() || !self.stream.set_socket_blocking(true)? {
+        let Some(waiter) = &mut self.waiter else {
+            return Ok(false);
+        };
+        if !self.stream.set_socket_blocking(true)? {
             return Ok(false);
         }
         self.sock_blocking = true;
+        // Leave the private poll while the socket blocks by itself: no readiness
+        // bookkeeping on every packet; the next deadline wait registers it again.
+        waiter.deregister(&mut self.stream)?;
         Ok(true)
     }
 

@@ -21,8 +21,9 @@ pub fn name(n: usize, busy: bool) -> String {
     format!("TLS 1.3 loopback round trip {n}B binary ({mode})")
 }
 
-const NOTE_TW: &str = "wss://: ws::Client::send_binary + recv against a TLS ws::Server echo on the other \
-                       core; TLS via the codec's TlsCodec (rustls unbuffered, ring), client frames masked";
+const NOTE_TW: &str = "wss://: ws::Client::send_binary + recv (blocking, no timeouts: read(2) sleeps on \
+                       the socket) against a TLS ws::Server echo on the other core; TLS via the codec's \
+                       TlsCodec (rustls unbuffered, ring), client frames masked";
 const NOTE_TUNG: &str = "tungstenite WebSocket over rustls StreamOwned<ClientConnection, TcpStream> (same \
                          rustls configs: ring, TLS 1.3) against a tungstenite + rustls echo on the other core";
 
