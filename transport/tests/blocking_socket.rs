@@ -115,6 +115,9 @@ fn echo(mut c: ServerConnection) {
             Some(_) => continue,
             None => return,
         }
+        if let Some(tls) = c.tls() {
+            assert!(tls.codec().is_records_mode(), "server in records mode");
+        }
         c.send_binary(&scratch).unwrap();
     }
 }
@@ -147,6 +150,10 @@ fn echo_without_timeouts_runs_on_a_blocking_socket_and_keeps_every_byte() {
                 c.send_binary(&data).unwrap();
                 assert_eq!(c.recv().unwrap(), Some(Message::Binary(&data[..])));
                 assert!(is_blocking_fd(&c), "a wait with no deadline blocks in read");
+            }
+            if let Some(tls) = c.tls() {
+                // TLS 1.3: the codec's own record layer took over after the handshake.
+                assert!(tls.codec().is_records_mode());
             }
             close(&mut c);
             h.join().unwrap();

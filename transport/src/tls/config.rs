@@ -279,6 +279,10 @@ impl TlsConfigBuilder {
             None => builder.with_no_client_auth(),
         };
         config.alpn_protocols = self.alpn;
+        // The codec's TLS 1.3 record layer takes the traffic keys after the handshake
+        // (rustls's kernel-connection API): records are opened in place, no rustls
+        // state-machine pass and no allocation per record. The keys stay in-process.
+        config.enable_secret_extraction = true;
         Ok(TlsConfig {
             client: Arc::new(config),
         })
@@ -423,6 +427,8 @@ impl TlsServerConfigBuilder {
         };
         let mut config = builder.with_single_cert(self.chain, self.key)?;
         config.alpn_protocols = self.alpn;
+        // As for the client: the codec's own TLS 1.3 record layer after the handshake.
+        config.enable_secret_extraction = true;
         Ok(TlsServerConfig {
             server: Arc::new(config),
         })
