@@ -207,14 +207,14 @@ impl Records {
             if plain.payload.len() > MAX_PLAINTEXT {
                 return Err(fatal(Error::PeerSentOversizedRecord));
             }
+            if plain.typ != ContentType::Handshake && !self.hs.is_empty() {
+                // A split handshake message may not be interleaved with other records.
+                return Err(fatal(Error::PeerMisbehaved(
+                    PeerMisbehaved::KeyEpochWithPendingFragment,
+                )));
+            }
             let end = match plain.typ {
                 ContentType::ApplicationData => {
-                    if !self.hs.is_empty() {
-                        // A handshake message may not be interleaved with other records.
-                        return Err(fatal(Error::PeerMisbehaved(
-                            PeerMisbehaved::KeyEpochWithPendingFragment,
-                        )));
-                    }
                     sink.deliver(plain.payload);
                     None
                 }
