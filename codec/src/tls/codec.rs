@@ -605,7 +605,16 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> TlsCodec<B> {
         };
         match want {
             Want::Handshake => Ok(0),
-            Want::Encrypt(data) => r.encrypt(data, out, &mut self.pending_out).map(|()| 0),
+            Want::Encrypt(data) => match r.encrypt(data, out, &mut self.pending_out) {
+                Ok(()) => Ok(0),
+                // Checked before anything is written: the caller sends and retries.
+                Err(e @ TlsError::OutputFull { .. }) => Err(e),
+                // Sequence numbers may have been spent: the connection cannot go on.
+                Err(e) => {
+                    self.failed = Some(e.clone());
+                    Err(e)
+                }
+            },
             Want::Close => {
                 r.alert(rustls::AlertDescription::CloseNotify, out)?;
                 self.close_sent = true;

@@ -411,6 +411,11 @@ impl Records {
         } else {
             2
         };
+        // Room first: a sealed record spends a sequence number, so it must not be lost.
+        let need = HEADER + self.enc.encrypted_payload_len(2);
+        if out.remaining() < need {
+            return Err(TlsError::OutputFull { required: need });
+        }
         let record = self.seal(ContentType::Alert, &[level, u8::from(desc)])?;
         out.extend(&record).map_err(|_| TlsError::OutputFull {
             required: record.len(),

@@ -551,3 +551,21 @@ fn records_mode_rejects_bad_framing() {
     }
     RECORDS.with(|r| r.set(false));
 }
+
+/// A close_notify that meets a full output buffer is refused whole and goes out
+/// intact on the retry (its sequence number is not spent on a record that was lost).
+#[test]
+fn close_notify_into_a_full_buffer_is_retried_intact() {
+    both(|| {
+        let (mut c, mut co, mut s, mut so) = connected();
+        let mut tiny: Out = WriteBuf::new(vec![0u8; 8]);
+        assert!(matches!(
+            c.close(&mut tiny),
+            Err(TlsError::OutputFull { .. })
+        ));
+        assert!(!c.is_close_sent());
+        c.close(&mut co).unwrap();
+        deliver(&mut co, &mut s);
+        assert_eq!(read_all(&mut s, &mut so, 64).unwrap().1, Status::PeerClosed);
+    });
+}
