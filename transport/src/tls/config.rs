@@ -1,5 +1,10 @@
 //! [`TlsConfig`] (client) and [`TlsServerConfig`]: rustls configs built once at start-up
 //! and shared by every connection (an `Arc` inside, so clones are cheap).
+//!
+//! Both set rustls's `enable_secret_extraction`: after a TLS 1.3 handshake the codec
+//! takes the traffic keys and runs the record layer itself (records mode, see
+//! `tickwire::codec::tls`), opening each record in place with no allocation. The keys
+//! never leave the process; nothing exports or logs them.
 
 use std::fmt;
 use std::io;
