@@ -23,6 +23,10 @@ use rustls::{ClientConfig, ProtocolVersion, ServerConfig};
 use super::error::TlsError;
 use crate::buf::{ReadBuf, WriteBuf};
 
+#[path = "records.rs"]
+mod records;
+use records::{Kernel, ReadEnd, Records};
+
 /// Largest plaintext in one record (RFC 8446 §5.1).
 pub const MAX_PLAINTEXT: usize = 16 * 1024;
 /// Largest record on the wire: header, plaintext and the TLS 1.2 expansion allowance.
@@ -65,6 +69,9 @@ enum Step {
     Blocked,
     /// Handshake done, no complete record left (the `Want` was done if it wanted a write).
     Idle,
+    /// As `Idle`, for a read or handshake call that found rustls in its `WriteTraffic`
+    /// state: nothing buffered in rustls, the moment records mode may take over.
+    Writable,
     /// The peer's close_notify (edge).
     PeerClosed,
     /// Both sides sent close_notify.
@@ -126,6 +133,15 @@ impl Sink<'_> {
 struct PendingOut(Vec<u8>);
 
 impl PendingOut {
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Queue `bytes` behind what waits already.
+    fn push(&mut self, bytes: &[u8]) {
+        self.0.extend_from_slice(bytes);
+    }
+
     /// Move what fits into `out`; `true` when nothing is left.
     fn drain_into<O: AsRef<[u8]> + AsMut<[u8]>>(&mut self, out: &mut WriteBuf<O>) -> bool {
         if self.0.is_empty() {
@@ -139,16 +155,24 @@ impl PendingOut {
     }
 }
 
-/// The rustls connection, either side.
+/// The rustls connection, either side; after a TLS 1.3 handshake, the codec's own
+/// record layer ([`records`]).
 enum Side {
     Client(UnbufferedClientConnection),
     Server(UnbufferedServerConnection),
+    Records(alloc::boxed::Box<Records>),
+    /// Only while switching to records mode (or after that failed: `failed` is set).
+    Gone,
 }
 
 /// One TLS connection over rustls's unbuffered API, with the ciphertext buffered in
 /// caller storage `B` (see the [module docs](super) for the copies and the buffer size).
 pub struct TlsCodec<B> {
     side: Side,
+    /// The config allows records mode (`enable_secret_extraction`).
+    extract: bool,
+    /// rustls last reported `WriteTraffic`: records mode may take over.
+    enter_pending: bool,
     incoming: ReadBuf<B>,
     spill: Spill,
     pending_out: PendingOut,
@@ -167,6 +191,8 @@ impl<B> core::fmt::Debug for TlsCodec<B> {
                 &match self.side {
                     Side::Client(_) => "client",
                     Side::Server(_) => "server",
+                    Side::Records(_) => "records",
+                    Side::Gone => "gone",
                 },
             )
             .field("handshaking", &self.is_handshaking())
@@ -186,19 +212,23 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> TlsCodec<B> {
         server_name: ServerName<'static>,
         incoming: B,
     ) -> Result<Self, TlsError> {
+        let extract = config.enable_secret_extraction;
         let conn = UnbufferedClientConnection::new(config, server_name)?;
-        Ok(Self::with_side(Side::Client(conn), incoming))
+        Ok(Self::with_side(Side::Client(conn), extract, incoming))
     }
 
     /// A server connection with `config`, buffering ciphertext in `incoming`.
     pub fn server(config: Arc<ServerConfig>, incoming: B) -> Result<Self, TlsError> {
+        let extract = config.enable_secret_extraction;
         let conn = UnbufferedServerConnection::new(config)?;
-        Ok(Self::with_side(Side::Server(conn), incoming))
+        Ok(Self::with_side(Side::Server(conn), extract, incoming))
     }
 
-    fn with_side(side: Side, incoming: B) -> Self {
+    fn with_side(side: Side, extract: bool, incoming: B) -> Self {
         TlsCodec {
             side,
+            extract,
+            enter_pending: false,
             incoming: ReadBuf::new(incoming),
             // One record's plaintext: what a `read` into a full slice leaves over, so
             // that case does not allocate (only records decrypted during `encrypt`,
@@ -223,6 +253,7 @@ impl<B> TlsCodec<B> {
         match &self.side {
             Side::Client(c) => c.is_handshaking(),
             Side::Server(s) => s.is_handshaking(),
+            Side::Records(_) | Side::Gone => false,
         }
     }
 
@@ -231,6 +262,8 @@ impl<B> TlsCodec<B> {
         match &self.side {
             Side::Client(c) => c.alpn_protocol(),
             Side::Server(s) => s.alpn_protocol(),
+            Side::Records(r) => r.alpn(),
+            Side::Gone => None,
         }
     }
 
@@ -239,7 +272,16 @@ impl<B> TlsCodec<B> {
         match &self.side {
             Side::Client(c) => c.protocol_version(),
             Side::Server(s) => s.protocol_version(),
+            Side::Records(_) => Some(ProtocolVersion::TLSv1_3),
+            Side::Gone => None,
         }
+    }
+
+    /// Whether the codec's own TLS 1.3 record layer runs the connection ("records
+    /// mode": after the handshake, when the config sets `enable_secret_extraction`;
+    /// see the module docs). Otherwise rustls's record layer does.
+    pub fn is_records_mode(&self) -> bool {
+        matches!(self.side, Side::Records(_))
     }
 
     /// Whether the peer's close_notify was received.
@@ -404,6 +446,12 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> TlsCodec<B> {
                 required: self.pending_out.0.len(),
             });
         }
+        if core::mem::take(&mut self.enter_pending) && self.may_enter_records() {
+            self.enter_records()?;
+        }
+        if matches!(self.side, Side::Records(_) | Side::Gone) {
+            return self.run_records(out, plain, want);
+        }
         let mut sink = Sink {
             plain,
             filled: 0,
@@ -429,6 +477,7 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> TlsCodec<B> {
                     &mut self.pending_out,
                     want,
                 ),
+                Side::Records(_) | Side::Gone => return Err(TlsError::UnknownState),
             };
             self.incoming.consume(discard);
             let step = match step {
@@ -440,6 +489,10 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> TlsCodec<B> {
                     return Err(e);
                 }
             };
+            if matches!(step, Step::Writable) {
+                // Switch at the start of the next call, if nothing arrived meanwhile.
+                self.enter_pending = true;
+            }
             match step {
                 Step::Again => {}
                 Step::PeerClosed => self.peer_closed = true,
@@ -461,7 +514,7 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> TlsCodec<B> {
                     return Ok(sink.filled);
                 }
                 Step::Idle if matches!(want, Want::Handshake) => return Ok(0),
-                Step::Idle | Step::Blocked => {
+                Step::Idle | Step::Blocked | Step::Writable => {
                     // No complete record left: more ciphertext is needed, unless the
                     // stream is over.
                     if self.peer_closed || sink.filled > 0 {
@@ -483,6 +536,134 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> TlsCodec<B> {
 }
 
 impl<B: AsRef<[u8]> + AsMut<[u8]>> TlsCodec<B> {
+    /// Whether records mode can take over now: TLS 1.3, the config allows it, rustls
+    /// holds nothing (it just reported `WriteTraffic`), and no ciphertext is buffered
+    /// (so no record is half-processed by rustls).
+    fn may_enter_records(&self) -> bool {
+        let (suite, version) = match &self.side {
+            Side::Client(c) => (c.negotiated_cipher_suite(), c.protocol_version()),
+            Side::Server(s) => (s.negotiated_cipher_suite(), s.protocol_version()),
+            Side::Records(_) | Side::Gone => return false,
+        };
+        self.extract
+            && records::supported(suite, version)
+            && self.incoming.is_empty()
+            && self.pending_out.is_empty()
+            && !self.peer_closed
+            && !self.close_sent
+            && !self.closed
+            && self.failed.is_none()
+    }
+
+    /// Hand the connection from rustls to the codec's record layer.
+    fn enter_records(&mut self) -> Result<(), TlsError> {
+        let side = core::mem::replace(&mut self.side, Side::Gone);
+        let converted = match side {
+            Side::Client(c) => {
+                let alpn = c.alpn_protocol().map(<[u8]>::to_vec);
+                let suite = c.negotiated_cipher_suite();
+                c.dangerous_into_kernel_connection()
+                    .map(|(secrets, k)| (secrets, Kernel::Client(k), suite, alpn))
+            }
+            Side::Server(s) => {
+                let alpn = s.alpn_protocol().map(<[u8]>::to_vec);
+                let suite = s.negotiated_cipher_suite();
+                s.dangerous_into_kernel_connection()
+                    .map(|(secrets, k)| (secrets, Kernel::Server(k), suite, alpn))
+            }
+            other => {
+                self.side = other;
+                return Ok(());
+            }
+        };
+        let records = converted.and_then(|(secrets, kernel, suite, alpn)| {
+            let suite = suite.ok_or(rustls::Error::HandshakeNotComplete)?;
+            Records::new(secrets, kernel, suite, alpn)
+        });
+        match records {
+            Ok(r) => {
+                self.side = Side::Records(alloc::boxed::Box::new(r));
+                Ok(())
+            }
+            Err(e) => {
+                let e = TlsError::Rustls(e);
+                self.failed = Some(e.clone());
+                Err(e)
+            }
+        }
+    }
+
+    /// [`run`](Self::run) in records mode.
+    fn run_records<O: AsRef<[u8]> + AsMut<[u8]>>(
+        &mut self,
+        out: &mut WriteBuf<O>,
+        plain: &mut [u8],
+        want: Want<'_>,
+    ) -> Result<usize, TlsError> {
+        let Side::Records(r) = &mut self.side else {
+            return Err(self.failed.clone().unwrap_or(TlsError::UnknownState));
+        };
+        match want {
+            Want::Handshake => Ok(0),
+            Want::Encrypt(data) => match r.encrypt(data, out, &mut self.pending_out) {
+                Ok(()) => Ok(0),
+                // Checked before anything is written: the caller sends and retries.
+                Err(e @ TlsError::OutputFull { .. }) => Err(e),
+                // Sequence numbers may have been spent: the connection cannot go on.
+                Err(e) => {
+                    self.failed = Some(e.clone());
+                    Err(e)
+                }
+            },
+            Want::Close => {
+                r.alert(rustls::AlertDescription::CloseNotify, out)?;
+                self.close_sent = true;
+                Ok(0)
+            }
+            Want::Read => {
+                let mut sink = Sink {
+                    plain,
+                    filled: 0,
+                    spill: &mut self.spill,
+                };
+                if !self.peer_closed {
+                    match r.read(
+                        &mut self.incoming,
+                        &mut sink,
+                        out,
+                        &mut self.pending_out,
+                        true,
+                    ) {
+                        Ok(ReadEnd::Done) => {}
+                        Ok(ReadEnd::PeerClosed) => self.peer_closed = true,
+                        Err((e, alert)) => {
+                            if !matches!(e, TlsError::Rustls(rustls::Error::AlertReceived(_))) {
+                                // Best effort: the error is what the caller gets.
+                                let _ = r.alert(alert, out);
+                            }
+                            self.failed = Some(e.clone());
+                            return Err(e);
+                        }
+                    }
+                }
+                if self.peer_closed || sink.filled > 0 {
+                    return Ok(sink.filled);
+                }
+                let e = if self.eof {
+                    TlsError::UnexpectedEof
+                } else if self.incoming.len() == self.incoming.capacity() {
+                    TlsError::IncomingFull
+                } else {
+                    return Ok(0);
+                };
+                self.failed = Some(e.clone());
+                Err(e)
+            }
+        }
+    }
+}
+
+impl<B: AsRef<[u8]> + AsMut<[u8]>> TlsCodec<B> {
     /// After rustls failed the connection: put the fatal alert it queued for the peer
     /// into `out` (best effort; the error is what the caller gets).
     ///
@@ -494,6 +675,7 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> TlsCodec<B> {
         let discard = match &mut self.side {
             Side::Client(c) => alert_round(c.process_tls_records(data), out),
             Side::Server(s) => alert_round(s.process_tls_records(data), out),
+            Side::Records(_) | Side::Gone => 0,
         };
         self.incoming.consume(discard);
     }
@@ -553,7 +735,7 @@ fn round<Data, O: AsRef<[u8]> + AsMut<[u8]>>(
         ConnectionState::WriteTraffic(mut traffic) => match want {
             Want::Encrypt(data) => encrypt_into(&mut traffic, data, out).map(|()| Step::Idle),
             Want::Close => close_into(&mut traffic, out).map(|()| Step::Idle),
-            Want::Handshake | Want::Read => Ok(Step::Idle),
+            Want::Handshake | Want::Read => Ok(Step::Writable),
         },
         ConnectionState::PeerClosed => Ok(Step::PeerClosed),
         ConnectionState::Closed => Ok(Step::Closed),

@@ -17,20 +17,31 @@
 //! [`Status::PeerClosed`]. [`TlsCodec::close`] sends our close_notify. Every failure is
 //! a [`TlsError`] value: garbage or truncated records never panic.
 //!
-//! **Copies, honestly.** rustls 0.23 decrypts each record in place, in our incoming
-//! buffer (no copy there), but its unbuffered `ReadTraffic` then moves the plaintext
-//! into a `Vec` of its own (one allocation and one copy per record, inside rustls:
-//! `take_received_plaintext`). The codec copies that plaintext once, straight into
-//! the slice the caller gives [`TlsCodec::read`], normally the FrameReader's or
-//! ResponseReader's free space, so no intermediate buffer of ours sits between
-//! decryption and parsing. Only when the caller's slice is full does the rest wait in a
-//! spill buffer for the next `read`. On the way out, rustls encrypts each record into a
-//! `Vec` and copies it into the caller's output buffer (again inside rustls); the codec
-//! adds no copy: application data goes from the caller's slice to rustls to the output
-//! buffer. Handshake records that do not fit a full output buffer wait, in order, in a
-//! small queue (handshake only). Dropping rustls's two per-record copies needs an
-//! in-place rustls API, which 0.23 does not have.
+//! **Copies, honestly.** During the handshake rustls's unbuffered API does the record
+//! work. rustls 0.23 decrypts each record in place, in our incoming buffer, but its
+//! `ReadTraffic` then moves the plaintext into a `Vec` of its own (one allocation and
+//! one copy per record, inside rustls: `take_received_plaintext`), and it encrypts
+//! each outgoing record into a `Vec` that is copied into the caller's output buffer.
 //!
+//! **Records mode (TLS 1.3).** So once a TLS 1.3 handshake is done, and if the config
+//! sets `enable_secret_extraction` (the transport's configs do), the codec takes the
+//! traffic keys through rustls's kernel-connection API (the one made for kTLS) and
+//! runs the record layer itself with the AEAD of the config's own provider
+//! (`records.rs`): each record is opened in place in the incoming buffer and its
+//! plaintext copied once, straight into the slice the caller gives
+//! [`TlsCodec::read`] (normally the FrameReader's or ResponseReader's free space): no
+//! rustls state-machine pass, no allocation, no intermediate buffer per record. rustls
+//! keeps the key schedule (KeyUpdate, both ways) and session tickets. Outgoing
+//! records still come from the provider's `MessageEncrypter`, which returns each
+//! record in a `Vec` (copied into the caller's output buffer). The switch happens at
+//! the first call after rustls reports it has nothing buffered and no ciphertext is
+//! waiting, so no record is ever half-processed by both; [`TlsCodec::is_records_mode`]
+//! says whether it happened. TLS 1.2, and configs without secret extraction, stay on
+//! rustls's record layer throughout. Only when the caller's slice is full does
+//! plaintext wait in a spill buffer for the next `read` (no allocation: it holds one
+//! record). Handshake records that do not fit a full output buffer wait, in order, in
+//! a small queue (handshake and key updates only).
+
 //! **Buffer size.** The incoming buffer must hold one whole record ([`MAX_RECORD`],
 //! about 18 KiB) and, during the handshake, the largest handshake message split over
 //! records (the peer's certificate chain); 32 to 64 KiB is a safe choice. A full buffer

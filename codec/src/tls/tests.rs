@@ -2,6 +2,7 @@
 //! made by rcgen and rustls's `ring` provider.
 
 use std::borrow::ToOwned;
+use std::cell::Cell;
 use std::sync::Arc;
 use std::vec;
 use std::vec::Vec;
@@ -40,34 +41,53 @@ fn pki(name: &str) -> Pki {
     pki_cn(name, "tickwire test")
 }
 
+std::thread_local! {
+    /// Whether the configs this thread builds allow records mode.
+    static RECORDS: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Run `f` with rustls's record layer throughout, then with records mode (the codec's
+/// own TLS 1.3 record layer after the handshake).
+fn both(f: impl Fn()) {
+    for records in [false, true] {
+        RECORDS.with(|r| r.set(records));
+        f();
+    }
+    RECORDS.with(|r| r.set(false));
+}
+
+fn records_mode() -> bool {
+    RECORDS.with(Cell::get)
+}
+
 fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
 fn server_config(p: &Pki) -> Arc<ServerConfig> {
-    Arc::new(
-        ServerConfig::builder_with_provider(provider())
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_no_client_auth()
-            .with_single_cert(
-                vec![p.cert.clone()],
-                PrivateKeyDer::Pkcs8(p.key.clone_key()),
-            )
-            .unwrap(),
-    )
+    let mut config = ServerConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![p.cert.clone()],
+            PrivateKeyDer::Pkcs8(p.key.clone_key()),
+        )
+        .unwrap();
+    config.enable_secret_extraction = records_mode();
+    Arc::new(config)
 }
 
 fn client_config(trusted: &Pki) -> Arc<ClientConfig> {
     let mut roots = RootCertStore::empty();
     roots.add(trusted.cert.clone()).unwrap();
-    Arc::new(
-        ClientConfig::builder_with_provider(provider())
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_root_certificates(roots)
-            .with_no_client_auth(),
-    )
+    let mut config = ClientConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.enable_secret_extraction = records_mode();
+    Arc::new(config)
 }
 
 fn pair_with(trusted: &Pki, served: &Pki, name: &str) -> (Codec, Codec) {
@@ -123,120 +143,144 @@ fn connected() -> (Codec, Out, Codec, Out) {
     let (mut c, mut s) = pair_with(&p, &p, "localhost");
     let (mut co, mut so) = (out(), out());
     handshake(&mut c, &mut co, &mut s, &mut so).unwrap();
+    if records_mode() {
+        // The client takes the server's session tickets; then both switch on their
+        // next call.
+        for _ in 0..2 {
+            assert_eq!(read_all(&mut c, &mut co, 64).unwrap().1, Status::NeedMore);
+            assert_eq!(read_all(&mut s, &mut so, 64).unwrap().1, Status::NeedMore);
+        }
+        assert!(c.is_records_mode() && s.is_records_mode());
+        assert!(co.is_empty() && so.is_empty());
+    }
+    assert!(!records_mode() || c.is_records_mode());
     (c, co, s, so)
 }
 
 #[test]
 fn echo_both_directions_small_and_multi_record() {
-    let (mut c, mut co, mut s, mut so) = connected();
-    assert!(!c.is_handshaking() && !s.is_handshaking());
-    assert_eq!(c.protocol_version(), Some(rustls::ProtocolVersion::TLSv1_3));
+    both(|| {
+        let (mut c, mut co, mut s, mut so) = connected();
+        assert!(!c.is_handshaking() && !s.is_handshaking());
+        assert_eq!(c.protocol_version(), Some(rustls::ProtocolVersion::TLSv1_3));
 
-    c.encrypt(b"hello server", &mut co).unwrap();
-    deliver(&mut co, &mut s);
-    let (got, st) = read_all(&mut s, &mut so, 4096).unwrap();
-    assert_eq!(got, b"hello server");
-    assert_eq!(st, Status::NeedMore);
+        c.encrypt(b"hello server", &mut co).unwrap();
+        deliver(&mut co, &mut s);
+        let (got, st) = read_all(&mut s, &mut so, 4096).unwrap();
+        assert_eq!(got, b"hello server");
+        assert_eq!(st, Status::NeedMore);
 
-    // 100 000 bytes: several records; read through a 1000-byte slice (spill used).
-    let big: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 251) as u8).collect();
-    let mut got = Vec::new();
-    for part in big.chunks(30_000) {
-        s.encrypt(part, &mut so).unwrap();
-        deliver(&mut so, &mut c);
-        got.extend(read_all(&mut c, &mut co, 1000).unwrap().0);
-    }
-    assert_eq!(got, big);
+        // 100 000 bytes: several records; read through a 1000-byte slice (spill used).
+        let big: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let mut got = Vec::new();
+        for part in big.chunks(30_000) {
+            s.encrypt(part, &mut so).unwrap();
+            deliver(&mut so, &mut c);
+            got.extend(read_all(&mut c, &mut co, 1000).unwrap().0);
+        }
+        assert_eq!(got, big);
+    });
 }
 
 #[test]
 fn records_arriving_during_encrypt_are_kept_for_read() {
-    let (mut c, mut co, mut s, mut so) = connected();
-    s.encrypt(b"first", &mut so).unwrap();
-    deliver(&mut so, &mut c);
-    // The client sends before reading: the record is decrypted and kept.
-    c.encrypt(b"ping", &mut co).unwrap();
-    assert!(c.has_plaintext());
-    let (got, _) = read_all(&mut c, &mut co, 64).unwrap();
-    assert_eq!(got, b"first");
-    deliver(&mut co, &mut s);
-    assert_eq!(read_all(&mut s, &mut so, 64).unwrap().0, b"ping");
+    both(|| {
+        let (mut c, mut co, mut s, mut so) = connected();
+        s.encrypt(b"first", &mut so).unwrap();
+        deliver(&mut so, &mut c);
+        // The client sends before reading: rustls decrypts the record and the codec
+        // keeps it; records mode leaves it encrypted in the incoming buffer.
+        c.encrypt(b"ping", &mut co).unwrap();
+        assert_eq!(c.has_plaintext(), !records_mode());
+        let (got, _) = read_all(&mut c, &mut co, 64).unwrap();
+        assert_eq!(got, b"first");
+        deliver(&mut co, &mut s);
+        assert_eq!(read_all(&mut s, &mut so, 64).unwrap().0, b"ping");
+    });
 }
 
 #[test]
 fn records_split_byte_by_byte() {
-    let (mut c, mut co, mut s, mut so) = connected();
-    c.encrypt(b"split me", &mut co).unwrap();
-    let wire = co.data().to_vec();
-    co.clear();
-    let mut got = Vec::new();
-    let mut buf = [0u8; 64];
-    for b in wire {
-        s.handle_incoming(&[b]);
-        if let Status::Data(n) = s.read(&mut buf, &mut so).unwrap() {
-            got.extend_from_slice(&buf[..n]);
+    both(|| {
+        let (mut c, mut co, mut s, mut so) = connected();
+        c.encrypt(b"split me", &mut co).unwrap();
+        let wire = co.data().to_vec();
+        co.clear();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 64];
+        for b in wire {
+            s.handle_incoming(&[b]);
+            if let Status::Data(n) = s.read(&mut buf, &mut so).unwrap() {
+                got.extend_from_slice(&buf[..n]);
+            }
         }
-    }
-    assert_eq!(got, b"split me");
+        assert_eq!(got, b"split me");
+    });
 }
 
 #[test]
 fn close_notify_both_ways() {
-    let (mut c, mut co, mut s, mut so) = connected();
-    c.encrypt(b"last words", &mut co).unwrap();
-    c.close(&mut co).unwrap();
-    assert!(c.is_close_sent());
-    assert_eq!(c.encrypt(b"more", &mut co), Err(TlsError::NotWritable));
-    deliver(&mut co, &mut s);
-    let (got, st) = read_all(&mut s, &mut so, 64).unwrap();
-    assert_eq!(got, b"last words");
-    assert_eq!(st, Status::PeerClosed);
-    // Half-closed: the server may still send, then closes.
-    s.encrypt(b"bye", &mut so).unwrap();
-    s.close(&mut so).unwrap();
-    assert!(s.is_closed());
-    deliver(&mut so, &mut c);
-    let (got, st) = read_all(&mut c, &mut co, 64).unwrap();
-    assert_eq!(got, b"bye");
-    assert_eq!(st, Status::PeerClosed);
-    assert!(c.is_closed());
-    // A TCP end after close_notify is the normal end.
-    c.handle_eof();
-    assert_eq!(c.read(&mut [0u8; 8], &mut co), Ok(Status::PeerClosed));
+    both(|| {
+        let (mut c, mut co, mut s, mut so) = connected();
+        c.encrypt(b"last words", &mut co).unwrap();
+        c.close(&mut co).unwrap();
+        assert!(c.is_close_sent());
+        assert_eq!(c.encrypt(b"more", &mut co), Err(TlsError::NotWritable));
+        deliver(&mut co, &mut s);
+        let (got, st) = read_all(&mut s, &mut so, 64).unwrap();
+        assert_eq!(got, b"last words");
+        assert_eq!(st, Status::PeerClosed);
+        // Half-closed: the server may still send, then closes.
+        s.encrypt(b"bye", &mut so).unwrap();
+        s.close(&mut so).unwrap();
+        assert!(s.is_closed());
+        deliver(&mut so, &mut c);
+        let (got, st) = read_all(&mut c, &mut co, 64).unwrap();
+        assert_eq!(got, b"bye");
+        assert_eq!(st, Status::PeerClosed);
+        assert!(c.is_closed());
+        // A TCP end after close_notify is the normal end.
+        c.handle_eof();
+        assert_eq!(c.read(&mut [0u8; 8], &mut co), Ok(Status::PeerClosed));
+    });
 }
 
 #[test]
 fn eof_without_close_notify_is_truncation() {
-    let (mut c, mut co, mut s, mut so) = connected();
-    c.encrypt(b"cut short", &mut co).unwrap();
-    // Half a record, then the stream ends.
-    let half = co.len() / 2;
-    s.handle_incoming(&co.data()[..half]);
-    s.handle_eof();
-    let err = s.read(&mut [0u8; 64], &mut so).unwrap_err();
-    assert_eq!(err, TlsError::UnexpectedEof);
-    assert_eq!(err.kind(), TlsErrorKind::Truncated);
-    // The error sticks.
-    assert_eq!(
-        s.read(&mut [0u8; 64], &mut so),
-        Err(TlsError::UnexpectedEof)
-    );
+    both(|| {
+        let (mut c, mut co, mut s, mut so) = connected();
+        c.encrypt(b"cut short", &mut co).unwrap();
+        // Half a record, then the stream ends.
+        let half = co.len() / 2;
+        s.handle_incoming(&co.data()[..half]);
+        s.handle_eof();
+        let err = s.read(&mut [0u8; 64], &mut so).unwrap_err();
+        assert_eq!(err, TlsError::UnexpectedEof);
+        assert_eq!(err.kind(), TlsErrorKind::Truncated);
+        // The error sticks.
+        assert_eq!(
+            s.read(&mut [0u8; 64], &mut so),
+            Err(TlsError::UnexpectedEof)
+        );
+    });
 }
 
 #[test]
 fn garbled_record_is_a_decrypt_error() {
-    let (mut c, mut co, mut s, mut so) = connected();
-    c.encrypt(b"integrity matters", &mut co).unwrap();
-    let mut wire = co.data().to_vec();
-    let last = wire.len() - 3;
-    wire[last] ^= 0x40;
-    s.handle_incoming(&wire);
-    let err = s.read(&mut [0u8; 64], &mut so).unwrap_err();
-    assert_eq!(err.kind(), TlsErrorKind::Decrypt, "{err:?}");
-    // The server told the client with an alert.
-    deliver(&mut so, &mut c);
-    let err = c.read(&mut [0u8; 64], &mut co).unwrap_err();
-    assert_eq!(err.kind(), TlsErrorKind::AlertReceived, "{err:?}");
+    both(|| {
+        let (mut c, mut co, mut s, mut so) = connected();
+        c.encrypt(b"integrity matters", &mut co).unwrap();
+        let mut wire = co.data().to_vec();
+        let last = wire.len() - 3;
+        wire[last] ^= 0x40;
+        s.handle_incoming(&wire);
+        let err = s.read(&mut [0u8; 64], &mut so).unwrap_err();
+        assert_eq!(err.kind(), TlsErrorKind::Decrypt, "{err:?}");
+        // The server told the client with an alert.
+        deliver(&mut so, &mut c);
+        let err = c.read(&mut [0u8; 64], &mut co).unwrap_err();
+        assert_eq!(err.kind(), TlsErrorKind::AlertReceived, "{err:?}");
+    });
 }
 
 #[test]
@@ -275,50 +319,54 @@ fn no_application_data_before_the_handshake() {
 
 #[test]
 fn small_output_buffers() {
-    let p = pki("localhost");
-    let (mut c, mut s) = pair_with(&p, &p, "localhost");
-    // 64-byte output buffers: handshake records queue behind them, in order.
-    let (mut co, mut so) = (WriteBuf::new(vec![0u8; 64]), WriteBuf::new(vec![0u8; 64]));
-    for _ in 0..2000 {
-        let cs = c.handshake(&mut co).unwrap();
-        deliver(&mut co, &mut s);
-        let ss = s.handshake(&mut so).unwrap();
-        deliver(&mut so, &mut c);
-        if cs == Status::Ready && ss == Status::Ready && !c.has_pending_output() {
-            break;
+    both(|| {
+        let p = pki("localhost");
+        let (mut c, mut s) = pair_with(&p, &p, "localhost");
+        // 64-byte output buffers: handshake records queue behind them, in order.
+        let (mut co, mut so) = (WriteBuf::new(vec![0u8; 64]), WriteBuf::new(vec![0u8; 64]));
+        for _ in 0..2000 {
+            let cs = c.handshake(&mut co).unwrap();
+            deliver(&mut co, &mut s);
+            let ss = s.handshake(&mut so).unwrap();
+            deliver(&mut so, &mut c);
+            if cs == Status::Ready && ss == Status::Ready && !c.has_pending_output() {
+                break;
+            }
         }
-    }
-    assert!(!c.is_handshaking() && !s.is_handshaking());
-    // Application data that does not fit is refused whole, the connection unchanged.
-    let err = c.encrypt(&[1u8; 100], &mut co).unwrap_err();
-    assert!(matches!(err, TlsError::OutputFull { .. }), "{err:?}");
-    c.encrypt(b"fits", &mut co).unwrap();
-    deliver(&mut co, &mut s);
-    assert_eq!(read_all(&mut s, &mut so, 64).unwrap().0, b"fits");
+        assert!(!c.is_handshaking() && !s.is_handshaking());
+        // Application data that does not fit is refused whole, the connection unchanged.
+        let err = c.encrypt(&[1u8; 100], &mut co).unwrap_err();
+        assert!(matches!(err, TlsError::OutputFull { .. }), "{err:?}");
+        c.encrypt(b"fits", &mut co).unwrap();
+        deliver(&mut co, &mut s);
+        assert_eq!(read_all(&mut s, &mut so, 64).unwrap().0, b"fits");
+    });
 }
 
 #[test]
 fn incoming_buffer_too_small_is_an_error() {
-    let p = pki("localhost");
-    let mut c = TlsCodec::client(
-        client_config(&p),
-        ServerName::try_from("localhost").unwrap(),
-        vec![0u8; 256],
-    )
-    .unwrap();
-    let mut s = TlsCodec::server(server_config(&p), vec![0u8; 64 * 1024]).unwrap();
-    let (mut co, mut so) = (out(), out());
-    c.handshake(&mut co).unwrap();
-    deliver(&mut co, &mut s);
-    s.handshake(&mut so).unwrap();
-    // The server's flight is larger than 256 bytes: feed what fits.
-    let mut result = Ok(Status::NeedMore);
-    while !so.is_empty() && result.is_ok() {
-        let n = c.handle_incoming(so.data());
-        so.consume(n);
-        result = c.handshake(&mut co);
-    }
-    assert_eq!(result, Err(TlsError::IncomingFull));
+    both(|| {
+        let p = pki("localhost");
+        let mut c = TlsCodec::client(
+            client_config(&p),
+            ServerName::try_from("localhost").unwrap(),
+            vec![0u8; 256],
+        )
+        .unwrap();
+        let mut s = TlsCodec::server(server_config(&p), vec![0u8; 64 * 1024]).unwrap();
+        let (mut co, mut so) = (out(), out());
+        c.handshake(&mut co).unwrap();
+        deliver(&mut co, &mut s);
+        s.handshake(&mut so).unwrap();
+        // The server's flight is larger than 256 bytes: feed what fits.
+        let mut result = Ok(Status::NeedMore);
+        while !so.is_empty() && result.is_ok() {
+            let n = c.handle_incoming(so.data());
+            so.consume(n);
+            result = c.handshake(&mut co);
+        }
+        assert_eq!(result, Err(TlsError::IncomingFull));
+    });
 }
 
 proptest! {
@@ -331,7 +379,9 @@ proptest! {
         data in proptest::collection::vec(any::<u8>(), 0..3000),
         cut in 1usize..200,
         header in any::<bool>(),
+        records in any::<bool>(),
     ) {
+        RECORDS.with(|r| r.set(records));
         let p = pki("localhost");
         let mut s = TlsCodec::server(server_config(&p), vec![0u8; 32 * 1024]).unwrap();
         let (mut c, mut co, _, _) = connected();
@@ -355,6 +405,7 @@ proptest! {
         c.handle_eof();
         prop_assert!(s.handshake(&mut so).is_err());
         prop_assert!(c.read(&mut buf, &mut co).is_err());
+        RECORDS.with(|r| r.set(false));
     }
 }
 
@@ -403,4 +454,118 @@ fn time_comes_from_the_config() {
             assert_eq!(err, TlsError::Rustls(rustls::Error::FailedToGetCurrentTime));
         }
     }
+}
+
+/// Records mode against rustls's own (buffered) server: session tickets arriving after
+/// the switch, and key updates both ways, many times (the server asks for ours each
+/// time), with data before and after each one.
+#[test]
+fn records_mode_key_updates_and_tickets_against_rustls() {
+    use std::io::{Read, Write};
+    RECORDS.with(|r| r.set(true));
+    let p = pki("localhost");
+    let mut server = rustls::ServerConnection::new(server_config(&p)).unwrap();
+    let mut c = TlsCodec::client(
+        client_config(&p),
+        ServerName::try_from("localhost").unwrap(),
+        vec![0u8; 64 * 1024],
+    )
+    .unwrap();
+    let mut co = out();
+    // Bytes from the rustls server to the client codec.
+    let to_client = |server: &mut rustls::ServerConnection, c: &mut Codec| {
+        let mut wire = Vec::new();
+        while server.wants_write() {
+            server.write_tls(&mut wire).unwrap();
+        }
+        assert_eq!(c.handle_incoming(&wire), wire.len());
+    };
+    let to_server = |co: &mut Out, server: &mut rustls::ServerConnection| {
+        let mut data = co.data();
+        while !data.is_empty() {
+            server.read_tls(&mut data).unwrap();
+            server.process_new_packets().unwrap();
+        }
+        co.clear();
+    };
+    // Handshake; the client switches before the server's tickets reach it.
+    for _ in 0..10 {
+        c.handshake(&mut co).unwrap();
+        to_server(&mut co, &mut server);
+        if !server.is_handshaking() && !c.is_handshaking() {
+            break;
+        }
+        to_client(&mut server, &mut c);
+    }
+    assert!(!server.is_handshaking() && !c.is_handshaking());
+    assert_eq!(read_all(&mut c, &mut co, 64).unwrap().1, Status::NeedMore);
+    assert!(c.is_records_mode());
+    // The tickets (and a first message) arrive in records mode.
+    server.writer().write_all(b"welcome").unwrap();
+    to_client(&mut server, &mut c);
+    assert_eq!(read_all(&mut c, &mut co, 64).unwrap().0, b"welcome");
+    for round in 0..20u8 {
+        server.writer().write_all(&[b'a', round]).unwrap();
+        server.refresh_traffic_keys().unwrap();
+        server.writer().write_all(&[b'b', round]).unwrap();
+        to_client(&mut server, &mut c);
+        let (got, _) = read_all(&mut c, &mut co, 3).unwrap();
+        assert_eq!(got, [b'a', round, b'b', round]);
+        // Our KeyUpdate answer went out; what we send next is under the new key.
+        assert!(!co.is_empty());
+        c.encrypt(&[b'c', round], &mut co).unwrap();
+        to_server(&mut co, &mut server);
+        let mut got = [0u8; 2];
+        server.reader().read_exact(&mut got).unwrap();
+        assert_eq!(got, [b'c', round]);
+    }
+    // close_notify both ways.
+    c.close(&mut co).unwrap();
+    to_server(&mut co, &mut server);
+    server.send_close_notify();
+    to_client(&mut server, &mut c);
+    assert_eq!(read_all(&mut c, &mut co, 64).unwrap().1, Status::PeerClosed);
+    assert!(c.is_closed());
+    RECORDS.with(|r| r.set(false));
+}
+
+/// In records mode, framing violations are typed errors: an oversized record, a
+/// plaintext alert or handshake record after the handshake, a bad legacy version.
+#[test]
+fn records_mode_rejects_bad_framing() {
+    RECORDS.with(|r| r.set(true));
+    let headers: [&[u8]; 4] = [
+        &[0x17, 0x03, 0x03, 0x41, 0x01],
+        &[0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x28],
+        &[0x16, 0x03, 0x03, 0x00, 0x04, 0x18, 0x00, 0x00, 0x00],
+        &[0x17, 0x07, 0x03, 0x00, 0x20],
+    ];
+    for bad in headers {
+        let (mut c, mut co, _, _) = connected();
+        c.handle_incoming(bad);
+        let err = c.read(&mut [0u8; 64], &mut co).unwrap_err();
+        assert_eq!(err.kind(), TlsErrorKind::Corrupt, "{bad:?}: {err:?}");
+        // A fatal alert went out, and the error sticks.
+        assert!(!co.is_empty());
+        assert!(c.read(&mut [0u8; 64], &mut co).is_err());
+    }
+    RECORDS.with(|r| r.set(false));
+}
+
+/// A close_notify that meets a full output buffer is refused whole and goes out
+/// intact on the retry (its sequence number is not spent on a record that was lost).
+#[test]
+fn close_notify_into_a_full_buffer_is_retried_intact() {
+    both(|| {
+        let (mut c, mut co, mut s, mut so) = connected();
+        let mut tiny: Out = WriteBuf::new(vec![0u8; 8]);
+        assert!(matches!(
+            c.close(&mut tiny),
+            Err(TlsError::OutputFull { .. })
+        ));
+        assert!(!c.is_close_sent());
+        c.close(&mut co).unwrap();
+        deliver(&mut co, &mut s);
+        assert_eq!(read_all(&mut s, &mut so, 64).unwrap().1, Status::PeerClosed);
+    });
 }

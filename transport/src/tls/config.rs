@@ -1,5 +1,10 @@
 //! [`TlsConfig`] (client) and [`TlsServerConfig`]: rustls configs built once at start-up
 //! and shared by every connection (an `Arc` inside, so clones are cheap).
+//!
+//! Both set rustls's `enable_secret_extraction`: after a TLS 1.3 handshake the codec
+//! takes the traffic keys and runs the record layer itself (records mode, see
+//! `tickwire::codec::tls`), opening each record in place with no allocation. The keys
+//! never leave the process; nothing exports or logs them.
 
 use std::fmt;
 use std::io;
@@ -279,6 +284,10 @@ impl TlsConfigBuilder {
             None => builder.with_no_client_auth(),
         };
         config.alpn_protocols = self.alpn;
+        // The codec's TLS 1.3 record layer takes the traffic keys after the handshake
+        // (rustls's kernel-connection API): records are opened in place, no rustls
+        // state-machine pass and no allocation per record. The keys stay in-process.
+        config.enable_secret_extraction = true;
         Ok(TlsConfig {
             client: Arc::new(config),
         })
@@ -423,6 +432,8 @@ impl TlsServerConfigBuilder {
         };
         let mut config = builder.with_single_cert(self.chain, self.key)?;
         config.alpn_protocols = self.alpn;
+        // As for the client: the codec's own TLS 1.3 record layer after the handshake.
+        config.enable_secret_extraction = true;
         Ok(TlsServerConfig {
             server: Arc::new(config),
         })

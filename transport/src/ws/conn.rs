@@ -9,6 +9,13 @@
 //! Blocking mode is the same code with a private [`mio::Poll`] to wait on when the
 //! socket would block; evented mode returns instead and lets the caller's own poll say
 //! when to come back.
+//!
+//! Blocking mode without a deadline (no read or write timeout, no close under way)
+//! puts the socket itself in blocking mode instead, so a `recv` that waits is one
+//! `read(2)` that sleeps in the kernel, and a send is one `write(2)`, rather than a read
+//! that fails with `EAGAIN`, an `epoll_wait` and a second read. Every other socket
+//! operation (timeouts, `try_recv`, draining, evented mode) switches the socket back to
+//! non-blocking first; the mode is cached, so the steady state makes no extra syscall.
 
 use std::io::{self, Read, Write};
 use std::net::Shutdown;
@@ -49,6 +56,12 @@ pub trait Stream: Read + Write + Source {
         false
     }
 
+    /// Put the socket itself in blocking (`true`) or non-blocking mode. `Ok(false)`:
+    /// not supported here (the connection then always waits on its poll).
+    fn set_socket_blocking(&mut self, _blocking: bool) -> io::Result<bool> {
+        Ok(false)
+    }
+
     /// After a read that returned `got` of `asked` bytes: whether the stream surely has
     /// nothing more until the socket becomes readable again (a plain socket: the read
     /// was short; TLS: [`TlsStream::is_drained`](crate::tls::TlsStream::is_drained)).
@@ -60,9 +73,35 @@ pub trait Stream: Read + Write + Source {
     }
 }
 
+/// Set `O_NONBLOCK` on a mio socket (mio sockets are non-blocking; a blocking-mode
+/// connection clears it while it has no deadline). `Ok(false)` off unix.
+pub(crate) fn set_tcp_blocking(tcp: &TcpStream, blocking: bool) -> io::Result<bool> {
+    #[cfg(unix)]
+    {
+        use std::mem::ManuallyDrop;
+        use std::os::fd::{AsRawFd, FromRawFd};
+        // SAFETY: the descriptor is open and owned by `tcp`, which outlives this call;
+        // the std socket made from it is never dropped (ManuallyDrop), so it is not
+        // closed here, and it only changes the descriptor's O_NONBLOCK flag.
+        let std_tcp =
+            ManuallyDrop::new(unsafe { std::net::TcpStream::from_raw_fd(tcp.as_raw_fd()) });
+        std_tcp.set_nonblocking(!blocking)?;
+        Ok(true)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (tcp, blocking);
+        Ok(false)
+    }
+}
+
 impl Stream for TcpStream {
     fn shutdown_write(&mut self) -> io::Result<()> {
         self.shutdown(Shutdown::Write)
+    }
+
+    fn set_socket_blocking(&mut self, blocking: bool) -> io::Result<bool> {
+        set_tcp_blocking(self, blocking)
     }
 
     fn read_drained(&self, asked: usize, got: usize) -> bool {
@@ -87,6 +126,10 @@ impl Stream for NetStream {
     #[inline]
     fn has_buffered(&self) -> bool {
         NetStream::has_buffered(self)
+    }
+
+    fn set_socket_blocking(&mut self, blocking: bool) -> io::Result<bool> {
+        set_tcp_blocking(self.tcp(), blocking)
     }
 
     #[inline]
@@ -174,10 +217,14 @@ enum Pending {
     Close(Option<CloseCode>),
 }
 
-/// The private poll of blocking mode.
+/// The private poll of blocking mode. The socket is registered on the first wait, for
+/// readable, plus writable only while output waits (edge-triggered: interest in
+/// writable when nothing is to be written would wake the wait after every write).
 struct Waiter {
     poll: Poll,
     events: Events,
+    /// The interest registered now; `None` before the first wait.
+    registered: Option<Interest>,
 }
 
 impl std::fmt::Debug for Waiter {
@@ -187,18 +234,30 @@ impl std::fmt::Debug for Waiter {
 }
 
 impl Waiter {
-    fn new<S: Source>(stream: &mut S) -> io::Result<Waiter> {
-        let poll = Poll::new()?;
-        poll.registry()
-            .register(stream, Token(0), Interest::READABLE | Interest::WRITABLE)?;
+    fn new() -> io::Result<Waiter> {
         Ok(Waiter {
-            poll,
+            poll: Poll::new()?,
             events: Events::with_capacity(4),
+            registered: None,
         })
     }
 
-    /// Wait for a readiness edge or `deadline`; `Ok(false)` when the deadline had passed.
-    fn wait(&mut self, deadline: Option<Instant>) -> io::Result<bool> {
+    /// Leave the poll (when switching to evented mode).
+    fn deregister<S: Source>(&mut self, stream: &mut S) -> io::Result<()> {
+        if self.registered.take().is_some() {
+            self.poll.registry().deregister(stream)?;
+        }
+        Ok(())
+    }
+
+    /// Wait for a readiness edge of `interest` or `deadline`; `Ok(false)` when the
+    /// deadline had passed.
+    fn wait<S: Source>(
+        &mut self,
+        stream: &mut S,
+        interest: Interest,
+        deadline: Option<Instant>,
+    ) -> io::Result<bool> {
         let timeout = match deadline {
             None => None,
             Some(d) => match d.checked_duration_since(Instant::now()) {
@@ -206,6 +265,17 @@ impl Waiter {
                 _ => return Ok(false),
             },
         };
+        match self.registered {
+            None => self.poll.registry().register(stream, Token(0), interest)?,
+            Some(i) if i != interest => {
+                // Re-arming also reports a readiness that is already there.
+                self.poll
+                    .registry()
+                    .reregister(stream, Token(0), interest)?
+            }
+            Some(_) => {}
+        }
+        self.registered = Some(interest);
         match self.poll.poll(&mut self.events, timeout) {
             Err(e) if e.kind() != io::ErrorKind::Interrupted => Err(e),
             _ => Ok(true),
@@ -260,6 +330,9 @@ impl Deadline {
 pub(crate) struct Io<S, M> {
     pub stream: S,
     waiter: Option<Waiter>,
+    /// The socket is in blocking mode now (see the module docs); only ever true in
+    /// blocking mode.
+    sock_blocking: bool,
     writer: FrameWriter<M>,
     pub wbuf: WriteBuf<Vec<u8>>,
     pending: Option<Pending>,
@@ -287,12 +360,47 @@ impl<S: Stream, M: Masking> Io<S, M> {
         self.waiter.is_some()
     }
 
-    /// Wait for readiness (blocking mode only); `Ok(false)` when `deadline` passed.
+    /// Wait for readiness (blocking mode only): readable, and writable while output
+    /// waits. `Ok(false)` when `deadline` passed. The socket is non-blocking after it.
     pub fn wait(&mut self, deadline: Option<Instant>) -> io::Result<bool> {
+        self.sock_nonblocking()?;
+        let interest = if self.wants_write() {
+            Interest::READABLE | Interest::WRITABLE
+        } else {
+            Interest::READABLE
+        };
         match &mut self.waiter {
-            Some(w) => w.wait(deadline),
+            Some(w) => w.wait(&mut self.stream, interest, deadline),
             None => Ok(true),
         }
+    }
+
+    /// Blocking mode only: put the socket in blocking mode, so the next read or write
+    /// sleeps in the kernel. `Ok(false)`: not in blocking mode, or not supported.
+    fn sock_blocking(&mut self) -> io::Result<bool> {
+        if self.sock_blocking {
+            return Ok(true);
+        }
+        let Some(waiter) = &mut self.waiter else {
+            return Ok(false);
+        };
+        if !self.stream.set_socket_blocking(true)? {
+            return Ok(false);
+        }
+        self.sock_blocking = true;
+        // Leave the private poll while the socket blocks by itself: no readiness
+        // bookkeeping on every packet; the next deadline wait registers it again.
+        waiter.deregister(&mut self.stream)?;
+        Ok(true)
+    }
+
+    /// Put the socket back in non-blocking mode (a no-op when it is).
+    pub fn sock_nonblocking(&mut self) -> io::Result<()> {
+        if self.sock_blocking {
+            self.stream.set_socket_blocking(false)?;
+            self.sock_blocking = false;
+        }
+        Ok(())
     }
 
     pub fn wants_write(&self) -> bool {
@@ -328,7 +436,15 @@ impl<S: Stream, M: Masking> Io<S, M> {
     }
 
     /// Write until the buffer is empty or the socket would block. `Ok(true)`: all written.
+    /// Never waits.
     pub fn write_some(&mut self) -> io::Result<bool> {
+        self.sock_nonblocking()?;
+        self.write_out()
+    }
+
+    /// [`write_some`](Self::write_some) in the socket's current mode (a blocking
+    /// socket: until everything is written).
+    fn write_out(&mut self) -> io::Result<bool> {
         loop {
             self.place_pending();
             if self.wbuf.is_empty() {
@@ -358,7 +474,11 @@ impl<S: Stream, M: Masking> Io<S, M> {
     }
 
     /// Write everything, waiting for writability until `deadline`. `Ok(false)`: timed out.
+    /// Without a deadline, in a blocking socket's `write(2)` (one syscall).
     fn write_all(&mut self, mut deadline: Deadline) -> io::Result<bool> {
+        if matches!(deadline, Deadline::After(None)) && self.sock_blocking()? && self.write_out()? {
+            return Ok(true);
+        }
         loop {
             if self.write_some()? {
                 return Ok(true);
@@ -400,21 +520,22 @@ impl<S: Stream, M: Masking> Io<S, M> {
                 capacity,
             });
         }
-        let mut deadline = Deadline::After(self.write_timeout);
-        loop {
-            if self.pending.is_none() && self.wbuf.remaining() >= need {
-                return Ok(());
-            }
-            self.write_some()?;
-            if self.pending.is_none() && self.wbuf.remaining() >= need {
-                return Ok(());
-            }
-            if !self.is_blocking() {
-                return Err(Error::Backpressure);
-            }
-            if !self.wait(deadline.get())? {
-                return Err(Error::Timeout);
-            }
+        if self.pending.is_none() && self.wbuf.remaining() >= need {
+            return Ok(());
+        }
+        if self.is_blocking() {
+            // Everything out leaves the whole (empty) buffer, and `need` fits it.
+            return if self.write_all(Deadline::After(self.write_timeout))? {
+                Ok(())
+            } else {
+                Err(Error::Timeout)
+            };
+        }
+        self.write_some()?;
+        if self.pending.is_none() && self.wbuf.remaining() >= need {
+            Ok(())
+        } else {
+            Err(Error::Backpressure)
         }
     }
 
@@ -485,17 +606,13 @@ pub(crate) struct Conn<S, M> {
 impl<S: Stream, M: Masking> Conn<S, M> {
     /// A connection in `role` over `stream`; blocking mode when `blocking`.
     pub fn new(
-        mut stream: S,
+        stream: S,
         role: Role,
         writer: FrameWriter<M>,
         opts: &Options,
         blocking: bool,
     ) -> io::Result<Self> {
-        let waiter = if blocking {
-            Some(Waiter::new(&mut stream)?)
-        } else {
-            None
-        };
+        let waiter = if blocking { Some(Waiter::new()?) } else { None };
         // Room for at least one control frame, so a pong or close always fits.
         let wcap = opts.write_buffer_size.max(256);
         Ok(Conn {
@@ -503,6 +620,7 @@ impl<S: Stream, M: Masking> Conn<S, M> {
             io: Io {
                 stream,
                 waiter,
+                sock_blocking: false,
                 writer: writer.with_fragment_size(opts.fragment_size),
                 wbuf: WriteBuf::new(vec![0u8; wcap]),
                 pending: None,
@@ -522,9 +640,12 @@ impl<S: Stream, M: Masking> Conn<S, M> {
     /// Switch between blocking mode (private poll) and evented mode (the caller's poll).
     /// Before switching to blocking, deregister the connection from the caller's poll.
     pub fn set_blocking(&mut self, blocking: bool) -> io::Result<()> {
+        if !blocking {
+            self.io.sock_nonblocking()?;
+        }
         match (blocking, self.io.waiter.take()) {
-            (true, None) => self.io.waiter = Some(Waiter::new(&mut self.io.stream)?),
-            (false, Some(w)) => w.poll.registry().deregister(&mut self.io.stream)?,
+            (true, None) => self.io.waiter = Some(Waiter::new()?),
+            (false, Some(mut w)) => w.deregister(&mut self.io.stream)?,
             (_, w) => self.io.waiter = w,
         }
         Ok(())
@@ -587,12 +708,29 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                 self.fail(CloseCode::TOO_BIG);
                 return Err(Error::Protocol(WsError::MessageTooLarge));
             }
+            // Waiting with no deadline and nothing to write: sleep in the read itself.
+            let block = wait
+                && self.io.state == State::Open
+                && self.io.read_timeout.is_none()
+                && !self.io.wants_write();
             let asked = spare.len();
+            // After a read that drained the socket, a non-blocking read would only say
+            // `WouldBlock`: wait for readiness first where the wait remembers an arrival
+            // since the read (our own edge-triggered poll when we are about to wait on
+            // it, tokio's readiness). A read that blocks by itself needs no such
+            // shortcut, and `try_recv` in blocking mode always reads.
             let drained = std::mem::take(&mut self.io.drained);
-            let outcome = if drained && (self.io.sticky_readiness || self.io.is_blocking()) {
+            let skip =
+                drained && !block && (self.io.sticky_readiness || (wait && self.io.is_blocking()));
+            let outcome = if skip {
                 Ok(ReadOutcome::WouldBlock)
             } else {
-                read_once(&mut self.io.stream, spare)
+                let mode = if block {
+                    self.io.sock_blocking().map(|_| ())
+                } else {
+                    self.io.sock_nonblocking()
+                };
+                mode.and_then(|()| read_once(&mut self.io.stream, spare))
             };
             match outcome {
                 Ok(ReadOutcome::Data(n)) => {
@@ -649,6 +787,8 @@ impl<S: Stream, M: Masking> Conn<S, M> {
 
     /// Shut the socket down for good.
     pub fn abort(&mut self) {
+        // Never block in a TLS close_notify write (best effort).
+        let _ = self.io.sock_nonblocking();
         self.io.state = State::Failed;
         if !self.io.shut {
             self.io.shut = true;
@@ -699,6 +839,9 @@ impl<S: Stream, M: Masking> Conn<S, M> {
     }
 
     fn drain(&mut self, deadline: Option<Instant>) {
+        if self.io.sock_nonblocking().is_err() {
+            return;
+        }
         loop {
             let spare = self.reader.spare_mut();
             if spare.is_empty() {

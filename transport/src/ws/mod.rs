@@ -4,8 +4,11 @@
 //! reader and writer, which do all framing, validation and close codes. Each
 //! connection can be driven two ways by the same code:
 //!
-//! - **blocking**: calls wait, on a private [`mio::Poll`] per connection, within the
-//!   configured timeouts;
+//! - **blocking**: calls wait, within the configured timeouts, on a private
+//!   [`mio::Poll`] per connection; with no deadline in play (no read or write
+//!   timeout, no close under way) the socket itself is put in blocking mode and a
+//!   wait is one `read(2)` or `write(2)` sleeping in the kernel (no `EAGAIN` read and
+//!   `epoll_wait` before it);
 //! - **evented**: the connection is a [`mio::event::Source`]; register it in your own
 //!   poll and on readiness drain it with `try_recv` and `flush`. A send that meets a
 //!   full socket keeps the rest in the bounded write buffer; a send that does not fit

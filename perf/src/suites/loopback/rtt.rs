@@ -13,7 +13,8 @@ use super::{payload, spawn_pinned, tcp_pair, wire_len};
 use crate::harness::{Measurement, RunConfig, bench_batch};
 use crate::suites::{Case, touch, unexpected};
 
-const NOTE_TW: &str = "ws::Client::send_binary + recv (blocking: waits in its mio poll) against a \
+const NOTE_TW: &str = "ws::Client::send_binary + recv (blocking, no timeouts: sleeps in read(2) on the \
+                       socket, put in blocking mode) against a \
                        ws::ServerConnection echoing on the other core; client frames masked with a fresh key";
 const NOTE_TW_BUSY: &str =
     "both ends set_blocking(false) and spin on try_recv (evented API, no poll wait)";

@@ -21,8 +21,10 @@ pub fn name(n: usize, busy: bool) -> String {
     format!("TLS 1.3 loopback round trip {n}B binary ({mode})")
 }
 
-const NOTE_TW: &str = "wss://: ws::Client::send_binary + recv against a TLS ws::Server echo on the other \
-                       core; TLS via the codec's TlsCodec (rustls unbuffered, ring), client frames masked";
+const NOTE_TW: &str = "wss://: ws::Client::send_binary + recv (blocking, no timeouts: read(2) sleeps on \
+                       the socket) against a TLS ws::Server echo on the other core; TLS via the codec's \
+                       TlsCodec (rustls unbuffered handshake, then its own TLS 1.3 record layer on \
+                       ring's AEAD), client frames masked";
 const NOTE_TUNG: &str = "tungstenite WebSocket over rustls StreamOwned<ClientConnection, TcpStream> (same \
                          rustls configs: ring, TLS 1.3) against a tungstenite + rustls echo on the other core";
 
@@ -164,6 +166,10 @@ fn tickwire(cfg: &RunConfig, peer: usize, n: usize, busy: bool) -> Measurement {
     assert_eq!(
         version,
         Some(tickwire::tls::rustls::ProtocolVersion::TLSv1_3)
+    );
+    assert!(
+        c.tls().is_some_and(|t| t.codec().is_records_mode()),
+        "TLS 1.3 records mode"
     );
     if busy {
         c.set_blocking(false).expect("evented mode");

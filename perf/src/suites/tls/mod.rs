@@ -1,8 +1,9 @@
-//! Suite "tls" (issue 5): WebSocket over TLS 1.3, tickwire (its TLS codec on
-//! rustls's unbuffered API, `wss://`) against tungstenite over rustls's
-//! `StreamOwned`, both with the same rustls configs: the *ring* provider,
-//! TLS 1.3 only (checked), so the same cipher suite; certificates made by
-//! rcgen at start-up for `localhost`.
+//! Suite "tls" (issue 5): WebSocket over TLS 1.3, tickwire (its TLS codec:
+//! rustls's unbuffered API for the handshake, then the codec's own TLS 1.3
+//! record layer on the provider's AEAD, checked by each row) against
+//! tungstenite over rustls's `StreamOwned`, both with the same rustls configs:
+//! the *ring* provider, TLS 1.3 only (checked), so the same cipher suite;
+//! certificates made by rcgen at start-up for `localhost`.
 //!
 //! - [`echo`]: loopback round trip of 40 B and 128 B binary messages, one
 //!   connection, the echo server (same library) on the other core.

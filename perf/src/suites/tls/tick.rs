@@ -29,8 +29,9 @@ pub const TICK: &str =
 /// Scenario name.
 pub const SCENARIO: &str = "TLS 1.3 77B JSON quote tick: decrypt + parse + serde_json deserialize";
 
-const NOTE_TW: &str = "TlsStream::read into FrameReader::spare_mut (one TLS record per tick), next() per \
-                       message, serde_json::from_str::<Tick> (borrowed &str fields)";
+const NOTE_TW: &str = "TlsStream::read into FrameReader::spare_mut (one TLS record per tick; TLS 1.3 records \
+                       mode: each record opened in place with the provider's AEAD, plaintext copied once \
+                       into the reader), next() per message, serde_json::from_str::<Tick> (borrowed &str fields)";
 const NOTE_TUNG: &str = "WebSocket<StreamOwned<ClientConnection, _>>::read() per message (rustls decrypts \
                          into its buffer, tungstenite copies into its own), serde_json::from_str::<Tick>";
 
@@ -230,6 +231,7 @@ fn tickwire(cfg: &RunConfig) -> Measurement {
     };
     s.ex.send(b);
     tw_batch(&mut s, b, true);
+    assert!(s.tls.codec().is_records_mode(), "TLS 1.3 records mode");
     bench_batch(
         cfg,
         &mut s,

@@ -1,0 +1,440 @@
+//! The TLS 1.3 record layer after the handshake ("records mode").
+//!
+//! rustls 0.23's unbuffered API runs every application-data record through its state
+//! machine and hands the plaintext over in a `Vec` of its own (one allocation and one
+//! copy per record). Once the handshake is over and the config allows it
+//! (`enable_secret_extraction`), the codec instead takes the traffic keys with
+//! rustls's kernel-connection API (made for kTLS) and protects records itself with
+//! the AEAD of the config's own crypto provider: each record is opened in place in
+//! the incoming buffer and its plaintext copied once into the caller's slice. rustls
+//! keeps what only it can do: new traffic secrets for key updates, and session
+//! tickets. The codec still picks no provider.
+//!
+//! RFC 8446 rules enforced here: records are `application_data` on the outside, at
+//! most 2^14 + 256 bytes of ciphertext and 2^14 of plaintext; inner types are
+//! application data, alerts (close_notify ends the stream, any other alert is an
+//! error) and post-handshake handshake messages (NewSessionTicket to a client,
+//! KeyUpdate, which must end its record); anything else fails the connection with a
+//! fatal alert. Sequence numbers never wrap, and the sending key is updated before the
+//! suite's confidentiality limit.
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+
+use rustls::client::ClientConnectionData;
+use rustls::crypto::cipher::{
+    InboundOpaqueMessage, MessageDecrypter, MessageEncrypter, OutboundChunks, OutboundPlainMessage,
+};
+use rustls::kernel::KernelConnection;
+use rustls::server::ServerConnectionData;
+use rustls::{
+    AlertDescription, ConnectionTrafficSecrets, ContentType, Error, HandshakeType, InvalidMessage,
+    PeerMisbehaved, ProtocolVersion, SupportedCipherSuite, Tls13CipherSuite,
+};
+
+use super::{MAX_PLAINTEXT, PendingOut, Sink, TlsError};
+use crate::buf::{ReadBuf, WriteBuf};
+
+/// Largest TLS 1.3 ciphertext in one record (RFC 8446 §5.2).
+const MAX_CIPHERTEXT: usize = MAX_PLAINTEXT + 256;
+/// Record header: type, legacy version, length.
+const HEADER: usize = 5;
+/// Largest post-handshake handshake message we buffer (a NewSessionTicket is a few
+/// hundred bytes; rustls itself caps handshake messages at 64 KiB).
+const MAX_HANDSHAKE: usize = 64 * 1024;
+
+/// rustls's side of a converted connection.
+pub(super) enum Kernel {
+    Client(KernelConnection<ClientConnectionData>),
+    Server(KernelConnection<ServerConnectionData>),
+}
+
+impl Kernel {
+    fn update_rx(&mut self) -> Result<(u64, ConnectionTrafficSecrets), Error> {
+        match self {
+            Kernel::Client(k) => k.update_rx_secret(),
+            Kernel::Server(k) => k.update_rx_secret(),
+        }
+    }
+
+    fn update_tx(&mut self) -> Result<(u64, ConnectionTrafficSecrets), Error> {
+        match self {
+            Kernel::Client(k) => k.update_tx_secret(),
+            Kernel::Server(k) => k.update_tx_secret(),
+        }
+    }
+}
+
+/// The record layer state of one connection in records mode.
+pub(super) struct Records {
+    kernel: Kernel,
+    suite: &'static Tls13CipherSuite,
+    dec: Box<dyn MessageDecrypter>,
+    rx_seq: u64,
+    enc: Box<dyn MessageEncrypter>,
+    tx_seq: u64,
+    /// A post-handshake handshake message split over records (rare; bounded).
+    hs: Vec<u8>,
+    alpn: Option<Vec<u8>>,
+}
+
+/// What one [`Records::read`] call ended with.
+pub(super) enum ReadEnd {
+    /// No complete record left, or the caller's slice is full.
+    Done,
+    /// The peer's close_notify.
+    PeerClosed,
+}
+
+/// One direction's AEAD state from extracted secrets.
+fn key_iv(
+    secrets: ConnectionTrafficSecrets,
+) -> Result<(rustls::crypto::cipher::AeadKey, rustls::crypto::cipher::Iv), Error> {
+    match secrets {
+        ConnectionTrafficSecrets::Aes128Gcm { key, iv }
+        | ConnectionTrafficSecrets::Aes256Gcm { key, iv }
+        | ConnectionTrafficSecrets::Chacha20Poly1305 { key, iv } => Ok((key, iv)),
+        _ => Err(Error::General("unsupported traffic secret kind".into())),
+    }
+}
+
+/// Whether records mode can take over a connection that negotiated `suite` and
+/// `version` (TLS 1.3 only: TLS 1.2 stays on rustls's own record layer).
+pub(super) fn supported(
+    suite: Option<SupportedCipherSuite>,
+    version: Option<ProtocolVersion>,
+) -> bool {
+    matches!(
+        (suite, version),
+        (
+            Some(SupportedCipherSuite::Tls13(_)),
+            Some(ProtocolVersion::TLSv1_3)
+        )
+    )
+}
+
+/// A fatal protocol error: the error and the alert we send for it.
+fn fatal(e: Error) -> (TlsError, AlertDescription) {
+    let alert = match &e {
+        Error::DecryptError => AlertDescription::BadRecordMac,
+        Error::PeerSentOversizedRecord => AlertDescription::RecordOverflow,
+        Error::InvalidMessage(_) => AlertDescription::DecodeError,
+        Error::AlertReceived(_) => AlertDescription::CloseNotify,
+        _ => AlertDescription::UnexpectedMessage,
+    };
+    (TlsError::Rustls(e), alert)
+}
+
+impl Records {
+    /// Take over from rustls: `secrets` and `kernel` from `dangerous_into_kernel_connection`.
+    pub(super) fn new(
+        secrets: rustls::ExtractedSecrets,
+        kernel: Kernel,
+        suite: SupportedCipherSuite,
+        alpn: Option<Vec<u8>>,
+    ) -> Result<Self, Error> {
+        #[allow(unreachable_patterns)] // TLS 1.2 suites exist only with rustls's `tls12`
+        let suite = match suite {
+            SupportedCipherSuite::Tls13(suite) => suite,
+            _ => return Err(Error::General("records mode is TLS 1.3 only".into())),
+        };
+        let (tx_seq, tx) = secrets.tx;
+        let (rx_seq, rx) = secrets.rx;
+        let (tk, tiv) = key_iv(tx)?;
+        let (rk, riv) = key_iv(rx)?;
+        Ok(Records {
+            kernel,
+            suite,
+            enc: suite.aead_alg.encrypter(tk, tiv),
+            tx_seq,
+            dec: suite.aead_alg.decrypter(rk, riv),
+            rx_seq,
+            hs: Vec::new(),
+            alpn,
+        })
+    }
+
+    /// The ALPN protocol the handshake agreed on.
+    pub(super) fn alpn(&self) -> Option<&[u8]> {
+        self.alpn.as_deref()
+    }
+
+    /// Open every complete record in `incoming` (until the caller's slice is full),
+    /// delivering application data into `sink`; a KeyUpdate answer goes into `out`
+    /// (or `pending` when `out` is full). A failure returns the error and the alert to
+    /// send.
+    pub(super) fn read<B: AsRef<[u8]> + AsMut<[u8]>, O: AsRef<[u8]> + AsMut<[u8]>>(
+        &mut self,
+        incoming: &mut ReadBuf<B>,
+        sink: &mut Sink<'_>,
+        out: &mut WriteBuf<O>,
+        pending: &mut PendingOut,
+        reading: bool,
+    ) -> Result<ReadEnd, (TlsError, AlertDescription)> {
+        loop {
+            if reading && sink.is_full() && sink.filled > 0 {
+                return Ok(ReadEnd::Done);
+            }
+            let data = incoming.data_mut();
+            let Some(header) = data.get(..HEADER) else {
+                return Ok(ReadEnd::Done);
+            };
+            let typ = ContentType::from(header[0]);
+            let len = usize::from(u16::from_be_bytes([header[3], header[4]]));
+            if header[1] != 0x03 {
+                return Err(fatal(Error::InvalidMessage(
+                    InvalidMessage::InvalidContentType,
+                )));
+            }
+            if typ != ContentType::ApplicationData {
+                return Err(fatal(Error::InappropriateMessage {
+                    expect_types: alloc::vec![ContentType::ApplicationData],
+                    got_type: typ,
+                }));
+            }
+            if len > MAX_CIPHERTEXT {
+                return Err(fatal(Error::PeerSentOversizedRecord));
+            }
+            let Some(record) = data.get_mut(HEADER..HEADER + len) else {
+                return Ok(ReadEnd::Done);
+            };
+            if self.rx_seq == u64::MAX {
+                return Err(fatal(Error::DecryptError));
+            }
+            let msg = InboundOpaqueMessage::new(typ, ProtocolVersion::TLSv1_2, record);
+            let plain = self.dec.decrypt(msg, self.rx_seq).map_err(fatal)?;
+            self.rx_seq += 1;
+            if plain.payload.len() > MAX_PLAINTEXT {
+                return Err(fatal(Error::PeerSentOversizedRecord));
+            }
+            if plain.typ != ContentType::Handshake && !self.hs.is_empty() {
+                // A split handshake message may not be interleaved with other records.
+                return Err(fatal(Error::PeerMisbehaved(
+                    PeerMisbehaved::KeyEpochWithPendingFragment,
+                )));
+            }
+            let end = match plain.typ {
+                ContentType::ApplicationData => {
+                    sink.deliver(plain.payload);
+                    None
+                }
+                ContentType::Alert => alert(plain.payload)?,
+                ContentType::Handshake => {
+                    let payload = plain.payload;
+                    self.handshake(payload, out, pending)?;
+                    None
+                }
+                other => {
+                    return Err(fatal(Error::InappropriateMessage {
+                        expect_types: alloc::vec![
+                            ContentType::ApplicationData,
+                            ContentType::Alert,
+                            ContentType::Handshake
+                        ],
+                        got_type: other,
+                    }));
+                }
+            };
+            incoming.consume(HEADER + len);
+            if let Some(end) = end {
+                return Ok(end);
+            }
+        }
+    }
+
+    /// Post-handshake handshake messages in one record's plaintext.
+    fn handshake<O: AsRef<[u8]> + AsMut<[u8]>>(
+        &mut self,
+        payload: &[u8],
+        out: &mut WriteBuf<O>,
+        pending: &mut PendingOut,
+    ) -> Result<(), (TlsError, AlertDescription)> {
+        if payload.is_empty() {
+            return Err(fatal(Error::InvalidMessage(
+                InvalidMessage::InvalidEmptyPayload,
+            )));
+        }
+        if self.hs.len() + payload.len() > MAX_HANDSHAKE + 4 {
+            return Err(fatal(Error::InvalidMessage(
+                InvalidMessage::HandshakePayloadTooLarge,
+            )));
+        }
+        // Whole messages straight from the record; a split one is gathered in `hs`.
+        let joined;
+        let bytes: &[u8] = if self.hs.is_empty() {
+            payload
+        } else {
+            self.hs.extend_from_slice(payload);
+            joined = core::mem::take(&mut self.hs);
+            &joined
+        };
+        let mut rest = bytes;
+        while rest.len() >= 4 {
+            let typ = HandshakeType::from(rest[0]);
+            let len =
+                (usize::from(rest[1]) << 16) | (usize::from(rest[2]) << 8) | usize::from(rest[3]);
+            if len > MAX_HANDSHAKE {
+                return Err(fatal(Error::InvalidMessage(
+                    InvalidMessage::HandshakePayloadTooLarge,
+                )));
+            }
+            let Some(body) = rest.get(4..4 + len) else {
+                break;
+            };
+            let after = &rest[4 + len..];
+            match (typ, &mut self.kernel) {
+                (HandshakeType::NewSessionTicket, Kernel::Client(k)) => {
+                    k.handle_new_session_ticket(body).map_err(fatal)?;
+                }
+                (HandshakeType::KeyUpdate, _) => {
+                    // RFC 8446 §5.1: a KeyUpdate must end its record.
+                    if !after.is_empty() {
+                        return Err(fatal(Error::PeerMisbehaved(
+                            PeerMisbehaved::KeyEpochWithPendingFragment,
+                        )));
+                    }
+                    let requested = match body {
+                        [0] => false,
+                        [1] => true,
+                        _ => {
+                            return Err(fatal(Error::InvalidMessage(
+                                InvalidMessage::InvalidKeyUpdate,
+                            )));
+                        }
+                    };
+                    let (seq, secrets) = self.kernel.update_rx().map_err(fatal)?;
+                    let (key, iv) = key_iv(secrets).map_err(fatal)?;
+                    self.dec = self.suite.aead_alg.decrypter(key, iv);
+                    self.rx_seq = seq;
+                    if requested {
+                        self.update_tx(out, pending).map_err(fatal)?;
+                    }
+                }
+                (other, _) => {
+                    return Err(fatal(Error::InappropriateHandshakeMessage {
+                        expect_types: alloc::vec![
+                            HandshakeType::NewSessionTicket,
+                            HandshakeType::KeyUpdate
+                        ],
+                        got_type: other,
+                    }));
+                }
+            }
+            rest = after;
+        }
+        if !rest.is_empty() {
+            self.hs = rest.to_vec();
+        }
+        Ok(())
+    }
+
+    /// Send KeyUpdate(update_not_requested) under the current key, then switch to the
+    /// next one.
+    fn update_tx<O: AsRef<[u8]> + AsMut<[u8]>>(
+        &mut self,
+        out: &mut WriteBuf<O>,
+        pending: &mut PendingOut,
+    ) -> Result<(), Error> {
+        let msg = [u8::from(HandshakeType::KeyUpdate), 0, 0, 1, 0];
+        let record = self.seal(ContentType::Handshake, &msg)?;
+        if !pending.is_empty() || out.extend(&record).is_err() {
+            pending.push(&record);
+        }
+        let (seq, secrets) = self.kernel.update_tx()?;
+        let (key, iv) = key_iv(secrets)?;
+        self.enc = self.suite.aead_alg.encrypter(key, iv);
+        self.tx_seq = seq;
+        Ok(())
+    }
+
+    /// One record of `typ` holding `data` (at most [`MAX_PLAINTEXT`] bytes), encoded.
+    fn seal(&mut self, typ: ContentType, data: &[u8]) -> Result<Vec<u8>, Error> {
+        if self.tx_seq == u64::MAX {
+            return Err(Error::EncryptError);
+        }
+        let msg = OutboundPlainMessage {
+            typ,
+            version: ProtocolVersion::TLSv1_2,
+            payload: OutboundChunks::Single(data),
+        };
+        let record = self.enc.encrypt(msg, self.tx_seq)?;
+        self.tx_seq += 1;
+        Ok(record.encode())
+    }
+
+    /// Bytes on the wire for `n` (at least 1) bytes of application data.
+    fn sealed_len(&self, n: usize) -> usize {
+        let full = n / MAX_PLAINTEXT;
+        let last = n % MAX_PLAINTEXT;
+        let mut total = full * (HEADER + self.enc.encrypted_payload_len(MAX_PLAINTEXT));
+        if last > 0 {
+            total += HEADER + self.enc.encrypted_payload_len(last);
+        }
+        total
+    }
+
+    /// Encrypt `data` into `out`, all or nothing ([`TlsError::OutputFull`]). The sending
+    /// key is updated first when it nears the suite's confidentiality limit.
+    pub(super) fn encrypt<O: AsRef<[u8]> + AsMut<[u8]>>(
+        &mut self,
+        data: &[u8],
+        out: &mut WriteBuf<O>,
+        pending: &mut PendingOut,
+    ) -> Result<(), TlsError> {
+        // Room for a KeyUpdate record too, so the update never splits a write.
+        let need = self.sealed_len(data.len()) + HEADER + self.enc.encrypted_payload_len(5);
+        if out.remaining() < need {
+            return Err(TlsError::OutputFull { required: need });
+        }
+        let records = data.len().div_ceil(MAX_PLAINTEXT) as u64;
+        let limit = self.suite.common.confidentiality_limit;
+        if self.tx_seq.saturating_add(records) >= limit {
+            self.update_tx(out, pending)?;
+        }
+        for chunk in data.chunks(MAX_PLAINTEXT) {
+            let record = self.seal(ContentType::ApplicationData, chunk)?;
+            out.extend(&record).map_err(|_| TlsError::OutputFull {
+                required: record.len(),
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Our close_notify, or a fatal `alert`, into `out` (best effort for an alert).
+    pub(super) fn alert<O: AsRef<[u8]> + AsMut<[u8]>>(
+        &mut self,
+        desc: AlertDescription,
+        out: &mut WriteBuf<O>,
+    ) -> Result<(), TlsError> {
+        let level = if desc == AlertDescription::CloseNotify {
+            1
+        } else {
+            2
+        };
+        // Room first: a sealed record spends a sequence number, so it must not be lost.
+        let need = HEADER + self.enc.encrypted_payload_len(2);
+        if out.remaining() < need {
+            return Err(TlsError::OutputFull { required: need });
+        }
+        let record = self.seal(ContentType::Alert, &[level, u8::from(desc)])?;
+        out.extend(&record).map_err(|_| TlsError::OutputFull {
+            required: record.len(),
+        })
+    }
+}
+
+/// An alert record's plaintext: close_notify ends the stream; user_canceled (a
+/// warning) is ignored; anything else is the peer's error.
+fn alert(payload: &[u8]) -> Result<Option<ReadEnd>, (TlsError, AlertDescription)> {
+    let [level, desc] = payload else {
+        return Err(fatal(Error::InvalidMessage(
+            InvalidMessage::MessageTooShort,
+        )));
+    };
+    let desc = AlertDescription::from(*desc);
+    match desc {
+        AlertDescription::CloseNotify => Ok(Some(ReadEnd::PeerClosed)),
+        AlertDescription::UserCanceled if *level == 1 => Ok(None),
+        _ => Err(fatal(Error::AlertReceived(desc))),
+    }
+}
