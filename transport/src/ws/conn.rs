@@ -74,25 +74,10 @@ pub trait Stream: Read + Write + Source {
 }
 
 /// Set `O_NONBLOCK` on a mio socket (mio sockets are non-blocking; a blocking-mode
-/// connection clears it while it has no deadline). `Ok(false)` off unix.
+/// connection clears it while it has no deadline).
 pub(crate) fn set_tcp_blocking(tcp: &TcpStream, blocking: bool) -> io::Result<bool> {
-    #[cfg(unix)]
-    {
-        use std::mem::ManuallyDrop;
-        use std::os::fd::{AsRawFd, FromRawFd};
-        // SAFETY: the descriptor is open and owned by `tcp`, which outlives this call;
-        // the std socket made from it is never dropped (ManuallyDrop), so it is not
-        // closed here, and it only changes the descriptor's O_NONBLOCK flag.
-        let std_tcp =
-            ManuallyDrop::new(unsafe { std::net::TcpStream::from_raw_fd(tcp.as_raw_fd()) });
-        std_tcp.set_nonblocking(!blocking)?;
-        Ok(true)
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = (tcp, blocking);
-        Ok(false)
-    }
+    socket2::SockRef::from(tcp).set_nonblocking(!blocking)?;
+    Ok(true)
 }
 
 impl Stream for TcpStream {
