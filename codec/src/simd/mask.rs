@@ -194,14 +194,14 @@ pub unsafe fn copy_masked_avx2(dst: &mut [u8], src: &[u8], key: [u8; 4], phase: 
 /// The key as it applies to memory starting at payload byte `phase`:
 /// `key_word(key, phase).to_ne_bytes()[j] == key[(phase + j) % 4]`.
 #[inline(always)]
-fn key_word(key: [u8; 4], phase: usize) -> u32 {
+pub(super) fn key_word(key: [u8; 4], phase: usize) -> u32 {
     advance(u32::from_ne_bytes(key), phase)
 }
 
 /// The key word for a position `n` bytes further on:
 /// `advance(k, n).to_ne_bytes()[j] == k.to_ne_bytes()[(j + n) % 4]`.
 #[inline(always)]
-fn advance(k: u32, n: usize) -> u32 {
+pub(super) fn advance(k: u32, n: usize) -> u32 {
     let bits = ((n & 3) * 8) as u32;
     if cfg!(target_endian = "little") {
         k.rotate_right(bits)
@@ -255,7 +255,7 @@ fn dispatch_copy(dst: &mut [u8], src: &[u8], k: u32) {
 // ---------------------------------------------------------------------------
 
 #[inline]
-fn mask_scalar(buf: &mut [u8], k: u32) {
+pub(super) fn mask_scalar(buf: &mut [u8], k: u32) {
     let len = buf.len();
     if let Some(&last) = buf.last_chunk::<8>() {
         // The last 8 bytes start at len - 8, i.e. at phase len % 4.
