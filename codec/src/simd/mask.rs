@@ -86,7 +86,7 @@ pub fn apply_mask_widest(buf: &mut [u8], key: [u8; 4], phase: usize) {
 /// `dst.len()` must equal `src.len()`; this is checked in debug builds. In
 /// release builds only the first `min(dst.len(), src.len())` bytes are
 /// written and the rest of `dst` is left as it was.
-#[inline]
+#[inline(always)]
 pub fn copy_masked(dst: &mut [u8], src: &[u8], key: [u8; 4], phase: usize) {
     debug_assert_eq!(
         dst.len(),
@@ -156,7 +156,8 @@ pub unsafe fn copy_masked_sse2(dst: &mut [u8], src: &[u8], key: [u8; 4], phase: 
         src.len(),
         "copy_masked: dst and src lengths differ"
     );
-    copy_sse2(dst, src, key_word(key, phase));
+    // SAFETY: this function requires SSE2 of its caller.
+    unsafe { copy_sse2(dst, src, key_word(key, phase)) };
 }
 
 /// [`apply_mask`] on the AVX2 path: 64 bytes per loop step, then 32, then the
@@ -378,16 +379,23 @@ fn mask_sse2(buf: &mut [u8], k: u32) {
     }
 }
 
+/// The SSE2 copy path; inlined when the whole target has SSE2, as
+/// `mask_ascii::mask_ascii_sse2` explains.
+///
+/// # Safety
+/// The CPU must support SSE2.
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-#[target_feature(enable = "sse2")]
-#[inline]
-fn copy_sse2(dst: &mut [u8], src: &[u8], k: u32) {
+#[cfg_attr(not(target_feature = "sse2"), target_feature(enable = "sse2"), inline)]
+#[cfg_attr(target_feature = "sse2", inline(always))]
+#[allow(unused_unsafe)]
+unsafe fn copy_sse2(dst: &mut [u8], src: &[u8], k: u32) {
     let n = dst.len().min(src.len());
     if n < 16 {
         return copy_scalar(dst, src, k);
     }
     let (d, s) = (dst.as_mut_ptr(), src.as_ptr());
-    let kv = _mm_set1_epi32(k as i32);
+    // SAFETY: register-only SSE2 operation; the caller guarantees SSE2.
+    let kv = unsafe { _mm_set1_epi32(k as i32) };
     // 64 bytes per loop step, then at most 32 + 16 (as in `mask_sse2`).
     let mut i = 0;
     while i + 64 <= n {
@@ -427,7 +435,8 @@ fn copy_sse2(dst: &mut [u8], src: &[u8], k: u32) {
     // The last 16 bytes start at n - 16, at phase n % 4 (nothing left when
     // n is a multiple of 16).
     if !n.is_multiple_of(16) {
-        let kt = _mm_set1_epi32(advance(k, n) as i32);
+        // SAFETY: register-only SSE2 operation; the caller guarantees SSE2.
+        let kt = unsafe { _mm_set1_epi32(advance(k, n) as i32) };
         // SAFETY: n >= 16, so the 16 bytes at n - 16 are inside both slices.
         unsafe {
             let v = _mm_loadu_si128(s.add(n - 16).cast::<__m128i>());
@@ -486,7 +495,8 @@ fn mask_avx2(buf: &mut [u8], k: u32) {
 fn copy_avx2(dst: &mut [u8], src: &[u8], k: u32) {
     let n = dst.len().min(src.len());
     if n < 32 {
-        return copy_sse2(dst, src, k);
+        // SAFETY: AVX2 (this function's feature) implies SSE2.
+        return unsafe { copy_sse2(dst, src, k) };
     }
     let (d, s) = (dst.as_mut_ptr(), src.as_ptr());
     let kv = _mm256_set1_epi32(k as i32);

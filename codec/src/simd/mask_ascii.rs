@@ -27,16 +27,18 @@ use core::arch::x86_64::{
     _mm256_set1_epi32, _mm256_storeu_si256, _mm256_xor_si256,
 };
 
-use super::mask::{SMALL, advance, key_word, mask_scalar};
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+use super::mask::advance;
+use super::mask::{key_word, mask_scalar};
 use super::utf8::is_ascii;
 
 /// XOR `buf` in place with `key` (`buf[0]` being byte number `phase` of the
 /// payload, as for [`apply_mask`](super::mask::apply_mask)) and return
 /// whether every byte of the result is ASCII (below 0x80).
 ///
-/// Inputs of 16 to [`SMALL`] bytes take the inlined SSE2 path when the
+/// Inputs of 16 to [`SMALL`](super::mask::SMALL) bytes take the inlined SSE2 path when the
 /// target has SSE2; longer ones the widest path the CPU has.
-#[inline]
+#[inline(always)]
 pub fn apply_mask_ascii(buf: &mut [u8], key: [u8; 4], phase: usize) -> bool {
     let k = key_word(key, phase);
     #[cfg(all(
@@ -44,7 +46,7 @@ pub fn apply_mask_ascii(buf: &mut [u8], key: [u8; 4], phase: usize) -> bool {
         target_feature = "sse2",
         not(miri)
     ))]
-    if (16..=SMALL).contains(&buf.len()) {
+    if (16..=super::mask::SMALL).contains(&buf.len()) {
         // SAFETY: SSE2 is enabled for the whole target (cfg above).
         return unsafe { mask_ascii_sse2(buf, k) };
     }
@@ -67,7 +69,8 @@ pub fn apply_mask_ascii_scalar(buf: &mut [u8], key: [u8; 4], phase: usize) -> bo
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 #[target_feature(enable = "sse2")]
 pub unsafe fn apply_mask_ascii_sse2(buf: &mut [u8], key: [u8; 4], phase: usize) -> bool {
-    mask_ascii_sse2(buf, key_word(key, phase))
+    // SAFETY: this function requires SSE2 of its caller.
+    unsafe { mask_ascii_sse2(buf, key_word(key, phase)) }
 }
 
 /// [`apply_mask_ascii`] on the AVX2 path: 64 bytes per loop step, then 32,
@@ -103,20 +106,32 @@ fn mask_ascii_scalar(buf: &mut [u8], k: u32) -> bool {
     is_ascii(buf)
 }
 
+/// The SSE2 path. When the whole target has SSE2 (x86_64) it carries no
+/// `#[target_feature]` and is inlined into the caller (a `#[target_feature]`
+/// function is a call, with the caller's registers spilled around it);
+/// elsewhere it enables SSE2 itself. Either way the caller must know the
+/// CPU has SSE2, hence `unsafe`; the intrinsic calls sit in `unsafe` blocks,
+/// which the `#[target_feature]` build does not need (`unused_unsafe`).
+///
+/// # Safety
+/// The CPU must support SSE2.
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-#[target_feature(enable = "sse2")]
-#[inline]
-fn mask_ascii_sse2(buf: &mut [u8], k: u32) -> bool {
+#[cfg_attr(not(target_feature = "sse2"), target_feature(enable = "sse2"), inline)]
+#[cfg_attr(target_feature = "sse2", inline(always))]
+#[allow(unused_unsafe)]
+unsafe fn mask_ascii_sse2(buf: &mut [u8], k: u32) -> bool {
     let len = buf.len();
     if len < 16 {
         return mask_ascii_scalar(buf, k);
     }
     let p = buf.as_mut_ptr();
-    let kv = _mm_set1_epi32(k as i32);
+    // SAFETY: register-only SSE2 operations; the caller guarantees SSE2.
+    let kv = unsafe { _mm_set1_epi32(k as i32) };
     // SAFETY: len >= 16, so the 16 bytes at len - 16 are inside `buf`.
     let tail = unsafe { _mm_loadu_si128(p.add(len - 16).cast::<__m128i>()) };
     // Those bytes start at phase (len - 16) % 4 == len % 4.
-    let tail = _mm_xor_si128(tail, _mm_set1_epi32(advance(k, len) as i32));
+    // SAFETY: register-only SSE2 operations; the caller guarantees SSE2.
+    let tail = unsafe { _mm_xor_si128(tail, _mm_set1_epi32(advance(k, len) as i32)) };
     let (mut acc, mut acc2) = (tail, tail);
     // 64 bytes per loop step, then at most 32 + 16 (as `mask_sse2` does).
     let mut i = 0;
@@ -164,7 +179,8 @@ fn mask_ascii_sse2(buf: &mut [u8], k: u32) -> bool {
         // SAFETY: as for the load of `tail`.
         unsafe { _mm_storeu_si128(p.add(len - 16).cast::<__m128i>(), tail) };
     }
-    _mm_movemask_epi8(_mm_or_si128(acc, acc2)) == 0
+    // SAFETY: register-only SSE2 operations; the caller guarantees SSE2.
+    unsafe { _mm_movemask_epi8(_mm_or_si128(acc, acc2)) == 0 }
 }
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
@@ -173,7 +189,8 @@ fn mask_ascii_sse2(buf: &mut [u8], k: u32) -> bool {
 fn mask_ascii_avx2(buf: &mut [u8], k: u32) -> bool {
     let len = buf.len();
     if len < 32 {
-        return mask_ascii_sse2(buf, k);
+        // SAFETY: AVX2 (this function's feature) implies SSE2.
+        return unsafe { mask_ascii_sse2(buf, k) };
     }
     let p = buf.as_mut_ptr();
     let kv = _mm256_set1_epi32(k as i32);

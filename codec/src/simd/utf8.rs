@@ -60,8 +60,7 @@ pub fn ascii_prefix(bytes: &[u8]) -> usize {
         not(miri)
     ))]
     if bytes.len() >= 16 {
-        // SAFETY: SSE2 is enabled for the whole target (cfg above).
-        return unsafe { ascii_prefix_sse2(bytes) };
+        return ascii_prefix_sse2(bytes);
     }
     ascii_prefix_words(bytes)
 }
@@ -70,8 +69,10 @@ pub fn ascii_prefix(bytes: &[u8]) -> usize {
     any(target_arch = "x86", target_arch = "x86_64"),
     target_feature = "sse2"
 ))]
-#[target_feature(enable = "sse2")]
-#[inline]
+/// The SSE2 body of [`ascii_prefix`]. Compiled only when SSE2 is enabled
+/// for the whole target, so it needs no `#[target_feature]` and can be
+/// inlined into every caller (a `#[target_feature]` function is a call).
+#[inline(always)]
 fn ascii_prefix_sse2(bytes: &[u8]) -> usize {
     let n = bytes.len();
     if n < 16 {
@@ -81,17 +82,33 @@ fn ascii_prefix_sse2(bytes: &[u8]) -> usize {
     // The 16 bytes at `$at`, which the caller has checked are inside `bytes`.
     macro_rules! load {
         ($at:expr) => {
-            // SAFETY: every use below is guarded by `$at + 16 <= n`.
+            // SAFETY: every use below is guarded by `$at + 16 <= n`; SSE2
+            // is enabled for the whole target (cfg on this function).
             unsafe { _mm_loadu_si128(p.add($at).cast::<__m128i>()) }
         };
     }
+    // SAFETY (the `unsafe` blocks of the two macros below): SSE2 is enabled
+    // for the whole target (cfg on this function); they only compute on
+    // registers.
+    macro_rules! or {
+        ($a:expr, $b:expr) => {{
+            let (a, b) = ($a, $b);
+            unsafe { _mm_or_si128(a, b) }
+        }};
+    }
+    macro_rules! high_bits {
+        ($v:expr) => {{
+            let v = $v;
+            unsafe { _mm_movemask_epi8(v) }
+        }};
+    }
     let mut i = 0;
     while i + 64 <= n {
-        let v = _mm_or_si128(
-            _mm_or_si128(load!(i), load!(i + 16)),
-            _mm_or_si128(load!(i + 32), load!(i + 48)),
+        let v = or!(
+            or!(load!(i), load!(i + 16)),
+            or!(load!(i + 32), load!(i + 48))
         );
-        if _mm_movemask_epi8(v) != 0 {
+        if high_bits!(v) != 0 {
             return i;
         }
         i += 64;
@@ -102,15 +119,15 @@ fn ascii_prefix_sse2(bytes: &[u8]) -> usize {
     // n >= 16: the last 16 bytes (overlapping checked ones if need be).
     let mut v = load!(n - 16);
     if i + 16 <= n {
-        v = _mm_or_si128(v, load!(i));
+        v = or!(v, load!(i));
     }
     if i + 32 <= n {
-        v = _mm_or_si128(v, load!(i + 16));
+        v = or!(v, load!(i + 16));
     }
     if i + 48 <= n {
-        v = _mm_or_si128(v, load!(i + 32));
+        v = or!(v, load!(i + 32));
     }
-    if _mm_movemask_epi8(v) == 0 { n } else { i }
+    if high_bits!(v) == 0 { n } else { i }
 }
 
 /// [`ascii_prefix`] with `u64` words (every length; the block is 64 bytes
@@ -193,8 +210,7 @@ mod tests {
                 any(target_arch = "x86", target_arch = "x86_64"),
                 target_feature = "sse2"
             ))]
-            // SAFETY: SSE2 is enabled for the whole target (cfg above).
-            ("sse2", unsafe { ascii_prefix_sse2(v) }),
+            ("sse2", ascii_prefix_sse2(v)),
         ] {
             match first {
                 None => assert_eq!(p, n, "{name}: {}", what()),
