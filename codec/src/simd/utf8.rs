@@ -28,6 +28,16 @@ pub fn is_valid(bytes: &[u8]) -> bool {
     done == bytes.len() || rest_is_valid(bytes, done)
 }
 
+/// Whether `bytes` is valid UTF-8, for a caller that already knows it is not
+/// all ASCII (the reader after [`apply_mask_ascii`](super::mask_ascii::apply_mask_ascii)):
+/// straight to simdutf8, out of line, so the caller's hot path carries no
+/// second inlined scan.
+#[cold]
+#[inline(never)]
+pub fn is_valid_non_ascii(bytes: &[u8]) -> bool {
+    simdutf8::basic::from_utf8(bytes).is_ok()
+}
+
 /// simdutf8 on `bytes[from..]`, where `bytes[..from]` is ASCII (so `from`
 /// is a character boundary).
 #[cold]

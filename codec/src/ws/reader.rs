@@ -400,7 +400,9 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
         let valid = match key {
             // Masked text: unmask and check for ASCII in one pass; only a
             // payload with a non-ASCII byte gets the full UTF-8 check.
-            Some(key) if text => apply_mask_ascii(payload, key, 0) || utf8::is_valid(payload),
+            Some(key) if text => {
+                apply_mask_ascii(payload, key, 0) || utf8::is_valid_non_ascii(payload)
+            }
             Some(key) => {
                 apply_mask_widest(payload, key, 0);
                 true
