@@ -279,6 +279,20 @@ mod tests {
     }
 
     #[test]
+    fn non_ascii_check_matches_std() {
+        for v in [
+            "κόσμε €𝄞".as_bytes(),
+            b"ascii then \xc3\xa9",
+            b"\xff",
+            b"\xed\xa0\x80",
+            b"ok\xf4\x90\x80\x80",
+            b"",
+        ] {
+            assert_eq!(is_valid_non_ascii(v), core::str::from_utf8(v).is_ok(), "{v:?}");
+        }
+    }
+
+    #[test]
     fn whole_buffers() {
         assert!(is_valid(b""));
         assert!(is_valid("κόσμε €𝄞".as_bytes()));
