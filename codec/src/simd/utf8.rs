@@ -288,7 +288,11 @@ mod tests {
             b"ok\xf4\x90\x80\x80",
             b"",
         ] {
-            assert_eq!(is_valid_non_ascii(v), core::str::from_utf8(v).is_ok(), "{v:?}");
+            assert_eq!(
+                is_valid_non_ascii(v),
+                core::str::from_utf8(v).is_ok(),
+                "{v:?}"
+            );
         }
     }
 
