@@ -5,8 +5,18 @@
 //! is a large part of encoding one. [`copy`] handles up to 256 bytes with
 //! straight-line fixed-size copies of the head and the tail, which overlap
 //! (the bytes they share receive the same value twice), the way `memcpy`
-//! implementations do it inside; the compiler turns each fixed-size copy
-//! into a few vector moves. Longer payloads go to `copy_from_slice`.
+//! implementations do it inside. From 32 bytes, on a CPU with AVX2, the
+//! copies are 32-byte loads and stores: a frame's payload starts 2 or 4
+//! bytes after a header, so its stores are unaligned, and unaligned 16-byte
+//! stores that cross cache lines cost far more than 32-byte ones (measured on
+//! the AMD Zen 3 here: 13.4 against 6.9 ticks per 128-byte copy at a 130-byte
+//! stride). Without AVX2 the compiler turns each fixed-size copy into SSE2
+//! moves. Longer payloads go to `copy_from_slice`.
+
+#[cfg(target_arch = "x86")]
+use core::arch::x86::{__m256i, _mm256_loadu_si256, _mm256_storeu_si256};
+#[cfg(target_arch = "x86_64")]
+use core::arch::x86_64::{__m256i, _mm256_loadu_si256, _mm256_storeu_si256};
 
 /// Copy `src` into `dst[..src.len()]`; `dst` must be at least as long
 /// (checked: a shorter `dst` panics like `copy_from_slice`, which callers
@@ -15,6 +25,12 @@
 pub fn copy(dst: &mut [u8], src: &[u8]) {
     let n = src.len();
     let dst = &mut dst[..n];
+    #[cfg(all(any(target_arch = "x86", target_arch = "x86_64"), not(miri)))]
+    if (32..=256).contains(&n) && (cfg!(target_feature = "avx2") || super::cpu::features().avx2) {
+        // SAFETY: AVX2 is enabled at compile time or reported by CPUID with
+        // YMM state enabled; `dst.len() == n` (sliced above).
+        return unsafe { copy_avx2(dst, src) };
+    }
     match n {
         16..=32 => {
             block::<16>(dst, src, 0);
@@ -35,6 +51,52 @@ pub fn copy(dst: &mut [u8], src: &[u8]) {
             block::<64>(dst, src, n - 64);
         }
         _ => dst.copy_from_slice(src),
+    }
+}
+
+/// [`copy`] for 32..=256 bytes with 32-byte moves: the head and the tail
+/// blocks, overlapping as in [`copy`]. `dst.len()` must equal `src.len()`;
+/// other lengths copy nothing (never, as [`copy`] calls it).
+///
+/// # Safety
+/// The CPU must support AVX2 and the OS must save YMM state.
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn copy_avx2(dst: &mut [u8], src: &[u8]) {
+    let n = src.len();
+    if dst.len() != n || !(32..=256).contains(&n) {
+        return;
+    }
+    let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
+    // The 32 bytes at `$at` of `src` to the same place in `dst`.
+    macro_rules! move32 {
+        ($at:expr) => {
+            // SAFETY: every use below has `$at + 32 <= n`, and both slices
+            // are `n` long (checked above); they cannot overlap (`&mut`).
+            unsafe {
+                let v = _mm256_loadu_si256(s.add($at).cast::<__m256i>());
+                _mm256_storeu_si256(d.add($at).cast::<__m256i>(), v);
+            }
+        };
+    }
+    if n <= 64 {
+        move32!(0);
+        move32!(n - 32);
+    } else if n <= 128 {
+        move32!(0);
+        move32!(32);
+        move32!(n - 64);
+        move32!(n - 32);
+    } else {
+        move32!(0);
+        move32!(32);
+        move32!(64);
+        move32!(96);
+        move32!(n - 128);
+        move32!(n - 96);
+        move32!(n - 64);
+        move32!(n - 32);
     }
 }
 
@@ -65,6 +127,22 @@ mod tests {
                 assert_eq!(&dst[off..off + n], &src[off..off + n], "n {n} off {off}");
                 assert!(dst[..off].iter().all(|&b| b == 0xAA), "before, n {n}");
                 assert!(dst[off + n..].iter().all(|&b| b == 0xAA), "after, n {n}");
+                #[cfg(all(any(target_arch = "x86", target_arch = "x86_64"), not(miri)))]
+                if crate::simd::cpu::features().avx2 && (32..=256).contains(&n) {
+                    let mut dst = vec![0xAAu8; n + 20];
+                    // SAFETY: AVX2 was detected just above.
+                    unsafe { copy_avx2(&mut dst[off..off + n], &src[off..off + n]) };
+                    assert_eq!(
+                        &dst[off..off + n],
+                        &src[off..off + n],
+                        "avx2 n {n} off {off}"
+                    );
+                    assert!(dst[..off].iter().all(|&b| b == 0xAA), "avx2 before, n {n}");
+                    assert!(
+                        dst[off + n..].iter().all(|&b| b == 0xAA),
+                        "avx2 after, n {n}"
+                    );
+                }
             }
         }
     }

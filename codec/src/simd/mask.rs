@@ -5,8 +5,8 @@
 //! first byte passed, so a payload that arrives in pieces is unmasked piece by
 //! piece. The key is rotated by the phase once, into a word whose
 //! native-endian bytes line up with the buffer; every path then XORs whole
-//! words or vectors (scalar: 8 bytes, SSE2: 16, AVX2: 32 with a 2x unrolled
-//! loop), all with unaligned loads and stores.
+//! words or vectors (scalar: 8 bytes, SSE2: 16 with a 4x unrolled loop,
+//! AVX2: 32 with a 2x unrolled loop), all with unaligned loads and stores.
 //!
 //! Tails use no byte loops: the last word or vector of the buffer is read
 //! *before* the main loop, XORed with the key advanced to its offset, and
@@ -17,7 +17,8 @@
 //! [`apply_mask`] and [`copy_masked`] choose the widest path the CPU offers
 //! ([`cpu::features()`](super::cpu::features), one relaxed atomic load); inputs
 //! under 16 bytes go to the scalar path without looking, and inputs up to
-//! [`SMALL`] bytes to the inlined SSE2 path when the target has SSE2. Under Miri the
+//! [`SMALL`] bytes to the inlined SSE2 path when the target has SSE2.
+//! A length that is a multiple of the vector width skips the tail store. Under Miri the
 //! dispatcher only uses the scalar path; the SIMD paths stay compiled.
 //!
 //! On soft-float targets such as `x86_64-unknown-none` the compiler keeps
@@ -85,7 +86,7 @@ pub fn apply_mask_widest(buf: &mut [u8], key: [u8; 4], phase: usize) {
 /// `dst.len()` must equal `src.len()`; this is checked in debug builds. In
 /// release builds only the first `min(dst.len(), src.len())` bytes are
 /// written and the rest of `dst` is left as it was.
-#[inline]
+#[inline(always)]
 pub fn copy_masked(dst: &mut [u8], src: &[u8], key: [u8; 4], phase: usize) {
     debug_assert_eq!(
         dst.len(),
@@ -112,8 +113,8 @@ pub fn copy_masked(dst: &mut [u8], src: &[u8], key: [u8; 4], phase: usize) {
 /// Up to this many bytes, [`apply_mask`] and [`copy_masked`] use the SSE2
 /// path inline when the target has SSE2 (every x86_64 target with vector
 /// registers): no dispatch, no call, no `vzeroupper`. AVX2 is not faster
-/// at these sizes (measured at 128 bytes), and the payloads of market data
-/// are mostly this small.
+/// at these sizes (measured at 128 bytes: the call costs what the wider
+/// stores save), and the payloads of market data are mostly this small.
 pub const SMALL: usize = 256;
 
 /// [`apply_mask`] on the portable path: 8 bytes at a time with `u64` XORs.
@@ -131,7 +132,7 @@ pub fn copy_masked_scalar(dst: &mut [u8], src: &[u8], key: [u8; 4], phase: usize
     copy_scalar(dst, src, key_word(key, phase));
 }
 
-/// [`apply_mask`] on the SSE2 path: 16 bytes per step.
+/// [`apply_mask`] on the SSE2 path: 64 bytes per loop step, then 32, then 16.
 ///
 /// # Safety
 /// The CPU must support SSE2 (always true on x86_64; see
@@ -142,7 +143,7 @@ pub unsafe fn apply_mask_sse2(buf: &mut [u8], key: [u8; 4], phase: usize) {
     mask_sse2(buf, key_word(key, phase));
 }
 
-/// [`copy_masked`] on the SSE2 path: 16 bytes per step.
+/// [`copy_masked`] on the SSE2 path: 64 bytes per loop step, then 32, then 16.
 ///
 /// # Safety
 /// The CPU must support SSE2 (always true on x86_64; see
@@ -155,7 +156,8 @@ pub unsafe fn copy_masked_sse2(dst: &mut [u8], src: &[u8], key: [u8; 4], phase: 
         src.len(),
         "copy_masked: dst and src lengths differ"
     );
-    copy_sse2(dst, src, key_word(key, phase));
+    // SAFETY: this function requires SSE2 of its caller.
+    unsafe { copy_sse2(dst, src, key_word(key, phase)) };
 }
 
 /// [`apply_mask`] on the AVX2 path: 64 bytes per loop step, then 32, then the
@@ -194,14 +196,14 @@ pub unsafe fn copy_masked_avx2(dst: &mut [u8], src: &[u8], key: [u8; 4], phase: 
 /// The key as it applies to memory starting at payload byte `phase`:
 /// `key_word(key, phase).to_ne_bytes()[j] == key[(phase + j) % 4]`.
 #[inline(always)]
-fn key_word(key: [u8; 4], phase: usize) -> u32 {
+pub(super) fn key_word(key: [u8; 4], phase: usize) -> u32 {
     advance(u32::from_ne_bytes(key), phase)
 }
 
 /// The key word for a position `n` bytes further on:
 /// `advance(k, n).to_ne_bytes()[j] == k.to_ne_bytes()[(j + n) % 4]`.
 #[inline(always)]
-fn advance(k: u32, n: usize) -> u32 {
+pub(super) fn advance(k: u32, n: usize) -> u32 {
     let bits = ((n & 3) * 8) as u32;
     if cfg!(target_endian = "little") {
         k.rotate_right(bits)
@@ -255,7 +257,7 @@ fn dispatch_copy(dst: &mut [u8], src: &[u8], k: u32) {
 // ---------------------------------------------------------------------------
 
 #[inline]
-fn mask_scalar(buf: &mut [u8], k: u32) {
+pub(super) fn mask_scalar(buf: &mut [u8], k: u32) {
     let len = buf.len();
     if let Some(&last) = buf.last_chunk::<8>() {
         // The last 8 bytes start at len - 8, i.e. at phase len % 4.
@@ -333,45 +335,113 @@ fn mask_sse2(buf: &mut [u8], k: u32) {
     let tail = unsafe { _mm_loadu_si128(p.add(len - 16).cast::<__m128i>()) };
     // Those bytes start at phase (len - 16) % 4 == len % 4.
     let tail = _mm_xor_si128(tail, _mm_set1_epi32(advance(k, len) as i32));
+    // 64 bytes per loop step (a taken branch per 16 bytes would cost more
+    // than the XORs), then at most 32 + 16.
     let mut i = 0;
-    while i + 16 <= len {
+    while i + 64 <= len {
+        // SAFETY: i + 64 <= len, so the 64 bytes at i are inside `buf`.
+        unsafe {
+            let q = p.add(i).cast::<__m128i>();
+            let a = _mm_loadu_si128(q);
+            let b = _mm_loadu_si128(q.add(1));
+            let c = _mm_loadu_si128(q.add(2));
+            let d = _mm_loadu_si128(q.add(3));
+            _mm_storeu_si128(q, _mm_xor_si128(a, kv));
+            _mm_storeu_si128(q.add(1), _mm_xor_si128(b, kv));
+            _mm_storeu_si128(q.add(2), _mm_xor_si128(c, kv));
+            _mm_storeu_si128(q.add(3), _mm_xor_si128(d, kv));
+        }
+        i += 64;
+    }
+    if i + 32 <= len {
+        // SAFETY: i + 32 <= len, so the 32 bytes at i are inside `buf`.
+        unsafe {
+            let q = p.add(i).cast::<__m128i>();
+            let a = _mm_loadu_si128(q);
+            let b = _mm_loadu_si128(q.add(1));
+            _mm_storeu_si128(q, _mm_xor_si128(a, kv));
+            _mm_storeu_si128(q.add(1), _mm_xor_si128(b, kv));
+        }
+        i += 32;
+    }
+    if i + 16 <= len {
         // SAFETY: i + 16 <= len, so the 16 bytes at i are inside `buf`.
         unsafe {
             let q = p.add(i).cast::<__m128i>();
             _mm_storeu_si128(q, _mm_xor_si128(_mm_loadu_si128(q), kv));
         }
-        i += 16;
     }
-    // SAFETY: as for the load of `tail`.
-    unsafe { _mm_storeu_si128(p.add(len - 16).cast::<__m128i>(), tail) };
+    // A length that is a multiple of 16 is done: storing the same 16 bytes
+    // again would only cost (a second store to a line the last one crossed).
+    if !len.is_multiple_of(16) {
+        // SAFETY: as for the load of `tail`.
+        unsafe { _mm_storeu_si128(p.add(len - 16).cast::<__m128i>(), tail) };
+    }
 }
 
+/// The SSE2 copy path; inlined when the whole target has SSE2, as
+/// `mask_ascii::mask_ascii_sse2` explains.
+///
+/// # Safety
+/// The CPU must support SSE2.
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-#[target_feature(enable = "sse2")]
-#[inline]
-fn copy_sse2(dst: &mut [u8], src: &[u8], k: u32) {
+#[cfg_attr(not(target_feature = "sse2"), target_feature(enable = "sse2"), inline)]
+#[cfg_attr(target_feature = "sse2", inline(always))]
+#[allow(unused_unsafe)]
+unsafe fn copy_sse2(dst: &mut [u8], src: &[u8], k: u32) {
     let n = dst.len().min(src.len());
     if n < 16 {
         return copy_scalar(dst, src, k);
     }
     let (d, s) = (dst.as_mut_ptr(), src.as_ptr());
-    let kv = _mm_set1_epi32(k as i32);
+    // SAFETY: register-only SSE2 operation; the caller guarantees SSE2.
+    let kv = unsafe { _mm_set1_epi32(k as i32) };
+    // 64 bytes per loop step, then at most 32 + 16 (as in `mask_sse2`).
     let mut i = 0;
-    while i + 16 <= n {
-        // SAFETY: i + 16 <= n <= both lengths: the 16 bytes at i are inside
+    while i + 64 <= n {
+        // SAFETY: i + 64 <= n <= both lengths: the 64 bytes at i are inside
         // `src` and inside `dst` (which cannot overlap `src`: it is `&mut`).
+        unsafe {
+            let (sq, dq) = (s.add(i).cast::<__m128i>(), d.add(i).cast::<__m128i>());
+            let a = _mm_loadu_si128(sq);
+            let b = _mm_loadu_si128(sq.add(1));
+            let c = _mm_loadu_si128(sq.add(2));
+            let e = _mm_loadu_si128(sq.add(3));
+            _mm_storeu_si128(dq, _mm_xor_si128(a, kv));
+            _mm_storeu_si128(dq.add(1), _mm_xor_si128(b, kv));
+            _mm_storeu_si128(dq.add(2), _mm_xor_si128(c, kv));
+            _mm_storeu_si128(dq.add(3), _mm_xor_si128(e, kv));
+        }
+        i += 64;
+    }
+    if i + 32 <= n {
+        // SAFETY: i + 32 <= n <= both lengths, as above.
+        unsafe {
+            let (sq, dq) = (s.add(i).cast::<__m128i>(), d.add(i).cast::<__m128i>());
+            let a = _mm_loadu_si128(sq);
+            let b = _mm_loadu_si128(sq.add(1));
+            _mm_storeu_si128(dq, _mm_xor_si128(a, kv));
+            _mm_storeu_si128(dq.add(1), _mm_xor_si128(b, kv));
+        }
+        i += 32;
+    }
+    if i + 16 <= n {
+        // SAFETY: i + 16 <= n <= both lengths, as above.
         unsafe {
             let v = _mm_loadu_si128(s.add(i).cast::<__m128i>());
             _mm_storeu_si128(d.add(i).cast::<__m128i>(), _mm_xor_si128(v, kv));
         }
-        i += 16;
     }
-    // The last 16 bytes start at n - 16, at phase n % 4.
-    let kt = _mm_set1_epi32(advance(k, n) as i32);
-    // SAFETY: n >= 16, so the 16 bytes at n - 16 are inside both slices.
-    unsafe {
-        let v = _mm_loadu_si128(s.add(n - 16).cast::<__m128i>());
-        _mm_storeu_si128(d.add(n - 16).cast::<__m128i>(), _mm_xor_si128(v, kt));
+    // The last 16 bytes start at n - 16, at phase n % 4 (nothing left when
+    // n is a multiple of 16).
+    if !n.is_multiple_of(16) {
+        // SAFETY: register-only SSE2 operation; the caller guarantees SSE2.
+        let kt = unsafe { _mm_set1_epi32(advance(k, n) as i32) };
+        // SAFETY: n >= 16, so the 16 bytes at n - 16 are inside both slices.
+        unsafe {
+            let v = _mm_loadu_si128(s.add(n - 16).cast::<__m128i>());
+            _mm_storeu_si128(d.add(n - 16).cast::<__m128i>(), _mm_xor_si128(v, kt));
+        }
     }
 }
 
@@ -412,8 +482,11 @@ fn mask_avx2(buf: &mut [u8], k: u32) {
             _mm256_storeu_si256(q, _mm256_xor_si256(_mm256_loadu_si256(q), kv));
         }
     }
-    // SAFETY: as for the load of `tail`.
-    unsafe { _mm256_storeu_si256(p.add(len - 32).cast::<__m256i>(), tail) };
+    // A multiple of 32 is done (see `mask_sse2`).
+    if !len.is_multiple_of(32) {
+        // SAFETY: as for the load of `tail`.
+        unsafe { _mm256_storeu_si256(p.add(len - 32).cast::<__m256i>(), tail) };
+    }
 }
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
@@ -422,7 +495,8 @@ fn mask_avx2(buf: &mut [u8], k: u32) {
 fn copy_avx2(dst: &mut [u8], src: &[u8], k: u32) {
     let n = dst.len().min(src.len());
     if n < 32 {
-        return copy_sse2(dst, src, k);
+        // SAFETY: AVX2 (this function's feature) implies SSE2.
+        return unsafe { copy_sse2(dst, src, k) };
     }
     let (d, s) = (dst.as_mut_ptr(), src.as_ptr());
     let kv = _mm256_set1_epi32(k as i32);
@@ -446,12 +520,15 @@ fn copy_avx2(dst: &mut [u8], src: &[u8], k: u32) {
             _mm256_storeu_si256(d.add(i).cast::<__m256i>(), _mm256_xor_si256(v, kv));
         }
     }
-    // The last 32 bytes start at n - 32, at phase n % 4.
-    let kt = _mm256_set1_epi32(advance(k, n) as i32);
-    // SAFETY: n >= 32, so the 32 bytes at n - 32 are inside both slices.
-    unsafe {
-        let v = _mm256_loadu_si256(s.add(n - 32).cast::<__m256i>());
-        _mm256_storeu_si256(d.add(n - 32).cast::<__m256i>(), _mm256_xor_si256(v, kt));
+    // The last 32 bytes start at n - 32, at phase n % 4 (nothing left when
+    // n is a multiple of 32).
+    if !n.is_multiple_of(32) {
+        let kt = _mm256_set1_epi32(advance(k, n) as i32);
+        // SAFETY: n >= 32, so the 32 bytes at n - 32 are inside both slices.
+        unsafe {
+            let v = _mm256_loadu_si256(s.add(n - 32).cast::<__m256i>());
+            _mm256_storeu_si256(d.add(n - 32).cast::<__m256i>(), _mm256_xor_si256(v, kt));
+        }
     }
 }
 

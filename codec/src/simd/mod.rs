@@ -2,6 +2,7 @@
 pub mod copy;
 pub mod cpu;
 pub mod mask;
+pub mod mask_ascii;
 pub mod utf8;
 
 pub use mask::apply_mask;

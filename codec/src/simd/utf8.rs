@@ -8,35 +8,164 @@
 //! sequence is reported as soon as it is certain, even mid-character
 //! (`F4 90` can never start a valid character), which is what Autobahn's
 //! "fail fast" cases (6.4.x) check.
+//!
+//! Both entry points first run an inlined ASCII prefilter ([`ascii_prefix`]):
+//! most market data is JSON with ASCII symbols and numbers, and a short
+//! message is checked with a few vector loads OR-ed together and one
+//! `movemask`, where a call into simdutf8 would copy the tail of a length
+//! that is not a multiple of 64 into a padded block. simdutf8 (out of line)
+//! only sees the bytes from the first block that holds a non-ASCII byte.
+
+#[cfg(all(target_arch = "x86", target_feature = "sse2"))]
+use core::arch::x86::{__m128i, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128};
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+use core::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128};
 
 /// Whether `bytes` is entirely valid UTF-8. The fast path for complete payloads.
-///
-/// ASCII (most market data: JSON with ASCII symbols and numbers) is checked
-/// first with a plain word scan, which stops at the first non-ASCII word:
-/// simdutf8 handles a length that is not a multiple of 64 by copying the
-/// tail into a padded block, which dominated the cost of short messages of
-/// varying size. Anything else goes to simdutf8.
-#[inline]
+#[inline(always)]
 pub fn is_valid(bytes: &[u8]) -> bool {
-    is_ascii(bytes) || simdutf8::basic::from_utf8(bytes).is_ok()
+    let done = ascii_prefix(bytes);
+    done == bytes.len() || rest_is_valid(bytes, done)
 }
 
-/// Whether every byte is below 0x80: the OR of all 8-byte words (the last
-/// one overlapping the one before) has no high bit set. A reduction the
-/// compiler vectorizes; no early exit, so no branch per word.
+/// Whether `bytes` is valid UTF-8, for a caller that already knows it is not
+/// all ASCII (the reader after [`apply_mask_ascii`](super::mask_ascii::apply_mask_ascii)):
+/// straight to simdutf8, out of line, so the caller's hot path carries no
+/// second inlined scan.
+#[cold]
+#[inline(never)]
+pub fn is_valid_non_ascii(bytes: &[u8]) -> bool {
+    simdutf8::basic::from_utf8(bytes).is_ok()
+}
+
+/// simdutf8 on `bytes[from..]`, where `bytes[..from]` is ASCII (so `from`
+/// is a character boundary).
+#[cold]
+#[inline(never)]
+fn rest_is_valid(bytes: &[u8], from: usize) -> bool {
+    bytes
+        .get(from..)
+        .is_some_and(|rest| simdutf8::basic::from_utf8(rest).is_ok())
+}
+
+/// Whether every byte is below 0x80.
 #[inline(always)]
-fn is_ascii(bytes: &[u8]) -> bool {
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    match bytes.last_chunk::<8>() {
-        Some(&last) => {
-            let (words, _) = bytes.as_chunks::<8>();
-            let acc = words
-                .iter()
-                .fold(u64::from_ne_bytes(last), |a, w| a | u64::from_ne_bytes(*w));
-            acc & HIGH == 0
-        }
-        None => bytes.iter().fold(0u8, |a, b| a | b) < 0x80,
+pub fn is_ascii(bytes: &[u8]) -> bool {
+    ascii_prefix(bytes) == bytes.len()
+}
+
+/// A length `p` such that `bytes[..p]` is ASCII: `bytes.len()` when all of
+/// it is, otherwise the start of the block (64 bytes, or the final block of
+/// under 64) that holds the first non-ASCII byte. Each 64-byte block is
+/// four 16-byte loads OR-ed together and one `movemask` (SSE2, baseline on
+/// x86_64); the final partial block ORs the 16-byte loads that fit plus the
+/// last 16 bytes of the buffer (overlapping what was already checked).
+/// Under 16 bytes, or without SSE2, `u64`/`u32` words do the same (and
+/// under Miri, whose tests call the SSE2 path directly).
+#[inline(always)]
+pub fn ascii_prefix(bytes: &[u8]) -> usize {
+    #[cfg(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "sse2",
+        not(miri)
+    ))]
+    if bytes.len() >= 16 {
+        return ascii_prefix_sse2(bytes);
     }
+    ascii_prefix_words(bytes)
+}
+
+#[cfg(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "sse2"
+))]
+/// The SSE2 body of [`ascii_prefix`]. Compiled only when SSE2 is enabled
+/// for the whole target, so it needs no `#[target_feature]` and can be
+/// inlined into every caller (a `#[target_feature]` function is a call).
+#[inline(always)]
+fn ascii_prefix_sse2(bytes: &[u8]) -> usize {
+    let n = bytes.len();
+    if n < 16 {
+        return ascii_prefix_words(bytes);
+    }
+    let p = bytes.as_ptr();
+    // The 16 bytes at `$at`, which the caller has checked are inside `bytes`.
+    macro_rules! load {
+        ($at:expr) => {
+            // SAFETY: every use below is guarded by `$at + 16 <= n`; SSE2
+            // is enabled for the whole target (cfg on this function).
+            unsafe { _mm_loadu_si128(p.add($at).cast::<__m128i>()) }
+        };
+    }
+    // SAFETY (the `unsafe` blocks of the two macros below): SSE2 is enabled
+    // for the whole target (cfg on this function); they only compute on
+    // registers.
+    macro_rules! or {
+        ($a:expr, $b:expr) => {{
+            let (a, b) = ($a, $b);
+            unsafe { _mm_or_si128(a, b) }
+        }};
+    }
+    macro_rules! high_bits {
+        ($v:expr) => {{
+            let v = $v;
+            unsafe { _mm_movemask_epi8(v) }
+        }};
+    }
+    let mut i = 0;
+    while i + 64 <= n {
+        let v = or!(
+            or!(load!(i), load!(i + 16)),
+            or!(load!(i + 32), load!(i + 48))
+        );
+        if high_bits!(v) != 0 {
+            return i;
+        }
+        i += 64;
+    }
+    if i == n {
+        return n;
+    }
+    // n >= 16: the last 16 bytes (overlapping checked ones if need be).
+    let mut v = load!(n - 16);
+    if i + 16 <= n {
+        v = or!(v, load!(i));
+    }
+    if i + 32 <= n {
+        v = or!(v, load!(i + 16));
+    }
+    if i + 48 <= n {
+        v = or!(v, load!(i + 32));
+    }
+    if high_bits!(v) == 0 { n } else { i }
+}
+
+/// [`ascii_prefix`] with `u64` words (every length; the block is 64 bytes
+/// as on the vector path, the last word overlapping the one before).
+#[inline(always)]
+fn ascii_prefix_words(bytes: &[u8]) -> usize {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let n = bytes.len();
+    let (blocks, rest) = bytes.as_chunks::<64>();
+    for (b, block) in blocks.iter().enumerate() {
+        let (words, _) = block.as_chunks::<8>();
+        let acc = words.iter().fold(0, |a, w| a | u64::from_ne_bytes(*w));
+        if acc & HIGH != 0 {
+            return b * 64;
+        }
+    }
+    let start = n - rest.len();
+    let acc = if let Some(&last) = bytes.last_chunk::<8>() {
+        let (words, _) = rest.as_chunks::<8>();
+        words
+            .iter()
+            .fold(u64::from_ne_bytes(last), |a, w| a | u64::from_ne_bytes(*w))
+    } else if let (Some(&a), Some(&b)) = (bytes.first_chunk::<4>(), bytes.last_chunk::<4>()) {
+        u64::from(u32::from_ne_bytes(a) | u32::from_ne_bytes(b))
+    } else {
+        u64::from(rest.iter().fold(0u8, |a, b| a | b))
+    };
+    if acc & HIGH == 0 { n } else { start }
 }
 
 /// `bytes` as `&str` if it is valid UTF-8.
@@ -56,9 +185,21 @@ pub struct Utf8Invalid;
 /// input may complete. Fails as soon as the input is certain to be invalid.
 #[inline]
 pub fn validate_prefix(bytes: &[u8]) -> Result<usize, Utf8Invalid> {
-    match simdutf8::compat::from_utf8(bytes) {
+    let done = ascii_prefix(bytes);
+    if done == bytes.len() {
+        return Ok(done);
+    }
+    validate_rest(bytes, done)
+}
+
+/// [`validate_prefix`] on `bytes[from..]`, where `bytes[..from]` is ASCII.
+#[cold]
+#[inline(never)]
+fn validate_rest(bytes: &[u8], from: usize) -> Result<usize, Utf8Invalid> {
+    let rest = bytes.get(from..).unwrap_or_default();
+    match simdutf8::compat::from_utf8(rest) {
         Ok(_) => Ok(bytes.len()),
-        Err(e) if e.error_len().is_none() => Ok(e.valid_up_to()),
+        Err(e) if e.error_len().is_none() => Ok(from + e.valid_up_to()),
         Err(_) => Err(Utf8Invalid),
     }
 }
@@ -68,17 +209,90 @@ mod tests {
     use super::*;
     use std::vec::Vec;
 
+    /// What [`ascii_prefix`] promises, checked against a plain byte scan.
+    fn check_prefix(v: &[u8], what: &dyn Fn() -> std::string::String) {
+        let n = v.len();
+        let first = v.iter().position(|&b| b >= 0x80);
+        for (name, p) in [
+            ("dispatch", ascii_prefix(v)),
+            ("words", ascii_prefix_words(v)),
+            #[cfg(all(
+                any(target_arch = "x86", target_arch = "x86_64"),
+                target_feature = "sse2"
+            ))]
+            ("sse2", ascii_prefix_sse2(v)),
+        ] {
+            match first {
+                None => assert_eq!(p, n, "{name}: {}", what()),
+                Some(at) => {
+                    // The start of the 64-byte block holding the first
+                    // non-ASCII byte (the last block may be shorter).
+                    assert_eq!(p, at / 64 * 64, "{name}: {}", what());
+                }
+            }
+        }
+        assert_eq!(is_ascii(v), first.is_none(), "{}", what());
+    }
+
     #[test]
     fn ascii_scan_every_length_and_position() {
-        for n in 0..80 {
+        let max = if cfg!(miri) { 80 } else { 300 };
+        for n in 0..max {
             let mut v: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
-            assert!(is_ascii(&v) && is_valid(&v), "{n}");
-            for at in 0..n {
-                v[at] = 0xC3;
-                assert!(!is_ascii(&v), "{n} {at}");
-                assert_eq!(is_valid(&v), core::str::from_utf8(&v).is_ok(), "{n} {at}");
-                v[at] = b'x';
+            check_prefix(&v, &|| std::format!("all ASCII, len {n}"));
+            assert!(is_valid(&v), "{n}");
+            assert_eq!(validate_prefix(&v), Ok(n));
+            let step = if cfg!(miri) { 7 } else { 1 };
+            for at in (0..n).step_by(step) {
+                for bad in [0x80, 0xC3, 0xFF] {
+                    v[at] = bad;
+                    check_prefix(&v, &|| std::format!("len {n}, {bad:#x} at {at}"));
+                    assert_eq!(is_valid(&v), core::str::from_utf8(&v).is_ok(), "{n} {at}");
+                    v[at] = b'x';
+                }
             }
+        }
+    }
+
+    /// Multi-byte characters at every position around the 16/64-byte block
+    /// edges, valid and cut short, after an ASCII run of every length.
+    #[test]
+    fn non_ascii_after_ascii_runs() {
+        let max = if cfg!(miri) { 70 } else { 200 };
+        for lead in 0..max {
+            for ch in ["é", "€", "𝄞"] {
+                let mut v: Vec<u8> = std::vec![b'a'; lead];
+                v.extend_from_slice(ch.as_bytes());
+                v.extend_from_slice(b"tail");
+                assert!(is_valid(&v), "{lead} {ch}");
+                assert_eq!(validate_prefix(&v), Ok(v.len()), "{lead} {ch}");
+                // Cut inside the character: a valid prefix that stops before it.
+                let cut = lead + ch.len() - 1;
+                assert!(!is_valid(&v[..cut]), "{lead} {ch}");
+                assert_eq!(validate_prefix(&v[..cut]), Ok(lead), "{lead} {ch}");
+                // A stray continuation byte instead of the lead byte.
+                v[lead] = 0x80;
+                assert!(!is_valid(&v), "{lead} {ch}");
+                assert_eq!(validate_prefix(&v), Err(Utf8Invalid), "{lead} {ch}");
+            }
+        }
+    }
+
+    #[test]
+    fn non_ascii_check_matches_std() {
+        for v in [
+            "κόσμε €𝄞".as_bytes(),
+            b"ascii then \xc3\xa9",
+            b"\xff",
+            b"\xed\xa0\x80",
+            b"ok\xf4\x90\x80\x80",
+            b"",
+        ] {
+            assert_eq!(
+                is_valid_non_ascii(v),
+                core::str::from_utf8(v).is_ok(),
+                "{v:?}"
+            );
         }
     }
 

@@ -24,6 +24,7 @@ use super::frame::{Header, MAX_CONTROL_PAYLOAD, MAX_HEADER_LEN, OpCode, Role};
 use super::message::Message;
 use crate::simd::{
     mask::{apply_mask, apply_mask_widest},
+    mask_ascii::apply_mask_ascii,
     utf8,
 };
 
@@ -387,18 +388,28 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
         } else {
             None
         };
-        if len > self.max_frame || len > self.max_message || data.len() - hl < len {
+        // `max_frame <= max_message` (set so in `with_config`): one compare.
+        if len > self.max_frame || data.len() - hl < len {
             return Ok(None);
         }
         let start = pos + hl;
         let Some(payload) = buf.get_mut(start..start + len) else {
             return Ok(None);
         };
-        if let Some(key) = key {
-            apply_mask_widest(payload, key, 0);
-        }
         let text = kind == 0;
-        if text && !utf8::is_valid(payload) {
+        let valid = match key {
+            // Masked text: unmask and check for ASCII in one pass; only a
+            // payload with a non-ASCII byte gets the full UTF-8 check.
+            Some(key) if text => {
+                apply_mask_ascii(payload, key, 0) || utf8::is_valid_non_ascii(payload)
+            }
+            Some(key) => {
+                apply_mask_widest(payload, key, 0);
+                true
+            }
+            None => !text || utf8::is_valid(payload),
+        };
+        if !valid {
             self.pos = start + len;
             return Err(Error::InvalidUtf8);
         }

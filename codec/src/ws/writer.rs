@@ -192,8 +192,8 @@ impl<M: Masking> FrameWriter<M> {
         let mbit = if masked { 0x80 } else { 0 };
         let (head, body) = out.split_at_mut(hl);
         if n < 126 {
-            head[0] = 0x80 | opcode as u8;
-            head[1] = mbit | n as u8;
+            // One 2-byte store.
+            head[..2].copy_from_slice(&[0x80 | opcode as u8, mbit | n as u8]);
         } else {
             let [hi, lo] = (n as u16).to_be_bytes();
             head[..4].copy_from_slice(&[0x80 | opcode as u8, mbit | 126, hi, lo]);
