@@ -277,7 +277,8 @@ mod tests {
 
     fn lengths() -> Vec<usize> {
         if cfg!(miri) {
-            (0..=40)
+            // Every length up to two SSE2 vectors, then the block edges.
+            (0..=33)
                 .chain([47, 48, 63, 64, 65, 96, 97, MAX_LEN])
                 .collect()
         } else {
@@ -315,9 +316,12 @@ mod tests {
                         let what = || std::format!("{name}: len {len} high {high:?} phase {phase}");
                         assert!(storage[start..start + len] == text[..], "{}", what());
                         assert_eq!(ascii, high.is_none(), "{}", what());
+                        // A vector path can stray at most a vector (32 bytes) either side.
                         assert!(
-                            storage[..start].iter().all(|&b| b == SENTINEL)
-                                && storage[start + len..].iter().all(|&b| b == SENTINEL),
+                            storage[start - GUARD..start].iter().all(|&b| b == SENTINEL)
+                                && storage[start + len..start + len + GUARD]
+                                    .iter()
+                                    .all(|&b| b == SENTINEL),
                             "{}: wrote outside the buffer",
                             what()
                         );
@@ -332,8 +336,12 @@ mod tests {
     #[test]
     fn every_high_position() {
         let paths = paths();
-        let max = if cfg!(miri) { 40 } else { 200 };
+        let max = if cfg!(miri) { 33 } else { 200 };
         for len in 1..=max {
+            // Under Miri every position of the lengths around the vector edges only.
+            if cfg!(miri) && !matches!(len, 1..=4 | 15..=17 | 31..=33) {
+                continue;
+            }
             for at in 0..len {
                 let mut text: Vec<u8> = vec![b'a'; len];
                 text[at] = 0xC3;

@@ -238,6 +238,10 @@ mod tests {
     fn ascii_scan_every_length_and_position() {
         let max = if cfg!(miri) { 80 } else { 300 };
         for n in 0..max {
+            // Under Miri: every length to 34, then the 64-byte block edges.
+            if cfg!(miri) && n > 34 && !matches!(n, 47..=49 | 63..=65 | 79) {
+                continue;
+            }
             let mut v: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
             check_prefix(&v, &|| std::format!("all ASCII, len {n}"));
             assert!(is_valid(&v), "{n}");
