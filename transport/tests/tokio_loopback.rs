@@ -5,6 +5,8 @@
 //! multi-thread).
 #![cfg(all(feature = "tokio", unix))]
 
+mod ws_util;
+
 use std::future::Future;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener as StdListener, TcpStream as StdStream};
@@ -18,6 +20,7 @@ use tickwire::tokio::ws::{
 };
 use tickwire::ws::ProtocolError;
 use tokio::task::JoinHandle;
+use ws_util::{pattern, raw_client, text_of};
 
 const T: Duration = Duration::from_secs(20);
 
@@ -75,14 +78,6 @@ async fn echo(mut c: ServerConnection) {
             c.send_binary(&scratch).await.unwrap();
         }
     }
-}
-
-fn pattern(n: usize) -> Vec<u8> {
-    (0..n).map(|i| (i * 31 + i / 251) as u8).collect()
-}
-
-fn text_of(n: usize) -> String {
-    (0..n).map(|i| char::from(b'a' + (i % 26) as u8)).collect()
 }
 
 /// Room for the largest of `SIZES` (1 MiB) plus its header.
@@ -502,28 +497,6 @@ async fn recv_is_cancellation_safe_in_select() {
     h.join().unwrap();
 }
 
-/// A raw client: handshake by hand, then `frames`; returns what the server sent back.
-fn raw_client(addr: SocketAddr, frames: &[u8]) -> Vec<u8> {
-    let mut s = StdStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(T)).unwrap();
-    s.write_all(
-        b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-          Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
-    )
-    .unwrap();
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") {
-        assert_eq!(s.read(&mut byte).unwrap(), 1);
-        head.push(byte[0]);
-    }
-    assert!(head.starts_with(b"HTTP/1.1 101"));
-    s.write_all(frames).unwrap();
-    let mut out = Vec::new();
-    let _ = s.read_to_end(&mut out);
-    out
-}
-
 #[tokio::test]
 async fn protocol_error_gets_a_1002_close() {
     let (addr, h) = serve(server_builder(), |mut s| async move {
@@ -537,7 +510,7 @@ async fn protocol_error_gets_a_1002_close() {
     .await;
     // Masked frame with reserved opcode 3.
     let out = tokio::task::spawn_blocking(move || {
-        raw_client(addr, &[0x83, 0x80, 1, 2, 3, 4, 0xde, 0xad])
+        raw_client(addr, &[0x83, 0x80, 1, 2, 3, 4, 0xde, 0xad], T)
     })
     .await
     .unwrap();
@@ -562,7 +535,7 @@ async fn oversized_message_gets_a_1009_close() {
     // Masked binary frame announcing 2000 bytes.
     let mut frame = vec![0x82, 0xFE, 0x07, 0xD0, 0, 0, 0, 0];
     frame.extend_from_slice(&[0u8; 2000]);
-    let out = tokio::task::spawn_blocking(move || raw_client(addr, &frame))
+    let out = tokio::task::spawn_blocking(move || raw_client(addr, &frame, T))
         .await
         .unwrap();
     assert_eq!(out, [0x88, 0x02, 0x03, 0xF1], "expected close 1009");
