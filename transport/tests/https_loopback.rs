@@ -5,16 +5,16 @@
 //! failures (untrusted CA, wrong host name, expired certificate) as typed
 //! `Error::Tls`.
 
+mod https_util;
 mod tls_util;
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::thread::{self, JoinHandle};
+use std::net::TcpListener;
+use std::thread::{self};
 use std::time::Duration;
 
-use tickwire::codec::http::{RequestReader, ResponseWriter};
+use https_util::serve;
+use tickwire::codec::http::RequestReader;
 use tickwire::rest::{
     Client, ClientBuilder, ClientPool, Error, PoolConfig, RequestWriter, ResponseReader,
 };
@@ -22,119 +22,6 @@ use tickwire::tls::{TlsConfig, TlsErrorKind, TlsServerConfig, TlsStream, rustls}
 use tls_util::Ca;
 
 const T: Duration = Duration::from_secs(20);
-
-/// What the test server saw: requests per accepted connection, and how many
-/// connections the client ended with close_notify.
-#[derive(Clone, Default)]
-struct Seen(Arc<[AtomicUsize; 8]>, Arc<AtomicUsize>);
-
-impl Seen {
-    fn per_connection(&self) -> Vec<usize> {
-        self.0
-            .iter()
-            .map(|n| n.load(Ordering::SeqCst))
-            .filter(|n| *n > 0)
-            .collect()
-    }
-
-    fn close_notifies(&self) -> usize {
-        self.1.load(Ordering::SeqCst)
-    }
-}
-
-/// A TLS HTTP/1.1 server on 127.0.0.1:0 serving up to `conns` connections, one thread
-/// each: `/chunked` answers a chunked body of 50 numbered lines, `/close` answers with
-/// `Connection: close`, `/hangup` closes at once (no close_notify), anything else
-/// echoes `METHOD path body` with Content-Length.
-fn serve(tls: TlsServerConfig, conns: usize) -> (u16, Seen, JoinHandle<()>) {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    let seen = Seen::default();
-    let counts = seen.clone();
-    let h = thread::spawn(move || {
-        let mut workers = Vec::new();
-        for i in 0..conns {
-            let Ok((s, _)) = l.accept() else { return };
-            let tls = tls.clone();
-            let counts = counts.clone();
-            workers.push(thread::spawn(move || {
-                connection(s, &tls, &counts.0[i], &counts.1)
-            }));
-        }
-        for w in workers {
-            let _ = w.join();
-        }
-    });
-    (port, seen, h)
-}
-
-fn connection(s: TcpStream, tls: &TlsServerConfig, count: &AtomicUsize, clean: &AtomicUsize) {
-    s.set_read_timeout(Some(T)).unwrap();
-    s.set_nodelay(true).unwrap();
-    let Ok(mut s) = TlsStream::server(s, tls) else {
-        return;
-    };
-    let mut reader: RequestReader<Vec<u8>> = RequestReader::new(vec![0u8; 64 << 10]);
-    let mut out = vec![0u8; 64 << 10];
-    loop {
-        match reader.poll() {
-            Ok(Some(req)) => {
-                count.fetch_add(1, Ordering::SeqCst);
-                let n = match req.path() {
-                    "/chunked" => {
-                        let mut w = ResponseWriter::new(&mut out, 200, "OK").chunked();
-                        for i in 0..50 {
-                            w.chunk(format!("line {i:02}\n").as_bytes());
-                        }
-                        w.finish().unwrap()
-                    }
-                    "/close" => ResponseWriter::new(&mut out, 200, "OK")
-                        .header("Connection", "close")
-                        .body(b"bye")
-                        .finish()
-                        .unwrap(),
-                    "/hangup" => return,
-                    path => {
-                        let text = format!(
-                            "{} {path} {}",
-                            req.method_str(),
-                            String::from_utf8_lossy(req.body())
-                        );
-                        ResponseWriter::new(&mut out, 200, "OK")
-                            .header("Content-Type", "text/plain")
-                            .body(text.as_bytes())
-                            .finish()
-                            .unwrap()
-                    }
-                };
-                let close = req.path() == "/close";
-                if s.write_all(&out[..n]).and_then(|()| s.flush()).is_err() {
-                    return;
-                }
-                if close {
-                    let _ = s.send_close_notify();
-                    return;
-                }
-                continue;
-            }
-            Ok(None) => {}
-            Err(_) => return,
-        }
-        match s.read(reader.spare_mut()) {
-            // `Ok(0)` only after the client's close_notify; a bare FIN is an error.
-            Ok(0) => {
-                clean.fetch_add(1, Ordering::SeqCst);
-                let _ = s.send_close_notify();
-                return;
-            }
-            Err(_) => {
-                let _ = s.send_close_notify();
-                return;
-            }
-            Ok(n) => reader.commit(n),
-        }
-    }
-}
 
 fn builder(config: TlsConfig) -> ClientBuilder {
     Client::builder()

@@ -9,19 +9,17 @@
 //! a current_thread and on a multi-thread runtime.
 #![cfg(all(feature = "tokio", unix))]
 
+mod https_util;
 mod tls_util;
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, mpsc};
+use std::net::TcpListener;
+use std::sync::mpsc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use tickwire::codec::http::{RequestReader, ResponseWriter};
-use tickwire::tls::rustls::server::{ClientHello, ResolvesServerCert};
-use tickwire::tls::rustls::sign::CertifiedKey;
+use https_util::serve;
+use tickwire::codec::http::RequestReader;
 use tickwire::tls::{TlsConfig, TlsErrorKind, TlsServerConfig, TlsStream, rustls};
 use tickwire::tokio::rest::{
     Client, ClientBuilder, ClientPool, Error, PoolConfig, RequestWriter, ResponseReader,
@@ -29,138 +27,6 @@ use tickwire::tokio::rest::{
 use tls_util::Ca;
 
 const T: Duration = Duration::from_secs(20);
-
-/// Requests per accepted connection, and the SNI each connection sent.
-#[derive(Clone, Default)]
-struct Seen {
-    counts: Arc<[AtomicUsize; 8]>,
-    sni: Arc<Mutex<Vec<Option<String>>>>,
-    /// Connections the client ended with close_notify.
-    clean: Arc<AtomicUsize>,
-}
-
-impl Seen {
-    fn per_connection(&self) -> Vec<usize> {
-        self.counts
-            .iter()
-            .map(|n| n.load(Ordering::SeqCst))
-            .filter(|n| *n > 0)
-            .collect()
-    }
-}
-
-/// A TLS HTTP/1.1 server on 127.0.0.1:0 serving up to `conns` connections, one thread
-/// each: `/chunked` answers a chunked body of 50 numbered lines, `/close` answers with
-/// `Connection: close`, `/hangup` closes at once (no close_notify), anything else
-/// echoes `METHOD path body`.
-fn serve(tls: TlsServerConfig, conns: usize) -> (u16, Seen, JoinHandle<()>) {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    let seen = Seen::default();
-    let mut config = (**tls.server_config()).clone();
-    config.cert_resolver = Arc::new(RecordSni {
-        inner: config.cert_resolver.clone(),
-        seen: seen.sni.clone(),
-    });
-    let tls = TlsServerConfig::from_server_config(Arc::new(config));
-    let s2 = seen.clone();
-    let h = thread::spawn(move || {
-        let mut workers = Vec::new();
-        for i in 0..conns {
-            let Ok((s, _)) = l.accept() else { return };
-            let tls = tls.clone();
-            let seen = s2.clone();
-            workers.push(thread::spawn(move || connection(s, &tls, &seen, i)));
-        }
-        for w in workers {
-            let _ = w.join();
-        }
-    });
-    (port, seen, h)
-}
-
-/// The server's certificate choice, recording the SNI of each ClientHello.
-#[derive(Debug)]
-struct RecordSni {
-    inner: Arc<dyn ResolvesServerCert>,
-    seen: Arc<Mutex<Vec<Option<String>>>>,
-}
-
-impl ResolvesServerCert for RecordSni {
-    fn resolve(&self, hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
-        let name = hello.server_name().map(str::to_owned);
-        self.seen.lock().unwrap().push(name);
-        self.inner.resolve(hello)
-    }
-}
-
-fn connection(s: TcpStream, tls: &TlsServerConfig, seen: &Seen, i: usize) {
-    s.set_read_timeout(Some(T)).unwrap();
-    s.set_nodelay(true).unwrap();
-    let Ok(mut s) = TlsStream::server(s, tls) else {
-        return;
-    };
-    let count = &seen.counts[i];
-    let mut reader: RequestReader<Vec<u8>> = RequestReader::new(vec![0u8; 64 << 10]);
-    let mut out = vec![0u8; 64 << 10];
-    loop {
-        match reader.poll() {
-            Ok(Some(req)) => {
-                count.fetch_add(1, Ordering::SeqCst);
-                let n = match req.path() {
-                    "/chunked" => {
-                        let mut w = ResponseWriter::new(&mut out, 200, "OK").chunked();
-                        for i in 0..50 {
-                            w.chunk(format!("line {i:02}\n").as_bytes());
-                        }
-                        w.finish().unwrap()
-                    }
-                    "/close" => ResponseWriter::new(&mut out, 200, "OK")
-                        .header("Connection", "close")
-                        .body(b"bye")
-                        .finish()
-                        .unwrap(),
-                    "/hangup" => return,
-                    path => {
-                        let text = format!(
-                            "{} {path} {}",
-                            req.method_str(),
-                            String::from_utf8_lossy(req.body())
-                        );
-                        ResponseWriter::new(&mut out, 200, "OK")
-                            .body(text.as_bytes())
-                            .finish()
-                            .unwrap()
-                    }
-                };
-                let close = req.path() == "/close";
-                if s.write_all(&out[..n]).and_then(|()| s.flush()).is_err() {
-                    return;
-                }
-                if close {
-                    let _ = s.send_close_notify();
-                    return;
-                }
-                continue;
-            }
-            Ok(None) => {}
-            Err(_) => return,
-        }
-        match s.read(reader.spare_mut()) {
-            // `Ok(0)` only after the client's close_notify; a bare FIN is an error.
-            Ok(0) => {
-                seen.clean.fetch_add(1, Ordering::SeqCst);
-                let _ = s.send_close_notify();
-                return;
-            }
-            Err(_) => {
-                let _ = s.send_close_notify();
-                return;
-            }
-            Ok(n) => reader.commit(n),
-        }
-    }
-}
 
 fn builder(config: TlsConfig) -> ClientBuilder {
     Client::builder()
@@ -225,7 +91,7 @@ async fn keep_alive_chunked_and_sni() {
     c.disconnect();
     join(h).await;
     assert_eq!(seen.per_connection(), [22]);
-    assert_eq!(*seen.sni.lock().unwrap(), [Some("localhost".to_owned())]);
+    assert_eq!(seen.sni(), [Some("localhost".to_owned())]);
 }
 
 async fn close_then_reconnect_and_ip_literal() {
@@ -252,9 +118,9 @@ async fn close_then_reconnect_and_ip_literal() {
     assert_eq!(seen.per_connection(), [1, 1]);
     // The disconnect said goodbye with close_notify (the `/close` connection was
     // closed by the server right after its own).
-    assert_eq!(seen.clean.load(Ordering::SeqCst), 1);
+    assert_eq!(seen.close_notifies(), 1);
     // An IP literal sends no SNI.
-    assert_eq!(*seen.sni.lock().unwrap(), [None, None]);
+    assert_eq!(seen.sni(), [None, None]);
 }
 
 async fn stale_tls_connection_is_retried_for_get() {
