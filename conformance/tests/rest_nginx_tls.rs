@@ -6,64 +6,39 @@
 
 use std::time::Duration;
 
-use rcgen::{
-    BasicConstraints, CertificateParams, CertifiedIssuer, DistinguishedName, DnType, IsCa, KeyPair,
-    KeyUsagePurpose,
-};
 use tickwire::rest::{Client, Error, RequestWriter, ResponseReader};
 use tickwire::tls::{TlsConfig, TlsErrorKind, rustls};
 use tickwire_conformance::{Nginx, TlsFiles, pattern, skip_or_fail};
+// The test PKI (rcgen) shared with the transport's TLS tests.
+#[path = "../../transport/tests/tls_util/mod.rs"]
+mod tls_util;
+use tls_util::Ca;
 
 type Reader = ResponseReader<Vec<u8>>;
-
-/// A CA made for this run.
-struct Ca(CertifiedIssuer<'static, KeyPair>);
-
-impl Ca {
-    fn new(name: &str) -> Ca {
-        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.distinguished_name = DistinguishedName::new();
-        params.distinguished_name.push(DnType::CommonName, name);
-        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        params.key_usages = vec![
-            KeyUsagePurpose::KeyCertSign,
-            KeyUsagePurpose::DigitalSignature,
-        ];
-        Ca(CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap())
-    }
-
-    /// A server certificate and key (PEM) for `names`.
-    fn server(&self, names: &[&str]) -> (String, String) {
-        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
-        let params = CertificateParams::new(names).unwrap();
-        let key = KeyPair::generate().unwrap();
-        let cert = params.signed_by(&key, &self.0).unwrap();
-        (cert.pem(), key.serialize_pem())
-    }
-
-    /// Client settings that trust this CA only (and TLS 1.3 only if asked).
-    fn config(&self, tls13_only: bool) -> TlsConfig {
-        let b = TlsConfig::builder()
-            .system_roots(false)
-            .add_ca_pem(self.0.pem().as_bytes())
-            .unwrap();
-        let b = if tls13_only { b.tls13_only() } else { b };
-        b.build().unwrap()
-    }
-}
 
 /// nginx with TLS whose certificate names `localhost` only, and the CA that signed it.
 fn start(test: &str) -> Option<(Nginx, Ca)> {
     let ca = Ca::new("tickwire nginx test CA");
-    let (cert, key) = ca.server(&["localhost"]);
+    let leaf = ca.server(&["localhost"]);
     let n = skip_or_fail(
         test,
         Nginx::start_tls(TlsFiles {
-            cert_pem: &cert,
-            key_pem: &key,
+            cert_pem: &leaf.cert,
+            key_pem: &leaf.key,
         }),
     )?;
     Some((n, ca))
+}
+
+/// Client settings that trust `ca` only, TLS 1.3 only.
+fn tls13_only(ca: &Ca) -> TlsConfig {
+    TlsConfig::builder()
+        .system_roots(false)
+        .add_ca_pem(ca.pem().as_bytes())
+        .unwrap()
+        .tls13_only()
+        .build()
+        .unwrap()
 }
 
 fn client(config: TlsConfig, url: &str) -> (Client, RequestWriter<Vec<u8>>, Reader) {
@@ -92,7 +67,7 @@ fn https_keep_alive_counted_by_nginx() {
     let Some((n, ca)) = start("https_keep_alive_counted_by_nginx") else {
         return;
     };
-    let (mut c, mut w, mut r) = client(ca.config(false), &n.https_url("localhost", ""));
+    let (mut c, mut w, mut r) = client(ca.client_config(), &n.https_url("localhost", ""));
     for i in 0..20 {
         if i % 5 == 4 {
             let resp = c
@@ -130,7 +105,7 @@ fn https_chunked_and_close_delimited() {
     let Some((n, ca)) = start("https_chunked_and_close_delimited") else {
         return;
     };
-    let (mut c, mut w, mut r) = client(ca.config(true), &n.https_url("localhost", ""));
+    let (mut c, mut w, mut r) = client(tls13_only(&ca), &n.https_url("localhost", ""));
     for _ in 0..3 {
         let resp = c
             .send(&w.get("/chunked/text.txt").finish().unwrap(), &mut r)
@@ -167,7 +142,7 @@ fn https_stale_connection_is_replaced() {
     let Some((n, ca)) = start("https_stale_connection_is_replaced") else {
         return;
     };
-    let (mut c, mut w, mut r) = client(ca.config(false), &n.https_url("localhost", ""));
+    let (mut c, mut w, mut r) = client(ca.client_config(), &n.https_url("localhost", ""));
     let path = "/short-keepalive/small.txt";
     let resp = c.send(&w.get(path).finish().unwrap(), &mut r).unwrap();
     assert_eq!(resp.body(), Nginx::SMALL.as_bytes());
@@ -202,12 +177,12 @@ fn https_wrong_host_and_untrusted_ca_are_typed_errors() {
     };
     // The certificate names `localhost`, not the IP address.
     let wrong_host = Client::builder()
-        .tls(ca.config(false))
+        .tls(ca.client_config())
         .connect(&n.https_url("127.0.0.1", ""));
     assert_eq!(kind(wrong_host), TlsErrorKind::NameMismatch);
     let other = Ca::new("some other CA");
     let untrusted = Client::builder()
-        .tls(other.config(false))
+        .tls(other.client_config())
         .connect(&n.https_url("localhost", ""));
     assert_eq!(kind(untrusted), TlsErrorKind::UnknownIssuer);
     // The compiled-in Mozilla roots do not know this CA either.
@@ -215,13 +190,13 @@ fn https_wrong_host_and_untrusted_ca_are_typed_errors() {
     assert_eq!(kind(default_roots), TlsErrorKind::UnknownIssuer);
     // Plain http:// on the TLS port: nginx answers 400 in plain text.
     let port = n.tls_addr().unwrap().port();
-    let (mut c, mut w, mut r) = client(ca.config(false), &format!("http://localhost:{port}"));
+    let (mut c, mut w, mut r) = client(ca.client_config(), &format!("http://localhost:{port}"));
     let resp = c
         .send(&w.get("/small.txt").finish().unwrap(), &mut r)
         .unwrap();
     assert_eq!(resp.status(), 400);
     // And the same client settings against the right name work.
-    let (mut c, mut w, mut r) = client(ca.config(false), &n.https_url("localhost", ""));
+    let (mut c, mut w, mut r) = client(ca.client_config(), &n.https_url("localhost", ""));
     let resp = c
         .send(&w.get("/small.txt").finish().unwrap(), &mut r)
         .unwrap();

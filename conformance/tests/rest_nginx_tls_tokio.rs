@@ -9,61 +9,25 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rcgen::{
-    BasicConstraints, CertificateParams, CertifiedIssuer, DistinguishedName, DnType, IsCa, KeyPair,
-    KeyUsagePurpose,
-};
 use tickwire::tls::{TlsConfig, TlsErrorKind, rustls};
 use tickwire::tokio::rest::{Client, ClientPool, Error, PoolConfig, RequestWriter, ResponseReader};
 use tickwire_conformance::{Nginx, TlsFiles, pattern, skip_or_fail};
+// The test PKI (rcgen) shared with the transport's TLS tests.
+#[path = "../../transport/tests/tls_util/mod.rs"]
+mod tls_util;
+use tls_util::Ca;
 
 type Reader = ResponseReader<Vec<u8>>;
-
-/// A CA made for this run.
-struct Ca(CertifiedIssuer<'static, KeyPair>);
-
-impl Ca {
-    fn new(name: &str) -> Ca {
-        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.distinguished_name = DistinguishedName::new();
-        params.distinguished_name.push(DnType::CommonName, name);
-        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        params.key_usages = vec![
-            KeyUsagePurpose::KeyCertSign,
-            KeyUsagePurpose::DigitalSignature,
-        ];
-        Ca(CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap())
-    }
-
-    /// A server certificate and key (PEM) for `names`.
-    fn server(&self, names: &[&str]) -> (String, String) {
-        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
-        let params = CertificateParams::new(names).unwrap();
-        let key = KeyPair::generate().unwrap();
-        let cert = params.signed_by(&key, &self.0).unwrap();
-        (cert.pem(), key.serialize_pem())
-    }
-
-    /// Client settings that trust this CA only.
-    fn config(&self) -> TlsConfig {
-        TlsConfig::builder()
-            .system_roots(false)
-            .add_ca_pem(self.0.pem().as_bytes())
-            .unwrap()
-            .build()
-            .unwrap()
-    }
-}
 
 /// nginx with TLS whose certificate names `localhost` only, and the CA that signed it.
 fn start(test: &str) -> Option<(Nginx, Ca)> {
     let ca = Ca::new("tickwire nginx test CA");
-    let (cert, key) = ca.server(&["localhost"]);
+    let leaf = ca.server(&["localhost"]);
     let n = skip_or_fail(
         test,
         Nginx::start_tls(TlsFiles {
-            cert_pem: &cert,
-            key_pem: &key,
+            cert_pem: &leaf.cert,
+            key_pem: &leaf.key,
         }),
     )?;
     Some((n, ca))
@@ -82,7 +46,7 @@ fn client(config: TlsConfig, url: &str) -> (Client, RequestWriter<Vec<u8>>, Read
 
 async fn keep_alive_counted_by_nginx(test: &str) {
     let Some((n, ca)) = start(test) else { return };
-    let (mut c, mut w, mut r) = client(ca.config(), &n.https_url("localhost", ""));
+    let (mut c, mut w, mut r) = client(ca.client_config(), &n.https_url("localhost", ""));
     for i in 0..12 {
         if i % 4 == 3 {
             let resp = c
@@ -143,7 +107,7 @@ async fn keep_alive_counted_by_nginx(test: &str) {
 
 async fn stale_connection_is_replaced(test: &str) {
     let Some((n, ca)) = start(test) else { return };
-    let (mut c, mut w, mut r) = client(ca.config(), &n.https_url("localhost", ""));
+    let (mut c, mut w, mut r) = client(ca.client_config(), &n.https_url("localhost", ""));
     let path = "/short-keepalive/small.txt";
     let resp = c
         .send(&w.get(path).finish().unwrap(), &mut r)
@@ -166,7 +130,7 @@ async fn stale_connection_is_replaced(test: &str) {
 async fn pool_from_tasks_and_typed_errors(test: &str) {
     let Some((n, ca)) = start(test) else { return };
     let builder = Client::builder()
-        .tls(ca.config())
+        .tls(ca.client_config())
         .read_timeout(Some(Duration::from_secs(20)));
     let pool = ClientPool::with_builder(
         &builder,
@@ -209,12 +173,12 @@ async fn pool_from_tasks_and_typed_errors(test: &str) {
     };
     // The certificate names `localhost`, not the IP address.
     let wrong_host = Client::builder()
-        .tls(ca.config())
+        .tls(ca.client_config())
         .connect(&n.https_url("127.0.0.1", ""))
         .await;
     assert_eq!(kind(wrong_host), TlsErrorKind::NameMismatch);
     let untrusted = Client::builder()
-        .tls(Ca::new("some other CA").config())
+        .tls(Ca::new("some other CA").client_config())
         .connect(&n.https_url("localhost", ""))
         .await;
     assert_eq!(kind(untrusted), TlsErrorKind::UnknownIssuer);
