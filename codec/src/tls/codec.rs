@@ -379,6 +379,8 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> TlsCodec<B> {
     /// [`Status::Data`] with the count written at the start of `plain`,
     /// [`Status::NeedMore`], or [`Status::PeerClosed`] once everything before the
     /// peer's close_notify was delivered. An empty `plain` only drives the connection.
+    /// When a bad record follows good ones, the good ones' plaintext is delivered first
+    /// (`Data`); the error comes with the next call, and every call after it.
     pub fn read<O: AsRef<[u8]> + AsMut<[u8]>>(
         &mut self,
         plain: &mut [u8],
@@ -388,7 +390,14 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> TlsCodec<B> {
         if filled == plain.len() && filled > 0 {
             return Ok(Status::Data(filled));
         }
-        let filled = self.run(out, &mut plain[filled..], Want::Read)? + filled;
+        let filled = match self.run(out, &mut plain[filled..], Want::Read) {
+            Ok(n) => n + filled,
+            // Plaintext of the records before the failure is delivered first (now, or by
+            // the next call if the caller's slice was empty); the recorded error comes
+            // after it.
+            Err(_) if self.failed.is_some() && (filled > 0 || !self.spill.is_empty()) => filled,
+            Err(e) => return Err(e),
+        };
         if filled > 0 {
             Ok(Status::Data(filled))
         } else if self.peer_closed && self.spill.is_empty() {
@@ -484,8 +493,14 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> TlsCodec<B> {
                 Ok(step) => step,
                 Err(e @ TlsError::OutputFull { .. }) => return Err(e),
                 Err(e) => {
+                    let filled = sink.filled;
                     self.failed = Some(e.clone());
                     self.send_alert(out);
+                    if filled > 0 {
+                        // Plaintext of the records before the bad one is delivered
+                        // first; the next call returns the (recorded) error.
+                        return Ok(filled);
+                    }
                     return Err(e);
                 }
             };
@@ -642,6 +657,10 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> TlsCodec<B> {
                                 let _ = r.alert(alert, out);
                             }
                             self.failed = Some(e.clone());
+                            if sink.filled > 0 {
+                                // As in `run`: the records before the bad one first.
+                                return Ok(sink.filled);
+                            }
                             return Err(e);
                         }
                     }
