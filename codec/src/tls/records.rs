@@ -47,6 +47,8 @@ const MAX_HANDSHAKE: usize = 64 * 1024;
 const MAX_KEY_UPDATES: u8 = 32;
 /// Warning alerts (user_canceled) accepted over the connection (rustls's limit).
 const MAX_WARNINGS: u8 = 4;
+/// Records with an empty plaintext accepted in a row (rustls's limit).
+const MAX_EMPTY: u8 = 32;
 
 /// rustls's side of a converted connection.
 pub(super) enum Kernel {
@@ -85,6 +87,9 @@ pub(super) struct Records {
     /// connection busy (and make us write) with an endless run of either.
     key_updates_left: u8,
     warnings_left: u8,
+    /// Records with an empty plaintext in a row (also rustls's limit: each costs an
+    /// AEAD open and moves nothing).
+    empty_run: u8,
     alpn: Option<Vec<u8>>,
 }
 
@@ -162,6 +167,7 @@ impl Records {
             hs: Vec::new(),
             key_updates_left: MAX_KEY_UPDATES,
             warnings_left: MAX_WARNINGS,
+            empty_run: 0,
             alpn,
         })
     }
@@ -218,6 +224,16 @@ impl Records {
             self.rx_seq += 1;
             if plain.payload.len() > MAX_PLAINTEXT {
                 return Err(fatal(Error::PeerSentOversizedRecord));
+            }
+            if plain.payload.is_empty() {
+                if self.empty_run == MAX_EMPTY {
+                    return Err(fatal(Error::PeerMisbehaved(
+                        PeerMisbehaved::TooManyEmptyFragments,
+                    )));
+                }
+                self.empty_run += 1;
+            } else {
+                self.empty_run = 0;
             }
             if plain.typ != ContentType::Handshake && !self.hs.is_empty() {
                 // A split handshake message may not be interleaved with other records.

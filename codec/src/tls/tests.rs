@@ -780,3 +780,33 @@ fn key_updates_without_data_are_limited() {
         }
     });
 }
+
+/// At most 32 records with an empty plaintext in a row (found by the `tls_records`
+/// differential: rustls stops there, records mode had no limit).
+#[test]
+fn empty_records_in_a_row_are_limited() {
+    use rustls::ContentType::ApplicationData;
+    both(|| {
+        for (empties, ok) in [(32, true), (33, false)] {
+            let (mut c, mut co, mut seal) = sealed_peer();
+            c.handle_incoming(&seal.seal(ApplicationData, b"a"));
+            for _ in 0..empties {
+                c.handle_incoming(&seal.seal(ApplicationData, b""));
+            }
+            c.handle_incoming(&seal.seal(ApplicationData, b"b"));
+            if ok {
+                assert_eq!(read_all(&mut c, &mut co, 64).unwrap().0, b"ab");
+            } else {
+                // The data before the run is delivered, then the error.
+                let mut buf = [0u8; 8];
+                assert_eq!(c.read(&mut buf, &mut co), Ok(Status::Data(1)));
+                assert_eq!(
+                    c.read(&mut buf, &mut co),
+                    Err(TlsError::Rustls(rustls::Error::PeerMisbehaved(
+                        rustls::PeerMisbehaved::TooManyEmptyFragments
+                    )))
+                );
+            }
+        }
+    });
+}
