@@ -90,6 +90,8 @@ pub(super) struct Records {
     /// Records with an empty plaintext in a row (also rustls's limit: each costs an
     /// AEAD open and moves nothing).
     empty_run: u8,
+    /// Our close_notify went out: we write nothing more (no KeyUpdate answer either).
+    tx_closed: bool,
     alpn: Option<Vec<u8>>,
 }
 
@@ -168,6 +170,7 @@ impl Records {
             key_updates_left: MAX_KEY_UPDATES,
             warnings_left: MAX_WARNINGS,
             empty_run: 0,
+            tx_closed: false,
             alpn,
         })
     }
@@ -341,7 +344,9 @@ impl Records {
                     let (key, iv) = key_iv(secrets).map_err(fatal)?;
                     self.dec = self.suite.aead_alg.decrypter(key, iv);
                     self.rx_seq = seq;
-                    if requested {
+                    // After our close_notify we send nothing, so there is nothing to
+                    // protect with a new key (RFC 8446 §6.1: it closes our write side).
+                    if requested && !self.tx_closed {
                         self.update_tx(out, pending).map_err(fatal)?;
                     }
                 }
@@ -454,7 +459,11 @@ impl Records {
         let record = self.seal(ContentType::Alert, &[level, u8::from(desc)])?;
         out.extend(&record).map_err(|_| TlsError::OutputFull {
             required: record.len(),
-        })
+        })?;
+        if desc == AlertDescription::CloseNotify {
+            self.tx_closed = true;
+        }
+        Ok(())
     }
 }
 

@@ -810,3 +810,21 @@ fn empty_records_in_a_row_are_limited() {
         }
     });
 }
+
+/// After our close_notify nothing more goes out, not even the KeyUpdate a peer asks for
+/// (found by the `tls_records` fuzz target: records mode answered it after closing).
+#[test]
+fn no_key_update_answer_after_our_close_notify() {
+    use rustls::ContentType::{ApplicationData, Handshake};
+    both(|| {
+        let (mut c, mut co, mut seal) = sealed_peer();
+        c.close(&mut co).unwrap();
+        let closed = co.len();
+        assert!(closed > 0);
+        c.handle_incoming(&seal.seal(Handshake, &[24, 0, 0, 1, 1]));
+        seal.update_tx();
+        c.handle_incoming(&seal.seal(ApplicationData, b"still reading"));
+        assert_eq!(read_all(&mut c, &mut co, 64).unwrap().0, b"still reading");
+        assert_eq!(co.len(), closed, "a record after our close_notify");
+    });
+}
