@@ -607,6 +607,8 @@ struct Sealer {
     suite: &'static rustls::Tls13CipherSuite,
     enc: std::boxed::Box<dyn rustls::crypto::cipher::MessageEncrypter>,
     seq: u64,
+    dec: std::boxed::Box<dyn rustls::crypto::cipher::MessageDecrypter>,
+    rx_seq: u64,
 }
 
 impl Sealer {
@@ -619,6 +621,30 @@ impl Sealer {
         let rec = self.enc.encrypt(msg, self.seq).unwrap();
         self.seq += 1;
         rec.encode()
+    }
+
+    /// Open one record's ciphertext from the client; its inner type.
+    fn open(&mut self, ciphertext: &mut [u8]) -> rustls::ContentType {
+        let msg = rustls::crypto::cipher::InboundOpaqueMessage::new(
+            rustls::ContentType::ApplicationData,
+            rustls::ProtocolVersion::TLSv1_2,
+            ciphertext,
+        );
+        let typ = self.dec.decrypt(msg, self.rx_seq).unwrap().typ;
+        self.rx_seq += 1;
+        typ
+    }
+
+    fn update_rx(&mut self) {
+        use rustls::ConnectionTrafficSecrets as S;
+        let (seq, secrets) = self.kernel.update_rx_secret().unwrap();
+        self.dec = match secrets {
+            S::Aes128Gcm { key, iv }
+            | S::Aes256Gcm { key, iv }
+            | S::Chacha20Poly1305 { key, iv } => self.suite.aead_alg.decrypter(key, iv),
+            _ => panic!("unexpected suite"),
+        };
+        self.rx_seq = seq;
     }
 
     fn update_tx(&mut self) {
@@ -704,11 +730,22 @@ fn sealed_peer() -> (Codec, Out, Sealer) {
     let rustls::SupportedCipherSuite::Tls13(suite) = kernel.negotiated_cipher_suite() else {
         panic!("TLS 1.2");
     };
+    let (rx_seq, rx) = secrets.rx;
+    let dec = match rx {
+        rustls::ConnectionTrafficSecrets::Aes128Gcm { key, iv }
+        | rustls::ConnectionTrafficSecrets::Aes256Gcm { key, iv }
+        | rustls::ConnectionTrafficSecrets::Chacha20Poly1305 { key, iv } => {
+            suite.aead_alg.decrypter(key, iv)
+        }
+        _ => panic!("unexpected suite"),
+    };
     let sealer = Sealer {
         kernel,
         suite,
         enc: sealer_enc(suite, secrets.tx.1),
         seq: secrets.tx.0,
+        dec,
+        rx_seq,
     };
     (c, co, sealer)
 }
@@ -827,4 +864,50 @@ fn no_key_update_answer_after_our_close_notify() {
         assert_eq!(read_all(&mut c, &mut co, 64).unwrap().0, b"still reading");
         assert_eq!(co.len(), closed, "a record after our close_notify");
     });
+}
+
+/// A fatal alert goes out behind the records still queued for a full output buffer (found
+/// by the `tls_records` fuzz target: records mode put it in front of KeyUpdate answers
+/// sealed before it, so the peer could not open it, nor them).
+#[test]
+fn fatal_alert_queues_behind_pending_key_update_answers() {
+    use rustls::ContentType::{ApplicationData, Handshake};
+    RECORDS.with(|r| r.set(true));
+    let (mut c, _, mut seal) = sealed_peer();
+    let mut tiny: Out = WriteBuf::new(vec![0u8; 30]);
+    // Three answers: one fits the 30 bytes, two wait in the queue.
+    for _ in 0..3 {
+        c.handle_incoming(&seal.seal(Handshake, &[24, 0, 0, 1, 1]));
+        seal.update_tx();
+    }
+    c.handle_incoming(&seal.seal(ApplicationData, b""));
+    // A bad record: the fatal alert.
+    c.handle_incoming(&[0x17, 0x03, 0x03, 0x00, 0x20]);
+    c.handle_incoming(&[0u8; 0x20]);
+    assert!(c.read(&mut [0u8; 16], &mut tiny).is_err());
+    let mut wire = tiny.data().to_vec();
+    tiny.clear();
+    while !c.drain_pending_output(&mut tiny) {
+        wire.extend_from_slice(tiny.data());
+        tiny.clear();
+    }
+    wire.extend_from_slice(tiny.data());
+    // Three KeyUpdates, then the alert, each record opening under the key in turn.
+    let mut types = Vec::new();
+    let mut rest = &mut wire[..];
+    while !rest.is_empty() {
+        let len = usize::from(u16::from_be_bytes([rest[3], rest[4]]));
+        let (rec, tail) = core::mem::take(&mut rest).split_at_mut(5 + len);
+        rest = tail;
+        let typ = seal.open(&mut rec[5..]);
+        types.push(typ);
+        if typ == Handshake {
+            seal.update_rx();
+        }
+    }
+    assert_eq!(
+        types,
+        [Handshake, Handshake, Handshake, rustls::ContentType::Alert]
+    );
+    RECORDS.with(|r| r.set(false));
 }
