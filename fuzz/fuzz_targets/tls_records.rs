@@ -566,7 +566,12 @@ fn check_written(side: &mut Side) -> usize {
             .server
             .dec
             .decrypt(msg, side.server.rx_seq)
-            .expect("the client's record does not decrypt with its key");
+            .unwrap_or_else(|e| {
+                panic!(
+                    "the client's record does not decrypt with its key ({e:?}, records mode: {})",
+                    side.codec.is_records_mode()
+                )
+            });
         side.server.rx_seq += 1;
         match plain.typ {
             // Nothing but an alert after our close_notify (RFC 8446 §6.1: it closes the
