@@ -318,6 +318,9 @@ struct Model {
     empty_run: usize,
     /// The first bad record is one records mode rejects on purpose and rustls accepts.
     stricter: bool,
+    /// KeyUpdates since the last application data record (more than 32 is an error, as
+    /// in rustls and BoringSSL).
+    key_update_run: usize,
 }
 
 impl Model {
@@ -652,6 +655,7 @@ fuzz_target!(|bytes: &[u8]| {
         client_closes: false,
         empty_run: 0,
         stricter: false,
+        key_update_run: 0,
     };
     let mut flip: Option<u16> = None;
     let mut tamper: Option<[u8; 3]> = None;
@@ -676,6 +680,7 @@ fuzz_target!(|bytes: &[u8]| {
                     s.seal(23, &payload, pad)
                 });
                 model.record(len);
+                model.key_update_run = 0;
                 if let Some(v) = bad {
                     model.mark(v);
                 } else if len + 1 + pad > 16_385 {
@@ -708,6 +713,7 @@ fuzz_target!(|bytes: &[u8]| {
                 match (bad, real) {
                     (Some(v), _) => model.mark(v),
                     (None, 23) => {
+                        model.key_update_run = 0;
                         if model.valid() {
                             model.data.extend_from_slice(payload);
                         }
@@ -751,8 +757,11 @@ fuzz_target!(|bytes: &[u8]| {
                     side.server.key_update_tx();
                 }
                 model.record(msg.len());
+                model.key_update_run += 1;
                 if let Some(v) = bad {
                     model.mark(v);
+                } else if model.key_update_run > 32 {
+                    model.mark(Verdict::Bad);
                 } else if !trailing.is_empty() {
                     // RFC 8446 §5.1: a KeyUpdate must end its record.
                     model.mark(Verdict::Bad);
@@ -850,6 +859,7 @@ fuzz_target!(|bytes: &[u8]| {
                         s.seal(23, &payload, 0)
                     });
                     model.record(len);
+                    model.key_update_run = 0;
                     if let Some(v) = bad {
                         model.mark(v);
                     }
