@@ -34,6 +34,8 @@ pub const MAX_RECORD: usize = 5 + MAX_PLAINTEXT + 2048;
 /// Ciphertext bytes a record adds to its plaintext, rounded up over the suites rustls
 /// offers (TLS 1.3: 5 header + 1 type + 16 tag; TLS 1.2 GCM: 5 + 8 nonce + 16 tag).
 const RECORD_OVERHEAD: usize = 32;
+/// Room for one encrypted alert record (TLS 1.2 GCM, the largest: 5 + 8 + 2 + 16).
+const ALERT_ROOM: usize = 64;
 
 /// What the caller must do after [`TlsCodec::handshake`] or [`TlsCodec::read`]. In every
 /// case, first send what the output buffer holds.
@@ -379,6 +381,8 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> TlsCodec<B> {
     /// [`Status::Data`] with the count written at the start of `plain`,
     /// [`Status::NeedMore`], or [`Status::PeerClosed`] once everything before the
     /// peer's close_notify was delivered. An empty `plain` only drives the connection.
+    /// When a bad record follows good ones, the good ones' plaintext is delivered first
+    /// (`Data`); the error comes with the next call, and every call after it.
     pub fn read<O: AsRef<[u8]> + AsMut<[u8]>>(
         &mut self,
         plain: &mut [u8],
@@ -388,7 +392,14 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> TlsCodec<B> {
         if filled == plain.len() && filled > 0 {
             return Ok(Status::Data(filled));
         }
-        let filled = self.run(out, &mut plain[filled..], Want::Read)? + filled;
+        let filled = match self.run(out, &mut plain[filled..], Want::Read) {
+            Ok(n) => n + filled,
+            // Plaintext of the records before the failure is delivered first (now, or by
+            // the next call if the caller's slice was empty); the recorded error comes
+            // after it.
+            Err(_) if self.failed.is_some() && (filled > 0 || !self.spill.is_empty()) => filled,
+            Err(e) => return Err(e),
+        };
         if filled > 0 {
             Ok(Status::Data(filled))
         } else if self.peer_closed && self.spill.is_empty() {
@@ -484,8 +495,14 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> TlsCodec<B> {
                 Ok(step) => step,
                 Err(e @ TlsError::OutputFull { .. }) => return Err(e),
                 Err(e) => {
+                    let filled = sink.filled;
                     self.failed = Some(e.clone());
                     self.send_alert(out);
+                    if filled > 0 {
+                        // Plaintext of the records before the bad one is delivered
+                        // first; the next call returns the (recorded) error.
+                        return Ok(filled);
+                    }
                     return Err(e);
                 }
             };
@@ -638,10 +655,23 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> TlsCodec<B> {
                         Ok(ReadEnd::PeerClosed) => self.peer_closed = true,
                         Err((e, alert)) => {
                             if !matches!(e, TlsError::Rustls(rustls::Error::AlertReceived(_))) {
-                                // Best effort: the error is what the caller gets.
-                                let _ = r.alert(alert, out);
+                                // Best effort: the error is what the caller gets. Behind
+                                // records still queued (KeyUpdate answers: sealed before
+                                // it, the peer opens them first).
+                                if self.pending_out.is_empty() {
+                                    let _ = r.alert(alert, out);
+                                } else {
+                                    let mut record = WriteBuf::new([0u8; ALERT_ROOM]);
+                                    if r.alert(alert, &mut record).is_ok() {
+                                        self.pending_out.push(record.data());
+                                    }
+                                }
                             }
                             self.failed = Some(e.clone());
+                            if sink.filled > 0 {
+                                // As in `run`: the records before the bad one first.
+                                return Ok(sink.filled);
+                            }
                             return Err(e);
                         }
                     }
@@ -672,11 +702,17 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> TlsCodec<B> {
     /// and queue a second alert (a `debug_assert!` in rustls).
     fn send_alert<O: AsRef<[u8]> + AsMut<[u8]>>(&mut self, out: &mut WriteBuf<O>) {
         let data = self.incoming.data_mut();
-        let discard = match &mut self.side {
-            Side::Client(c) => alert_round(c.process_tls_records(data), out),
-            Side::Server(s) => alert_round(s.process_tls_records(data), out),
-            Side::Records(_) | Side::Gone => 0,
+        // Behind records still queued, in order.
+        let mut record = WriteBuf::new([0u8; ALERT_ROOM]);
+        let queued = !self.pending_out.is_empty();
+        let discard = match (&mut self.side, queued) {
+            (Side::Client(c), false) => alert_round(c.process_tls_records(data), out),
+            (Side::Server(s), false) => alert_round(s.process_tls_records(data), out),
+            (Side::Client(c), true) => alert_round(c.process_tls_records(data), &mut record),
+            (Side::Server(s), true) => alert_round(s.process_tls_records(data), &mut record),
+            (Side::Records(_) | Side::Gone, _) => 0,
         };
+        self.pending_out.push(record.data());
         self.incoming.consume(discard);
     }
 }

@@ -42,6 +42,13 @@ const HEADER: usize = 5;
 /// Largest post-handshake handshake message we buffer (a NewSessionTicket is a few
 /// hundred bytes; rustls itself caps handshake messages at 64 KiB).
 const MAX_HANDSHAKE: usize = 64 * 1024;
+/// KeyUpdates accepted in a row with no application data between them (rustls's and
+/// BoringSSL's limit).
+const MAX_KEY_UPDATES: u8 = 32;
+/// Warning alerts (user_canceled) accepted over the connection (rustls's limit).
+const MAX_WARNINGS: u8 = 4;
+/// Records with an empty plaintext accepted in a row (rustls's limit).
+const MAX_EMPTY: u8 = 32;
 
 /// rustls's side of a converted connection.
 pub(super) enum Kernel {
@@ -75,6 +82,16 @@ pub(super) struct Records {
     tx_seq: u64,
     /// A post-handshake handshake message split over records (rare; bounded).
     hs: Vec<u8>,
+    /// KeyUpdates still allowed before the next application data record, and warning
+    /// alerts (user_canceled) still allowed: rustls's limits, so a peer cannot keep the
+    /// connection busy (and make us write) with an endless run of either.
+    key_updates_left: u8,
+    warnings_left: u8,
+    /// Records with an empty plaintext in a row (also rustls's limit: each costs an
+    /// AEAD open and moves nothing).
+    empty_run: u8,
+    /// Our close_notify went out: we write nothing more (no KeyUpdate answer either).
+    tx_closed: bool,
     alpn: Option<Vec<u8>>,
 }
 
@@ -150,6 +167,10 @@ impl Records {
             dec: suite.aead_alg.decrypter(rk, riv),
             rx_seq,
             hs: Vec::new(),
+            key_updates_left: MAX_KEY_UPDATES,
+            warnings_left: MAX_WARNINGS,
+            empty_run: 0,
+            tx_closed: false,
             alpn,
         })
     }
@@ -207,6 +228,16 @@ impl Records {
             if plain.payload.len() > MAX_PLAINTEXT {
                 return Err(fatal(Error::PeerSentOversizedRecord));
             }
+            if plain.payload.is_empty() {
+                if self.empty_run == MAX_EMPTY {
+                    return Err(fatal(Error::PeerMisbehaved(
+                        PeerMisbehaved::TooManyEmptyFragments,
+                    )));
+                }
+                self.empty_run += 1;
+            } else {
+                self.empty_run = 0;
+            }
             if plain.typ != ContentType::Handshake && !self.hs.is_empty() {
                 // A split handshake message may not be interleaved with other records.
                 return Err(fatal(Error::PeerMisbehaved(
@@ -215,10 +246,11 @@ impl Records {
             }
             let end = match plain.typ {
                 ContentType::ApplicationData => {
+                    self.key_updates_left = MAX_KEY_UPDATES;
                     sink.deliver(plain.payload);
                     None
                 }
-                ContentType::Alert => alert(plain.payload)?,
+                ContentType::Alert => alert(plain.payload, &mut self.warnings_left)?,
                 ContentType::Handshake => {
                     let payload = plain.payload;
                     self.handshake(payload, out, pending)?;
@@ -293,6 +325,12 @@ impl Records {
                             PeerMisbehaved::KeyEpochWithPendingFragment,
                         )));
                     }
+                    self.key_updates_left =
+                        self.key_updates_left.checked_sub(1).ok_or_else(|| {
+                            fatal(Error::PeerMisbehaved(
+                                PeerMisbehaved::TooManyKeyUpdateRequests,
+                            ))
+                        })?;
                     let requested = match body {
                         [0] => false,
                         [1] => true,
@@ -306,7 +344,9 @@ impl Records {
                     let (key, iv) = key_iv(secrets).map_err(fatal)?;
                     self.dec = self.suite.aead_alg.decrypter(key, iv);
                     self.rx_seq = seq;
-                    if requested {
+                    // After our close_notify we send nothing, so there is nothing to
+                    // protect with a new key (RFC 8446 §6.1: it closes our write side).
+                    if requested && !self.tx_closed {
                         self.update_tx(out, pending).map_err(fatal)?;
                     }
                 }
@@ -419,22 +459,37 @@ impl Records {
         let record = self.seal(ContentType::Alert, &[level, u8::from(desc)])?;
         out.extend(&record).map_err(|_| TlsError::OutputFull {
             required: record.len(),
-        })
+        })?;
+        if desc == AlertDescription::CloseNotify {
+            self.tx_closed = true;
+        }
+        Ok(())
     }
 }
 
 /// An alert record's plaintext: close_notify ends the stream; user_canceled (a
-/// warning) is ignored; anything else is the peer's error.
-fn alert(payload: &[u8]) -> Result<Option<ReadEnd>, (TlsError, AlertDescription)> {
+/// warning) is ignored, at most `warnings_left` times; anything else, and a level
+/// other than warning (1) or fatal (2), is the peer's error (as rustls has it).
+fn alert(
+    payload: &[u8],
+    warnings_left: &mut u8,
+) -> Result<Option<ReadEnd>, (TlsError, AlertDescription)> {
     let [level, desc] = payload else {
         return Err(fatal(Error::InvalidMessage(
             InvalidMessage::MessageTooShort,
         )));
     };
     let desc = AlertDescription::from(*desc);
-    match desc {
-        AlertDescription::CloseNotify => Ok(Some(ReadEnd::PeerClosed)),
-        AlertDescription::UserCanceled if *level == 1 => Ok(None),
+    match (*level, desc) {
+        (1 | 2, AlertDescription::CloseNotify) => Ok(Some(ReadEnd::PeerClosed)),
+        (1, AlertDescription::UserCanceled) => {
+            *warnings_left = warnings_left.checked_sub(1).ok_or_else(|| {
+                fatal(Error::PeerMisbehaved(
+                    PeerMisbehaved::TooManyWarningAlertsReceived,
+                ))
+            })?;
+            Ok(None)
+        }
         _ => Err(fatal(Error::AlertReceived(desc))),
     }
 }

@@ -569,3 +569,345 @@ fn close_notify_into_a_full_buffer_is_retried_intact() {
         assert_eq!(read_all(&mut s, &mut so, 64).unwrap().1, Status::PeerClosed);
     });
 }
+
+/// Plaintext of good records that arrive together with a bad one is delivered before
+/// the error (found by the `tls_records` fuzz target: the read that met the bad record
+/// returned only the error, and the good records' bytes already copied were lost). With
+/// an empty slice the good bytes wait (`has_plaintext`) and the error still comes last.
+#[test]
+fn good_records_before_a_bad_one_are_delivered_first() {
+    both(|| {
+        for empty_first in [false, true] {
+            let (mut c, mut co, mut s, mut so) = connected();
+            s.encrypt(b"before", &mut so).unwrap();
+            let good = so.len();
+            s.encrypt(b"after", &mut so).unwrap();
+            let mut wire = so.data().to_vec();
+            wire[good + 7] ^= 1;
+            c.handle_incoming(&wire);
+            let mut buf = [0u8; 64];
+            if empty_first {
+                assert_eq!(c.read(&mut [], &mut co), Ok(Status::NeedMore));
+                assert!(c.has_plaintext());
+            }
+            assert_eq!(c.read(&mut buf, &mut co), Ok(Status::Data(6)));
+            assert_eq!(&buf[..6], b"before");
+            let err = c.read(&mut buf, &mut co).unwrap_err();
+            assert_eq!(err.kind(), TlsErrorKind::Decrypt, "{err:?}");
+            assert!(c.read(&mut buf, &mut co).is_err());
+            assert!(c.error().is_some() && !c.has_plaintext());
+        }
+    });
+}
+
+/// A client codec connected to a rustls server whose traffic keys the test holds, so
+/// it can seal any record (inner type, content) the peer could send.
+struct Sealer {
+    kernel: rustls::kernel::KernelConnection<rustls::server::ServerConnectionData>,
+    suite: &'static rustls::Tls13CipherSuite,
+    enc: std::boxed::Box<dyn rustls::crypto::cipher::MessageEncrypter>,
+    seq: u64,
+    dec: std::boxed::Box<dyn rustls::crypto::cipher::MessageDecrypter>,
+    rx_seq: u64,
+}
+
+impl Sealer {
+    fn seal(&mut self, typ: rustls::ContentType, body: &[u8]) -> Vec<u8> {
+        let msg = rustls::crypto::cipher::OutboundPlainMessage {
+            typ,
+            version: rustls::ProtocolVersion::TLSv1_2,
+            payload: rustls::crypto::cipher::OutboundChunks::Single(body),
+        };
+        let rec = self.enc.encrypt(msg, self.seq).unwrap();
+        self.seq += 1;
+        rec.encode()
+    }
+
+    /// Open one record's ciphertext from the client; its inner type.
+    fn open(&mut self, ciphertext: &mut [u8]) -> rustls::ContentType {
+        let msg = rustls::crypto::cipher::InboundOpaqueMessage::new(
+            rustls::ContentType::ApplicationData,
+            rustls::ProtocolVersion::TLSv1_2,
+            ciphertext,
+        );
+        let typ = self.dec.decrypt(msg, self.rx_seq).unwrap().typ;
+        self.rx_seq += 1;
+        typ
+    }
+
+    fn update_rx(&mut self) {
+        use rustls::ConnectionTrafficSecrets as S;
+        let (seq, secrets) = self.kernel.update_rx_secret().unwrap();
+        self.dec = match secrets {
+            S::Aes128Gcm { key, iv }
+            | S::Aes256Gcm { key, iv }
+            | S::Chacha20Poly1305 { key, iv } => self.suite.aead_alg.decrypter(key, iv),
+            _ => panic!("unexpected suite"),
+        };
+        self.rx_seq = seq;
+    }
+
+    fn update_tx(&mut self) {
+        let (seq, secrets) = self.kernel.update_tx_secret().unwrap();
+        self.enc = sealer_enc(self.suite, secrets);
+        self.seq = seq;
+    }
+}
+
+fn sealer_enc(
+    suite: &'static rustls::Tls13CipherSuite,
+    secrets: rustls::ConnectionTrafficSecrets,
+) -> std::boxed::Box<dyn rustls::crypto::cipher::MessageEncrypter> {
+    use rustls::ConnectionTrafficSecrets as S;
+    match secrets {
+        S::Aes128Gcm { key, iv } | S::Aes256Gcm { key, iv } | S::Chacha20Poly1305 { key, iv } => {
+            suite.aead_alg.encrypter(key, iv)
+        }
+        _ => panic!("unexpected suite"),
+    }
+}
+
+/// A client codec (records mode or not, as `both` says) and a [`Sealer`] for its server.
+fn sealed_peer() -> (Codec, Out, Sealer) {
+    use rustls::unbuffered::ConnectionState;
+    let p = pki("localhost");
+    let mut config = ServerConfig::builder_with_provider(provider())
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![p.cert.clone()],
+            PrivateKeyDer::Pkcs8(p.key.clone_key()),
+        )
+        .unwrap();
+    config.enable_secret_extraction = true;
+    config.send_tls13_tickets = 0;
+    let mut s = rustls::server::UnbufferedServerConnection::new(Arc::new(config)).unwrap();
+    let mut c = TlsCodec::client(
+        client_config(&p),
+        ServerName::try_from("localhost").unwrap(),
+        vec![0u8; 64 * 1024],
+    )
+    .unwrap();
+    let mut co = out();
+    let mut wire = Vec::new();
+    for _ in 0..10 {
+        let st = c.handshake(&mut co).unwrap();
+        let mut s_in = co.data().to_vec();
+        co.clear();
+        let writable = loop {
+            let status = s.process_tls_records(&mut s_in);
+            let discard = status.discard;
+            let done = match status.state.unwrap() {
+                ConnectionState::EncodeTlsData(mut e) => {
+                    let mut buf = vec![0u8; 16 * 1024];
+                    let n = e.encode(&mut buf).unwrap();
+                    wire.extend_from_slice(&buf[..n]);
+                    None
+                }
+                ConnectionState::TransmitTlsData(t) => {
+                    t.done();
+                    None
+                }
+                ConnectionState::BlockedHandshake => Some(false),
+                ConnectionState::WriteTraffic(_) => Some(true),
+                other => panic!("{other:?}"),
+            };
+            s_in.drain(..discard);
+            if let Some(w) = done {
+                break w;
+            }
+        };
+        if st == Status::Ready && writable {
+            break;
+        }
+        c.handle_incoming(&wire);
+        wire.clear();
+    }
+    assert_eq!(c.read(&mut [], &mut co), Ok(Status::NeedMore));
+    assert_eq!(c.is_records_mode(), records_mode());
+    let (secrets, kernel) = s.dangerous_into_kernel_connection().unwrap();
+    let rustls::SupportedCipherSuite::Tls13(suite) = kernel.negotiated_cipher_suite() else {
+        panic!("TLS 1.2");
+    };
+    let (rx_seq, rx) = secrets.rx;
+    let dec = match rx {
+        rustls::ConnectionTrafficSecrets::Aes128Gcm { key, iv }
+        | rustls::ConnectionTrafficSecrets::Aes256Gcm { key, iv }
+        | rustls::ConnectionTrafficSecrets::Chacha20Poly1305 { key, iv } => {
+            suite.aead_alg.decrypter(key, iv)
+        }
+        _ => panic!("unexpected suite"),
+    };
+    let sealer = Sealer {
+        kernel,
+        suite,
+        enc: sealer_enc(suite, secrets.tx.1),
+        seq: secrets.tx.0,
+        dec,
+        rx_seq,
+    };
+    (c, co, sealer)
+}
+
+/// Alerts as rustls has them (found by the `tls_records` differential): a close_notify
+/// with an unknown level (not warning or fatal) is an error, and user_canceled warnings
+/// are ignored at most four times.
+#[test]
+fn alert_levels_and_warning_limit() {
+    use rustls::ContentType::{Alert, ApplicationData};
+    both(|| {
+        let (mut c, mut co, mut seal) = sealed_peer();
+        c.handle_incoming(&seal.seal(ApplicationData, b"x"));
+        c.handle_incoming(&seal.seal(Alert, &[0, 0]));
+        assert_eq!(c.read(&mut [0u8; 8], &mut co), Ok(Status::Data(1)));
+        let err = c.read(&mut [0u8; 8], &mut co).unwrap_err();
+        assert_eq!(err.kind(), TlsErrorKind::AlertReceived, "{err:?}");
+        assert!(!c.is_peer_closed());
+
+        let (mut c, mut co, mut seal) = sealed_peer();
+        for _ in 0..4 {
+            c.handle_incoming(&seal.seal(Alert, &[1, 90]));
+        }
+        c.handle_incoming(&seal.seal(Alert, &[1, 0]));
+        assert_eq!(c.read(&mut [0u8; 8], &mut co), Ok(Status::PeerClosed));
+
+        let (mut c, mut co, mut seal) = sealed_peer();
+        for _ in 0..5 {
+            c.handle_incoming(&seal.seal(Alert, &[1, 90]));
+        }
+        let err = c.read(&mut [0u8; 8], &mut co).unwrap_err();
+        assert_eq!(
+            err,
+            TlsError::Rustls(rustls::Error::PeerMisbehaved(
+                rustls::PeerMisbehaved::TooManyWarningAlertsReceived
+            ))
+        );
+    });
+}
+
+/// At most 32 KeyUpdates in a row without application data between them (rustls's and
+/// BoringSSL's limit; records mode had none and answered every one).
+#[test]
+fn key_updates_without_data_are_limited() {
+    use rustls::ContentType::{ApplicationData, Handshake};
+    both(|| {
+        for (with_data, limit_hit) in [(true, false), (false, true)] {
+            let (mut c, mut co, mut seal) = sealed_peer();
+            for _ in 0..33 {
+                if with_data {
+                    c.handle_incoming(&seal.seal(ApplicationData, b"d"));
+                }
+                c.handle_incoming(&seal.seal(Handshake, &[24, 0, 0, 1, 0]));
+                seal.update_tx();
+            }
+            c.handle_incoming(&seal.seal(ApplicationData, b"end"));
+            let got = read_all(&mut c, &mut co, 64);
+            if limit_hit {
+                assert_eq!(
+                    got.unwrap_err(),
+                    TlsError::Rustls(rustls::Error::PeerMisbehaved(
+                        rustls::PeerMisbehaved::TooManyKeyUpdateRequests
+                    ))
+                );
+            } else {
+                let (data, _) = got.unwrap();
+                assert_eq!(data.len(), 36);
+            }
+        }
+    });
+}
+
+/// At most 32 records with an empty plaintext in a row (found by the `tls_records`
+/// differential: rustls stops there, records mode had no limit).
+#[test]
+fn empty_records_in_a_row_are_limited() {
+    use rustls::ContentType::ApplicationData;
+    both(|| {
+        for (empties, ok) in [(32, true), (33, false)] {
+            let (mut c, mut co, mut seal) = sealed_peer();
+            c.handle_incoming(&seal.seal(ApplicationData, b"a"));
+            for _ in 0..empties {
+                c.handle_incoming(&seal.seal(ApplicationData, b""));
+            }
+            c.handle_incoming(&seal.seal(ApplicationData, b"b"));
+            if ok {
+                assert_eq!(read_all(&mut c, &mut co, 64).unwrap().0, b"ab");
+            } else {
+                // The data before the run is delivered, then the error.
+                let mut buf = [0u8; 8];
+                assert_eq!(c.read(&mut buf, &mut co), Ok(Status::Data(1)));
+                assert_eq!(
+                    c.read(&mut buf, &mut co),
+                    Err(TlsError::Rustls(rustls::Error::PeerMisbehaved(
+                        rustls::PeerMisbehaved::TooManyEmptyFragments
+                    )))
+                );
+            }
+        }
+    });
+}
+
+/// After our close_notify nothing more goes out, not even the KeyUpdate a peer asks for
+/// (found by the `tls_records` fuzz target: records mode answered it after closing).
+#[test]
+fn no_key_update_answer_after_our_close_notify() {
+    use rustls::ContentType::{ApplicationData, Handshake};
+    both(|| {
+        let (mut c, mut co, mut seal) = sealed_peer();
+        c.close(&mut co).unwrap();
+        let closed = co.len();
+        assert!(closed > 0);
+        c.handle_incoming(&seal.seal(Handshake, &[24, 0, 0, 1, 1]));
+        seal.update_tx();
+        c.handle_incoming(&seal.seal(ApplicationData, b"still reading"));
+        assert_eq!(read_all(&mut c, &mut co, 64).unwrap().0, b"still reading");
+        assert_eq!(co.len(), closed, "a record after our close_notify");
+    });
+}
+
+/// A fatal alert goes out behind the records still queued for a full output buffer (found
+/// by the `tls_records` fuzz target: records mode put it in front of KeyUpdate answers
+/// sealed before it, so the peer could not open it, nor them).
+#[test]
+fn fatal_alert_queues_behind_pending_key_update_answers() {
+    use rustls::ContentType::{ApplicationData, Handshake};
+    RECORDS.with(|r| r.set(true));
+    let (mut c, _, mut seal) = sealed_peer();
+    let mut tiny: Out = WriteBuf::new(vec![0u8; 30]);
+    // Three answers: one fits the 30 bytes, two wait in the queue.
+    for _ in 0..3 {
+        c.handle_incoming(&seal.seal(Handshake, &[24, 0, 0, 1, 1]));
+        seal.update_tx();
+    }
+    c.handle_incoming(&seal.seal(ApplicationData, b""));
+    // A bad record: the fatal alert.
+    c.handle_incoming(&[0x17, 0x03, 0x03, 0x00, 0x20]);
+    c.handle_incoming(&[0u8; 0x20]);
+    assert!(c.read(&mut [0u8; 16], &mut tiny).is_err());
+    let mut wire = tiny.data().to_vec();
+    tiny.clear();
+    while !c.drain_pending_output(&mut tiny) {
+        wire.extend_from_slice(tiny.data());
+        tiny.clear();
+    }
+    wire.extend_from_slice(tiny.data());
+    // Three KeyUpdates, then the alert, each record opening under the key in turn.
+    let mut types = Vec::new();
+    let mut rest = &mut wire[..];
+    while !rest.is_empty() {
+        let len = usize::from(u16::from_be_bytes([rest[3], rest[4]]));
+        let (rec, tail) = core::mem::take(&mut rest).split_at_mut(5 + len);
+        rest = tail;
+        let typ = seal.open(&mut rec[5..]);
+        types.push(typ);
+        if typ == Handshake {
+            seal.update_rx();
+        }
+    }
+    assert_eq!(
+        types,
+        [Handshake, Handshake, Handshake, rustls::ContentType::Alert]
+    );
+    RECORDS.with(|r| r.set(false));
+}
