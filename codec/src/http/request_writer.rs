@@ -361,11 +361,32 @@ impl<'w, S: sealed::Open> RequestBuilder<'w, S> {
     }
 
     fn content_length(&mut self, n: u64) {
-        let mut d = [0u8; 20];
-        let s = dec_digits(n, &mut d);
         self.put(b"Content-Length: ");
-        self.put(&d[s..]);
+        self.put_decimal(n);
         self.put(b"\r\n\r\n");
+    }
+
+    /// `n` in decimal, written straight into the buffer. (Not through a stack array
+    /// copied afterwards: byte stores read back by one wider load cannot be forwarded,
+    /// and when that array straddled a cache line the whole build took ~80% longer,
+    /// depending only on where the stack happened to sit.)
+    #[inline]
+    fn put_decimal(&mut self, n: u64) {
+        if self.err.is_some() {
+            return;
+        }
+        let digits = decimal_len(n);
+        match self.buf.get_mut(self.at..self.at + digits) {
+            Some(dst) => {
+                let mut v = n;
+                for b in dst.iter_mut().rev() {
+                    *b = b'0' + (v % 10) as u8;
+                    v /= 10;
+                }
+                self.at += digits;
+            }
+            None => self.err = Some(BuildError::BufferFull),
+        }
     }
 
     /// The body from a slice, with its Content-Length.
@@ -565,6 +586,18 @@ impl<'a> Request<'a> {
     pub fn is_empty(&self) -> bool {
         self.bytes.is_empty()
     }
+}
+
+/// How many decimal digits `n` has (1 for 0).
+#[inline]
+fn decimal_len(n: u64) -> usize {
+    let mut len = 1;
+    let mut v = n;
+    while v >= 10 {
+        v /= 10;
+        len += 1;
+    }
+    len
 }
 
 #[cfg(test)]
