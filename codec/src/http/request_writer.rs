@@ -613,6 +613,28 @@ mod tests {
     }
 
     #[test]
+    fn content_length_at_every_digit_count() {
+        let body = [b'x'; 100_000];
+        let mut w = RequestWriter::new(std::vec![0u8; 101_000], "h").unwrap();
+        for n in [
+            0usize, 1, 9, 10, 99, 100, 999, 1000, 9999, 10_000, 99_999, 100_000,
+        ] {
+            if cfg!(miri) && n > 10_000 {
+                continue;
+            }
+            let req = w.post("/").body(&body[..n]).finish().unwrap();
+            let wire = req.as_bytes();
+            let want = std::format!("Content-Length: {n}\r\n\r\n");
+            let at = wire
+                .windows(want.len())
+                .position(|x| x == want.as_bytes())
+                .unwrap_or_else(|| panic!("no {want:?}"));
+            assert_eq!(wire.len(), at + want.len() + n, "{n}");
+        }
+        assert_eq!(decimal_len(u64::MAX), 20);
+    }
+
+    #[test]
     fn get_with_query_and_headers() {
         let mut w = writer();
         let req = w
