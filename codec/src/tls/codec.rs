@@ -106,6 +106,32 @@ impl Spill {
     }
 }
 
+/// No complete record is left (either record layer): the plaintext delivered so far,
+/// or, with none, `Ok(0)` (more ciphertext needed) unless the stream is over
+/// ([`TlsError::UnexpectedEof`] before close_notify) or the incoming buffer is full
+/// without a whole record ([`TlsError::IncomingFull`]); both errors are sticky (kept
+/// in `failed`).
+fn no_complete_record(
+    peer_closed: bool,
+    eof: bool,
+    incoming_full: bool,
+    failed: &mut Option<TlsError>,
+    filled: usize,
+) -> Result<usize, TlsError> {
+    if peer_closed || filled > 0 {
+        return Ok(filled);
+    }
+    let e = if eof {
+        TlsError::UnexpectedEof
+    } else if incoming_full {
+        TlsError::IncomingFull
+    } else {
+        return Ok(0);
+    };
+    *failed = Some(e.clone());
+    Err(e)
+}
+
 /// Where the plaintext of one call goes: the caller's slice, then the spill.
 struct Sink<'a> {
     plain: &'a mut [u8],
@@ -532,20 +558,13 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> TlsCodec<B> {
                 }
                 Step::Idle if matches!(want, Want::Handshake) => return Ok(0),
                 Step::Idle | Step::Blocked | Step::Writable => {
-                    // No complete record left: more ciphertext is needed, unless the
-                    // stream is over.
-                    if self.peer_closed || sink.filled > 0 {
-                        return Ok(sink.filled);
-                    }
-                    let e = if self.eof {
-                        TlsError::UnexpectedEof
-                    } else if self.incoming.len() == self.incoming.capacity() {
-                        TlsError::IncomingFull
-                    } else {
-                        return Ok(0);
-                    };
-                    self.failed = Some(e.clone());
-                    return Err(e);
+                    return no_complete_record(
+                        self.peer_closed,
+                        self.eof,
+                        self.incoming.len() == self.incoming.capacity(),
+                        &mut self.failed,
+                        sink.filled,
+                    );
                 }
             }
         }
@@ -676,18 +695,13 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> TlsCodec<B> {
                         }
                     }
                 }
-                if self.peer_closed || sink.filled > 0 {
-                    return Ok(sink.filled);
-                }
-                let e = if self.eof {
-                    TlsError::UnexpectedEof
-                } else if self.incoming.len() == self.incoming.capacity() {
-                    TlsError::IncomingFull
-                } else {
-                    return Ok(0);
-                };
-                self.failed = Some(e.clone());
-                Err(e)
+                no_complete_record(
+                    self.peer_closed,
+                    self.eof,
+                    self.incoming.len() == self.incoming.capacity(),
+                    &mut self.failed,
+                    sink.filled,
+                )
             }
         }
     }

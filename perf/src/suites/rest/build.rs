@@ -9,7 +9,7 @@ use std::hint::black_box;
 use tickwire_codec::http::RequestWriter;
 
 use super::check_request;
-use super::memory::{HOST, hand_build, reqwest_op, reqwest_setup, tw_build};
+use super::memory::{HOST, hand_build, reqwest_build, tw_build};
 use crate::harness::{Measurement, RunConfig, bench_op};
 use crate::suites::{Case, touch};
 
@@ -37,7 +37,7 @@ pub(super) fn cases(v: &mut Vec<Case<'static>>) {
         "reqwest 0.13",
         false,
         NOTE_REQWEST,
-        reqwest,
+        reqwest_build,
     ));
 }
 
@@ -65,19 +65,6 @@ fn hand_rolled(cfg: &RunConfig) -> Measurement {
         |buf| {
             hand_build(buf);
             black_box(touch(buf));
-        },
-    )
-}
-
-fn reqwest(cfg: &RunConfig) -> Measurement {
-    let mut s = reqwest_setup();
-    bench_op(
-        cfg,
-        &mut s,
-        |_| {},
-        |s| {
-            let r = reqwest_op(s);
-            black_box(&r);
         },
     )
 }

@@ -241,7 +241,8 @@ pub(super) fn reqwest_setup() -> Rq {
     s
 }
 
-fn reqwest_build(cfg: &RunConfig) -> Measurement {
+/// reqwest building the request, no more (both REST in-memory scenarios use it).
+pub(super) fn reqwest_build(cfg: &RunConfig) -> Measurement {
     let mut s = reqwest_setup();
     bench_op(
         cfg,
