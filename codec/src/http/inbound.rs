@@ -10,7 +10,7 @@
 
 use super::chunked::ChunkedDecoder;
 use super::error::Error;
-use super::head::{Facts, Framing, HeaderSpan};
+use super::head::{Facts, Framing, HeaderSpan, Headers, Trailers};
 
 /// Default limit of a message head.
 pub const DEFAULT_MAX_HEAD: usize = 16 * 1024;
@@ -277,11 +277,86 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>, const N: usize> Inbound<B, N> {
 
     /// Splits the borrow: the complete message's bytes and the header spans.
     #[inline]
-    pub fn parts(&self) -> (&[u8], &[HeaderSpan]) {
-        (
-            &self.buf.as_ref()[self.pos..self.pos + self.msg_len],
-            &self.headers,
-        )
+    /// The delivered message (HTTP/1.`version`), as both readers hand it out.
+    /// Keep-alive: HTTP/1.1 without `Connection: close`, or HTTP/1.0 with
+    /// `Connection: keep-alive` (a response delimited by the close also ends it,
+    /// which its reader adds).
+    pub fn parsed(&self, version: u8) -> Parsed<'_> {
+        let f = &self.facts;
+        Parsed {
+            msg: &self.buf.as_ref()[self.pos..self.pos + self.msg_len],
+            spans: &self.headers,
+            version,
+            body: self.body,
+            trailers: self.trailers,
+            keep_alive: if version == 1 {
+                !f.conn_close
+            } else {
+                f.conn_keep_alive && !f.conn_close
+            },
+        }
+    }
+}
+
+/// What a complete request and a complete response have in common, borrowed from
+/// their reader: the bytes, the header spans, the body and trailer spans, the version
+/// and keep-alive. [`ServerRequest`](super::ServerRequest) and
+/// [`RestResponse`](super::RestResponse) answer through it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Parsed<'a> {
+    msg: &'a [u8],
+    spans: &'a [HeaderSpan],
+    version: u8,
+    body: (usize, usize),
+    trailers: (usize, usize),
+    pub keep_alive: bool,
+}
+
+impl<'a> Parsed<'a> {
+    #[inline]
+    pub fn span(&self, span: (usize, usize)) -> &'a [u8] {
+        self.msg.get(span.0..span.1).unwrap_or_default()
+    }
+
+    #[inline]
+    pub fn version(&self) -> u8 {
+        self.version
+    }
+
+    #[inline]
+    pub fn headers(&self) -> Headers<'a> {
+        Headers {
+            msg: self.msg,
+            spans: self.spans,
+        }
+    }
+
+    #[inline]
+    pub fn body(&self) -> &'a [u8] {
+        self.span(self.body)
+    }
+
+    #[inline]
+    pub fn body_str(&self) -> Result<&'a str, Error> {
+        let b = self.body();
+        if crate::simd::utf8::is_valid(b) {
+            // SAFETY: `is_valid` just checked that `b` is UTF-8.
+            Ok(unsafe { core::str::from_utf8_unchecked(b) })
+        } else {
+            Err(Error::BodyNotUtf8)
+        }
+    }
+
+    #[inline]
+    pub fn trailers(&self) -> Trailers<'a> {
+        Trailers {
+            raw: self.span(self.trailers),
+        }
+    }
+
+    #[inline]
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.msg
     }
 }
 

@@ -9,8 +9,8 @@
 use core::mem::MaybeUninit;
 
 use super::error::Error;
-use super::head::{self, HeaderSpan, Headers, Trailers};
-use super::inbound::{Inbound, Phase};
+use super::head::{self, Headers, Trailers};
+use super::inbound::{Inbound, Parsed, Phase};
 use super::method::Method;
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -109,22 +109,10 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>, const N: usize> RequestReader<B, N> {
             }
         }
         self.inner.deliver();
-        let (msg, spans) = self.inner.parts();
-        let f = &self.inner.facts;
-        let keep_alive = if self.line.version == 1 {
-            !f.conn_close
-        } else {
-            f.conn_keep_alive && !f.conn_close
-        };
         Ok(Some(ServerRequest {
-            msg,
-            spans,
-            version: self.line.version,
+            parsed: self.inner.parsed(self.line.version),
             method: self.line.method,
             target: self.line.target,
-            body: self.inner.body,
-            trailers: self.inner.trailers,
-            keep_alive,
         }))
     }
 
@@ -176,20 +164,15 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>, const N: usize> RequestReader<B, N> {
 /// A complete request, borrowed from its [`RequestReader`].
 #[derive(Debug, Clone, Copy)]
 pub struct ServerRequest<'a> {
-    msg: &'a [u8],
-    spans: &'a [HeaderSpan],
-    version: u8,
+    parsed: Parsed<'a>,
     method: (usize, usize),
     target: (usize, usize),
-    body: (usize, usize),
-    trailers: (usize, usize),
-    keep_alive: bool,
 }
 
 impl<'a> ServerRequest<'a> {
     fn text(&self, span: (usize, usize)) -> &'a str {
         // httparse checked method and target as visible ASCII.
-        core::str::from_utf8(self.msg.get(span.0..span.1).unwrap_or_default()).unwrap_or_default()
+        core::str::from_utf8(self.parsed.span(span)).unwrap_or_default()
     }
 
     /// The method, if one of [`Method`]'s.
@@ -236,7 +219,7 @@ impl<'a> ServerRequest<'a> {
     /// The minor version: 1 for HTTP/1.1, 0 for HTTP/1.0.
     #[inline]
     pub fn version(&self) -> u8 {
-        self.version
+        self.parsed.version()
     }
 
     /// The value of the first header called `name` (ASCII case-insensitive).
@@ -254,37 +237,31 @@ impl<'a> ServerRequest<'a> {
     /// All headers, in order.
     #[inline]
     pub fn headers(&self) -> Headers<'a> {
-        Headers {
-            msg: self.msg,
-            spans: self.spans,
-        }
+        self.parsed.headers()
     }
 
     /// The body (decoded, for a chunked one).
     #[inline]
     pub fn body(&self) -> &'a [u8] {
-        self.msg.get(self.body.0..self.body.1).unwrap_or_default()
+        self.parsed.body()
     }
 
     /// The body as text, UTF-8 checked.
+    #[inline]
     pub fn body_str(&self) -> Result<&'a str, Error> {
-        core::str::from_utf8(self.body()).map_err(|_| Error::BodyNotUtf8)
+        self.parsed.body_str()
     }
 
     /// Trailer fields of a chunked body (empty otherwise).
+    #[inline]
     pub fn trailers(&self) -> Trailers<'a> {
-        Trailers {
-            raw: self
-                .msg
-                .get(self.trailers.0..self.trailers.1)
-                .unwrap_or_default(),
-        }
+        self.parsed.trailers()
     }
 
     /// Whether the client wants the connection kept open.
     #[inline]
     pub fn keep_alive(&self) -> bool {
-        self.keep_alive
+        self.parsed.keep_alive
     }
 
     /// The whole request: the head as received, then the body; a chunked
@@ -292,6 +269,6 @@ impl<'a> ServerRequest<'a> {
     /// chunk framing and the trailer section (not the bytes as sent).
     #[inline]
     pub fn as_bytes(&self) -> &'a [u8] {
-        self.msg
+        self.parsed.as_bytes()
     }
 }

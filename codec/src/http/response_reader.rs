@@ -20,8 +20,8 @@
 use core::mem::MaybeUninit;
 
 use super::error::Error;
-use super::head::{self, Framing, HeaderSpan, Headers, Trailers};
-use super::inbound::{Inbound, Phase};
+use super::head::{self, Framing, Headers, Trailers};
+use super::inbound::{Inbound, Parsed, Phase};
 use super::method::Method;
 
 /// Facts of the status line.
@@ -171,23 +171,13 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>, const N: usize> ResponseReader<B, N> {
         if self.inner.phase != (Phase::Complete { delivered: true }) {
             return None;
         }
-        let (msg, spans) = self.inner.parts();
-        let f = &self.inner.facts;
-        let keep_alive = self.inner.framing != Framing::Close
-            && if self.line.version == 1 {
-                !f.conn_close
-            } else {
-                f.conn_keep_alive && !f.conn_close
-            };
+        let mut parsed = self.inner.parsed(self.line.version);
+        // A body delimited by the close ends the connection whatever the headers say.
+        parsed.keep_alive &= self.inner.framing != Framing::Close;
         Some(RestResponse {
-            msg,
-            spans,
-            version: self.line.version,
+            parsed,
             status: self.line.status,
             reason: self.line.reason,
-            body: self.inner.body,
-            trailers: self.inner.trailers,
-            keep_alive,
         })
     }
 
@@ -270,14 +260,9 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>, const N: usize> ResponseReader<B, N> {
 /// A complete response, borrowed from its [`ResponseReader`].
 #[derive(Debug, Clone, Copy)]
 pub struct RestResponse<'a> {
-    msg: &'a [u8],
-    spans: &'a [HeaderSpan],
-    version: u8,
+    parsed: Parsed<'a>,
     status: u16,
     reason: (usize, usize),
-    body: (usize, usize),
-    trailers: (usize, usize),
-    keep_alive: bool,
 }
 
 impl<'a> RestResponse<'a> {
@@ -290,18 +275,13 @@ impl<'a> RestResponse<'a> {
     /// The reason phrase (empty when absent or not UTF-8).
     #[inline]
     pub fn reason(&self) -> &'a str {
-        core::str::from_utf8(
-            self.msg
-                .get(self.reason.0..self.reason.1)
-                .unwrap_or_default(),
-        )
-        .unwrap_or_default()
+        core::str::from_utf8(self.parsed.span(self.reason)).unwrap_or_default()
     }
 
     /// The minor version: 1 for HTTP/1.1, 0 for HTTP/1.0.
     #[inline]
     pub fn version(&self) -> u8 {
-        self.version
+        self.parsed.version()
     }
 
     /// The value of the first header called `name` (ASCII case-insensitive).
@@ -319,39 +299,25 @@ impl<'a> RestResponse<'a> {
     /// All headers, in order.
     #[inline]
     pub fn headers(&self) -> Headers<'a> {
-        Headers {
-            msg: self.msg,
-            spans: self.spans,
-        }
+        self.parsed.headers()
     }
 
     /// The body (decoded, for a chunked one).
     #[inline]
     pub fn body(&self) -> &'a [u8] {
-        self.msg.get(self.body.0..self.body.1).unwrap_or_default()
+        self.parsed.body()
     }
 
     /// The body as text, UTF-8 checked.
     #[inline]
     pub fn body_str(&self) -> Result<&'a str, Error> {
-        let b = self.body();
-        if crate::simd::utf8::is_valid(b) {
-            // SAFETY: `is_valid` just checked that `b` is UTF-8.
-            Ok(unsafe { core::str::from_utf8_unchecked(b) })
-        } else {
-            Err(Error::BodyNotUtf8)
-        }
+        self.parsed.body_str()
     }
 
     /// Trailer fields of a chunked body (empty otherwise).
     #[inline]
     pub fn trailers(&self) -> Trailers<'a> {
-        Trailers {
-            raw: self
-                .msg
-                .get(self.trailers.0..self.trailers.1)
-                .unwrap_or_default(),
-        }
+        self.parsed.trailers()
     }
 
     /// Whether the connection may carry the next request: HTTP/1.1 without
@@ -359,7 +325,7 @@ impl<'a> RestResponse<'a> {
     /// a body that was not delimited by the close.
     #[inline]
     pub fn keep_alive(&self) -> bool {
-        self.keep_alive
+        self.parsed.keep_alive
     }
 
     /// The whole response: the head as received, then the body; a chunked
@@ -367,6 +333,6 @@ impl<'a> RestResponse<'a> {
     /// chunk framing and the trailer section (not the bytes as sent).
     #[inline]
     pub fn as_bytes(&self) -> &'a [u8] {
-        self.msg
+        self.parsed.as_bytes()
     }
 }
