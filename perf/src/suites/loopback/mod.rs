@@ -14,7 +14,7 @@
 //! (masked client frame one way, unmasked server frame back) with plain
 //! `write`/`read` calls: what nobody's framing can beat.
 
-mod rtt;
+pub(crate) mod rtt;
 mod stream;
 
 use std::net::{TcpListener, TcpStream};

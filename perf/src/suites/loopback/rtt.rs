@@ -89,8 +89,9 @@ fn flush_all(c: &mut ServerConnection) -> bool {
     }
 }
 
-/// The echo server: every binary message goes back as it came.
-fn tw_echo(mut c: ServerConnection, busy: bool) {
+/// The echo server: every binary message goes back as it came (ws:// here, wss://
+/// for the TLS rows).
+pub(crate) fn tw_echo(mut c: ServerConnection, busy: bool) {
     let mut buf = Vec::with_capacity(1 << 16);
     if busy {
         c.set_blocking(false).expect("evented mode");

@@ -12,6 +12,7 @@ use tungstenite::Bytes;
 use tungstenite::protocol::{Message as TMessage, Role as TRole, WebSocket as TSocket};
 
 use crate::harness::{Measurement, RunConfig, bench_batch};
+use crate::suites::loopback::rtt::tw_echo;
 use crate::suites::loopback::{RTT_SIZES, spawn_pinned, tcp_pair};
 use crate::suites::{Case, touch, unexpected};
 
@@ -98,17 +99,6 @@ fn payload(n: usize) -> Vec<u8> {
     (0..n).map(|i| (i * 31 + 7) as u8).collect()
 }
 
-/// Flush a non-blocking server connection, spinning; false on error.
-fn spin_flush_server(c: &mut tickwire::ws::ServerConnection) -> bool {
-    loop {
-        match c.flush() {
-            Ok(true) => return true,
-            Ok(false) => std::hint::spin_loop(),
-            Err(_) => return false,
-        }
-    }
-}
-
 fn tickwire(cfg: &RunConfig, peer: usize, n: usize, busy: bool) -> Measurement {
     let (client_cfg, server_cfg) = super::configs();
     let mut server = Server::builder()
@@ -117,40 +107,8 @@ fn tickwire(cfg: &RunConfig, peer: usize, n: usize, busy: bool) -> Measurement {
         .expect("bind 127.0.0.1");
     let port = server.local_addr().expect("local addr").port();
     let echo = spawn_pinned(peer, move || {
-        let mut c = server.accept().expect("accept + TLS + handshake");
-        if busy {
-            c.set_blocking(false).expect("evented mode");
-        }
-        let mut buf = Vec::with_capacity(1 << 16);
-        loop {
-            let got = if busy { c.try_recv() } else { c.recv() };
-            // Some(true): a binary message to echo; Some(false): another kind; None: nothing.
-            let echo = match got {
-                Ok(Some(Message::Binary(b))) => {
-                    buf.clear();
-                    buf.extend_from_slice(b);
-                    Some(true)
-                }
-                Ok(Some(_)) => Some(false),
-                Ok(None) => None,
-                Err(_) => return,
-            };
-            match echo {
-                Some(true) => {}
-                Some(false) => continue,
-                None if busy && !c.is_closed() => {
-                    std::hint::spin_loop();
-                    continue;
-                }
-                None => return,
-            }
-            if c.send_binary(&buf).is_err() {
-                return;
-            }
-            if busy && !spin_flush_server(&mut c) {
-                return;
-            }
-        }
+        let c = server.accept().expect("accept + TLS + handshake");
+        tw_echo(c, busy);
     });
     let mut c = Client::builder()
         .tls(client_cfg)
