@@ -5,10 +5,11 @@
 //!   sample is one round trip (B = 1). Blocking rows wait in the kernel and
 //!   are dominated by its wake-ups (tens of microseconds on a VM); busy-poll
 //!   rows spin on non-blocking sockets instead and sit beside them.
-//! - [`stream`]: one connection, the client streams 128 B binary messages as
-//!   fast as it can; the measuring thread receives (server role, so it
-//!   unmasks) and a sample is B messages, reported per message (and as
-//!   messages per second).
+//! - [`stream`]: one connection, receive throughput: a sender thread writes
+//!   the same pre-encoded 128 B binary client frames in ~64 KiB writes for
+//!   every row; the measuring thread receives them with each library (server
+//!   role, so it unmasks) and a sample is B messages, reported per message
+//!   (and as messages per second).
 //!
 //! The raw-socket floor moves the same byte counts as the WebSocket frames
 //! (masked client frame one way, unmasked server frame back) with plain
