@@ -200,6 +200,13 @@ fn main() -> ExitCode {
                 meas.samples(),
                 meas.rounds.len()
             );
+            if turns && meas.rounds.is_empty() {
+                eprintln!(
+                    "    WARNING: {} took no turns (it measured on a thread without a seat, so its \
+                     sampling may have overlapped the others'): compare with --sequential",
+                    c.library
+                );
+            }
             rep.rows
                 .push(Row::new(&c.scenario, &c.library, c.baseline, c.note, meas));
         }
