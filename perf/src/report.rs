@@ -4,8 +4,11 @@
 //! gets `ratio = its p50 / baseline p50`, so a peer at 3.0 is three times
 //! slower than tickwire at the median. When the rows were interleaved, each
 //! also gets the same ratio per round (its turn's p50 over the baseline's
-//! turn's p50 in the same baton round) and their spread, min / median / max
-//! ([`RoundRatio`]): how far the machine moved the ratio during the run.
+//! turn's p50 in the same baton round) and their spread ([`RoundRatio`]):
+//! how far the machine moved the ratio during the run. The table shows the
+//! 10th percentile, median and 90th percentile of the rounds: a round in
+//! which the machine changed state between two rows' turns gives an extreme
+//! ratio that min and max (in the JSON) would show instead of the spread.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -17,18 +20,23 @@ use crate::harness::Measurement;
 const COLS: usize = 11;
 
 /// What the per-round column means, for the table's readers.
-pub const ROUNDS_NOTE: &str = "per round min/med/max: the rows of a scenario took turns on the \
+pub const ROUNDS_NOTE: &str = "per round p10/med/p90: the rows of a scenario took turns on the \
 measuring core (a slice each per round); each round gives a ratio (the row's p50 over tickwire's p50 \
-in that round) and the column is their min/median/max, so a narrow spread means a ratio the \
-machine's noise did not move; \"-\" for baselines and for scenarios run one row after another";
+in that round) and the column is their 10th percentile, median and 90th percentile over the rounds \
+(min and max in the JSON), so a narrow spread means a ratio the machine's noise did not move; \
+\"-\" for baselines and for scenarios run one row after another";
 
 /// The spread of a row's per-round ratios to its baseline.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RoundRatio {
     /// Smallest per-round ratio.
     pub min: f64,
+    /// 10th percentile (nearest rank).
+    pub p10: f64,
     /// Median per-round ratio.
     pub median: f64,
+    /// 90th percentile (nearest rank).
+    pub p90: f64,
     /// Largest per-round ratio.
     pub max: f64,
     /// Rounds in which both rows had a turn.
@@ -57,9 +65,12 @@ impl RoundRatio {
         } else {
             (v[n / 2 - 1] + v[n / 2]) / 2.0
         };
+        let rank = |q: f64| v[((n - 1) as f64 * q).round() as usize];
         Some(RoundRatio {
             min: v[0],
+            p10: rank(0.1),
             median,
+            p90: rank(0.9),
             max: v[n - 1],
             rounds: n,
         })
@@ -175,11 +186,11 @@ fn fmt_ratio(r: Option<f64>) -> String {
     r.map_or_else(|| "-".into(), |r| format!("{r:.2}x"))
 }
 
-/// Per-round ratios as `min/median/max` (or `-`).
+/// Per-round ratios as `p10/median/p90` (or `-`).
 fn fmt_rounds(r: Option<RoundRatio>) -> String {
     r.map_or_else(
         || "-".into(),
-        |r| format!("{:.2}/{:.2}/{:.2}x", r.min, r.median, r.max),
+        |r| format!("{:.2}/{:.2}/{:.2}x", r.p10, r.median, r.p90),
     )
 }
 
@@ -248,7 +259,7 @@ impl Report {
             "p99.9".into(),
             "max".into(),
             "vs tickwire p50".into(),
-            "per round min/med/max".into(),
+            "per round p10/med/p90".into(),
         ]
     }
 
@@ -347,8 +358,9 @@ impl Report {
                 || "null".into(),
                 |x| {
                     format!(
-                        "{{\"min\": {:.4}, \"median\": {:.4}, \"max\": {:.4}, \"rounds\": {}}}",
-                        x.min, x.median, x.max, x.rounds
+                        "{{\"min\": {:.4}, \"p10\": {:.4}, \"median\": {:.4}, \"p90\": {:.4}, \
+                         \"max\": {:.4}, \"rounds\": {}}}",
+                        x.min, x.p10, x.median, x.p90, x.max, x.rounds
                     )
                 },
             );
@@ -414,7 +426,7 @@ impl Report {
              measuring core {}, loopback peer core {}; core clock at the end of the run: {}. \
              Mode: {}. Sampling: {}. Values are {u} per operation (p50 and p99 over batches; nothing \
              subtracted); \"vs tickwire\" is the row's p50 over tickwire's p50 in the same scenario (above \
-             1.00x: tickwire is faster); \"per round\" is the range (min-max) of that ratio computed \
+             1.00x: tickwire is faster); \"per round\" is the range (10th to 90th percentile) of that ratio computed \
              round by round while the rows took turns. The machine was shared with other work during the run, so tails are \
              noisy; `cargo xtask bench --instructions` gives counts that are not. Full table, notes on \
              what each timed region includes, JSON and one SVG latency plot per scenario: \
@@ -442,7 +454,7 @@ impl Report {
                 let (ns, _) = self.ns_rate(r.p50);
                 let spread = r
                     .round_ratio
-                    .map_or_else(|| "-".into(), |x| format!("{:.2}-{:.2}x", x.min, x.max));
+                    .map_or_else(|| "-".into(), |x| format!("{:.2}-{:.2}x", x.p10, x.p90));
                 let _ = writeln!(
                     out,
                     "| {shown} | {} | {} | {} | {ns} | {} | {spread} |",
@@ -577,14 +589,16 @@ mod tests {
             r.rows[1].round_ratio,
             Some(RoundRatio {
                 min: 2.0,
+                p10: 2.0,
                 median: 2.5,
+                p90: 3.0,
                 max: 3.0,
                 rounds: 3
             })
         );
         assert!(r.table().contains("2.00/2.50/3.00x"), "{}", r.table());
         assert!(r.json().contains(
-            "\"ratio_per_round\": {\"min\": 2.0000, \"median\": 2.5000, \"max\": 3.0000, \"rounds\": 3}"
+            "\"ratio_per_round\": {\"min\": 2.0000, \"p10\": 2.0000, \"median\": 2.5000, \"p90\": 3.0000, \"max\": 3.0000, \"rounds\": 3}"
         ));
         assert!(
             r.json()
@@ -592,6 +606,16 @@ mod tests {
         );
         assert!(r.readme("x").contains("| 3.00x | 2.00-3.00x |"));
         assert_eq!(RoundRatio::of(&[(0, 1.0)], &[(1, 1.0)]), None);
+        // Eleven rounds with ratios 1..=11 (given out of order).
+        let base: Vec<(u32, f64)> = (0..11).map(|k| (k, 2.0)).collect();
+        let row: Vec<(u32, f64)> = (0..11)
+            .map(|k| (k, f64::from((k * 7) % 11 + 1) * 2.0))
+            .collect();
+        let rr = RoundRatio::of(&row, &base).unwrap();
+        assert_eq!(
+            (rr.min, rr.p10, rr.median, rr.p90, rr.max, rr.rounds),
+            (1.0, 2.0, 6.0, 10.0, 11.0, 11)
+        );
     }
 
     #[test]
