@@ -11,8 +11,8 @@ usage: bench [--quick | --full] [--filter SUBSTR] [--cores A[,B]] [--batch N]
              [--measure-ms MS] [--sequential | --slice-ms MS] [--out DIR] [--list]
              [--instructions]
 
-  --quick          ~0.6 s per scenario (default)
-  --full           ~6 s per scenario
+  --quick          warm-up 100 ms + sampling 500 ms per row (default)
+  --full           warm-up 1 s + sampling 5 s per row
   --filter SUBSTR  run rows whose \"scenario library\" contains SUBSTR (repeatable: any matches)
   --cores A[,B]    pin the measuring thread to core A (default 0); B is kept
                    for two-thread scenarios (loopback), the loopback peer thread (default: the next core)

@@ -39,9 +39,9 @@ pub struct RunConfig {
     pub batch: usize,
     /// Untimed warm-up before sampling.
     pub warmup: Duration,
-    /// Sampling time per scenario.
+    /// Sampling time per row.
     pub measure: Duration,
-    /// Upper bound on samples per scenario.
+    /// Upper bound on samples per row.
     pub max_samples: u64,
     /// Instruction-count mode (`--instructions`, under callgrind) when not 0:
     /// no timing; a few untimed warm-up batches, then this many batches with
@@ -50,7 +50,7 @@ pub struct RunConfig {
 }
 
 impl RunConfig {
-    /// About 0.6 s per scenario.
+    /// About 0.6 s per row.
     pub fn quick() -> Self {
         RunConfig {
             batch: 64,
@@ -61,7 +61,7 @@ impl RunConfig {
         }
     }
 
-    /// About 6 s per scenario.
+    /// About 6 s per row.
     pub fn full() -> Self {
         RunConfig {
             batch: 64,
