@@ -8,20 +8,28 @@ use crate::harness::RunConfig;
 /// Usage text.
 pub const USAGE: &str = "\
 usage: bench [--quick | --full] [--filter SUBSTR] [--cores A[,B]] [--batch N]
-             [--measure-ms MS] [--out DIR] [--list] [--instructions]
+             [--measure-ms MS] [--sequential | --slice-ms MS] [--out DIR] [--list]
+             [--instructions]
 
-  --quick          ~0.6 s per scenario (default)
-  --full           ~6 s per scenario
+  --quick          warm-up 100 ms + sampling 500 ms per row (default)
+  --full           warm-up 1 s + sampling 5 s per row
   --filter SUBSTR  run rows whose \"scenario library\" contains SUBSTR (repeatable: any matches)
   --cores A[,B]    pin the measuring thread to core A (default 0); B is kept
                    for two-thread scenarios (loopback), the loopback peer thread (default: the next core)
   --batch N        operations per timed batch (default 64)
-  --measure-ms MS  sampling time per scenario, overriding --quick/--full
+  --measure-ms MS  sampling time per row, overriding --quick/--full
+  --slice-ms MS    the rows of a scenario take turns on the measuring core,
+                   sampling MS at a time each (default 10), so every row sees
+                   the same machine; per-round ratios show how steady they were
+  --sequential     run the rows of a scenario one after another instead
   --out DIR        where to write <suite>.json and <suite>.md (default <workspace>/target/bench)
   --list           print the scenario rows and exit
   --instructions   instead of timing, count instructions per operation under
                    valgrind --tool=callgrind (in-memory rows only; stable on a
                    noisy machine); writes <out>/instructions.{md,json}";
+
+/// Sampling per turn when a scenario's rows are interleaved.
+pub const DEFAULT_SLICE: Duration = Duration::from_millis(10);
 
 /// Parsed options.
 #[derive(Debug, Clone)]
@@ -40,6 +48,9 @@ pub struct Args {
     pub list: bool,
     /// Count instructions under callgrind instead of timing.
     pub instructions: bool,
+    /// Turn length when the rows of a scenario are interleaved; `None` with
+    /// `--sequential`.
+    pub slice: Option<Duration>,
     /// Internal: this process is the callgrind child of `--instructions`.
     pub callgrind_child: bool,
 }
@@ -61,8 +72,10 @@ impl Args {
             out: None,
             list: false,
             instructions: false,
+            slice: Some(DEFAULT_SLICE),
             callgrind_child: false,
         };
+        let mut sequential = false;
         let mut batch = None;
         let mut measure = None;
         let mut it = args.into_iter();
@@ -100,6 +113,13 @@ impl Args {
                         .map_err(|e| format!("--measure-ms: {e}"))?;
                     measure = Some(Duration::from_millis(ms.max(1)));
                 }
+                "--sequential" => sequential = true,
+                "--slice-ms" => {
+                    let ms: u64 = value("--slice-ms")?
+                        .parse()
+                        .map_err(|e| format!("--slice-ms: {e}"))?;
+                    a.slice = Some(Duration::from_millis(ms.max(1)));
+                }
                 "--out" => a.out = Some(PathBuf::from(value("--out")?)),
                 "--list" => a.list = true,
                 "--instructions" => a.instructions = true,
@@ -118,6 +138,9 @@ impl Args {
         }
         if let Some(m) = measure {
             a.run.measure = m;
+        }
+        if sequential {
+            a.slice = None;
         }
         Ok(a)
     }
@@ -143,5 +166,11 @@ mod tests {
         assert!(parse("--batch 0").is_err());
         assert!(parse("--cores x").is_err());
         assert!(parse("--bogus").is_err());
+        assert_eq!(a.slice, Some(DEFAULT_SLICE));
+        assert_eq!(parse("--sequential").unwrap().slice, None);
+        assert_eq!(
+            parse("--slice-ms 25").unwrap().slice,
+            Some(Duration::from_millis(25))
+        );
     }
 }

@@ -10,12 +10,20 @@
 //!
 //! Each run warms up for [`RunConfig::warmup`], then samples until
 //! [`RunConfig::measure`] has elapsed or [`RunConfig::max_samples`] were taken.
+//!
+//! On a thread seated in a [`rotation`] (the rows of one scenario,
+//! interleaved) the same budget is spent in turns: sampling only while the
+//! row holds the baton, a slice at a time, with a short untimed re-warm-up
+//! after every wait (the other rows evicted its caches and branch history),
+//! and a p50 recorded per turn ([`Measurement::rounds`]) so that ratios can
+//! be compared round by round.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
+use crate::rotation::{self, Place};
 use crate::{callgrind, clock};
 
 /// Histogram values are per-op time multiplied by this (tenths of a unit).
@@ -31,9 +39,9 @@ pub struct RunConfig {
     pub batch: usize,
     /// Untimed warm-up before sampling.
     pub warmup: Duration,
-    /// Sampling time per scenario.
+    /// Sampling time per row.
     pub measure: Duration,
-    /// Upper bound on samples per scenario.
+    /// Upper bound on samples per row.
     pub max_samples: u64,
     /// Instruction-count mode (`--instructions`, under callgrind) when not 0:
     /// no timing; a few untimed warm-up batches, then this many batches with
@@ -42,7 +50,7 @@ pub struct RunConfig {
 }
 
 impl RunConfig {
-    /// About 0.6 s per scenario.
+    /// About 0.6 s per row.
     pub fn quick() -> Self {
         RunConfig {
             batch: 64,
@@ -53,7 +61,7 @@ impl RunConfig {
         }
     }
 
-    /// About 6 s per scenario.
+    /// About 6 s per row.
     pub fn full() -> Self {
         RunConfig {
             batch: 64,
@@ -72,6 +80,9 @@ pub struct Measurement {
     pub hist: Histogram<u64>,
     /// Operations per sample.
     pub batch: usize,
+    /// Interleaved runs: (round, p50 of that turn's samples in [`clock::UNIT`])
+    /// per turn; empty for a run in one go.
+    pub rounds: Vec<(u32, f64)>,
 }
 
 impl Measurement {
@@ -120,6 +131,9 @@ where
     if cfg.count_rounds > 0 {
         return count(cfg, state, prep, batch);
     }
+    if let Some(place) = rotation::current() {
+        return in_turns(cfg, &place, state, prep, batch);
+    }
     let warm_until = Instant::now() + cfg.warmup;
     while Instant::now() < warm_until {
         for _ in 0..CHUNK {
@@ -144,7 +158,140 @@ where
             break;
         }
     }
-    Measurement { hist, batch: b }
+    Measurement {
+        hist,
+        batch: b,
+        rounds: Vec::new(),
+    }
+}
+
+/// Batches between looks at the wall clock in [`in_turns`]: starts at one
+/// (a slow row, a round trip per sample, must not overrun its slice) and
+/// doubles up to [`CHUNK`] while looks come faster than a 32nd of a slice.
+struct Pacer {
+    every: u64,
+    last: Instant,
+    fine: Duration,
+}
+
+impl Pacer {
+    fn new(slice: Duration) -> Self {
+        Pacer {
+            every: 1,
+            last: Instant::now(),
+            fine: slice / 32,
+        }
+    }
+
+    /// Look at the clock; returns now.
+    fn look(&mut self) -> Instant {
+        let now = Instant::now();
+        if now - self.last < self.fine && self.every < CHUNK {
+            self.every *= 2;
+        }
+        self.last = now;
+        now
+    }
+}
+
+/// Untimed batches until `until`, looking at the clock as `pace` says; at
+/// least one batch.
+fn warm<S, P, F>(
+    pace: &mut Pacer,
+    until: Instant,
+    state: &mut S,
+    prep: &mut P,
+    batch: &mut F,
+    b: usize,
+) where
+    P: FnMut(&mut S),
+    F: FnMut(&mut S, usize),
+{
+    loop {
+        for _ in 0..pace.every {
+            prep(state);
+            batch(state, b);
+        }
+        if pace.look() >= until {
+            return;
+        }
+    }
+}
+
+/// [`bench_batch`] on a seated thread: the warm-up on the first turn, then
+/// slices of sampling while holding the baton, a re-warm-up of a tenth of a
+/// slice after each wait, until the row has sampled for
+/// [`RunConfig::measure`] in total or taken [`RunConfig::max_samples`]. The
+/// baton is kept at the end: the row leaves the rotation when its whole run
+/// (teardown included) is over.
+fn in_turns<S, P, F>(
+    cfg: &RunConfig,
+    place: &Place,
+    state: &mut S,
+    mut prep: P,
+    mut batch: F,
+) -> Measurement
+where
+    P: FnMut(&mut S),
+    F: FnMut(&mut S, usize),
+{
+    let b = cfg.batch.max(1);
+    let slice = place.slice();
+    let max = cfg.max_samples.max(1);
+    let mut turn = place.acquire();
+    let mut pace = Pacer::new(slice);
+    let start = Instant::now();
+    warm(
+        &mut pace,
+        start + cfg.warmup,
+        state,
+        &mut prep,
+        &mut batch,
+        b,
+    );
+    let mut hist = new_histogram();
+    let mut this_turn = new_histogram();
+    let mut rounds = Vec::new();
+    let mut sampled = Duration::ZERO;
+    let mut taken = 0u64;
+    loop {
+        this_turn.reset();
+        let begin = Instant::now();
+        let mut now;
+        loop {
+            for _ in 0..pace.every {
+                prep(state);
+                let t0 = clock::start();
+                batch(state, black_box(b));
+                let t1 = clock::stop();
+                let per_op = t1.wrapping_sub(t0).saturating_mul(SCALE) / b as u64;
+                hist.saturating_record(per_op);
+                this_turn.saturating_record(per_op);
+            }
+            taken += pace.every;
+            now = pace.look();
+            if taken >= max || now - begin >= slice || sampled + (now - begin) >= cfg.measure {
+                break;
+            }
+        }
+        sampled += now - begin;
+        let p50 = this_turn.value_at_quantile(0.5) as f64 / SCALE as f64;
+        rounds.push((turn.round, p50));
+        if taken >= max || sampled >= cfg.measure {
+            break;
+        }
+        turn = place.pass();
+        if turn.others_ran {
+            let now = Instant::now();
+            pace.last = now;
+            warm(&mut pace, now + slice / 10, state, &mut prep, &mut batch, b);
+        }
+    }
+    Measurement {
+        hist,
+        batch: b,
+        rounds,
+    }
 }
 
 /// Warm-up batches in instruction-count mode (first-call effects: lazy
@@ -173,6 +320,7 @@ where
     Measurement {
         hist: new_histogram(),
         batch: b,
+        rounds: Vec::new(),
     }
 }
 
@@ -229,5 +377,58 @@ mod tests {
         assert_eq!(calls % 8, 0);
         assert!(m.quantile(0.5) >= 0.0);
         assert!(m.max() >= m.quantile(0.5));
+        assert!(m.rounds.is_empty());
+    }
+
+    /// Two seated rows with a zero slice: every turn is one sample, so the
+    /// turns are counted, not timed. Row 1 stops after 5 samples and leaves;
+    /// row 0 goes on alone. No op of one row may run while the other's does.
+    #[test]
+    fn seated_rows_sample_in_turns() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+
+        let cfg = |max_samples| RunConfig {
+            batch: 4,
+            warmup: Duration::ZERO,
+            measure: Duration::from_secs(600),
+            max_samples,
+            count_rounds: 0,
+        };
+        let rot = Arc::new(rotation::Rotation::new(2, Duration::ZERO));
+        let busy = AtomicUsize::new(0);
+        let ops = [AtomicUsize::new(0), AtomicUsize::new(0)];
+        let ms: Vec<Measurement> = std::thread::scope(|s| {
+            let handles: Vec<_> = [20u64, 5]
+                .into_iter()
+                .enumerate()
+                .map(|(id, max)| {
+                    let (rot, busy, ops) = (rot.clone(), &busy, &ops);
+                    s.spawn(move || {
+                        let _seat = rotation::sit(rot, id);
+                        bench_op(
+                            &cfg(max),
+                            &mut (),
+                            |_| {},
+                            |_| {
+                                assert_eq!(busy.fetch_add(1, Ordering::SeqCst), 0, "overlap");
+                                ops[id].fetch_add(1, Ordering::SeqCst);
+                                busy.fetch_sub(1, Ordering::SeqCst);
+                            },
+                        )
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let rounds = |m: &Measurement| m.rounds.iter().map(|r| r.0).collect::<Vec<_>>();
+        assert_eq!(rounds(&ms[0]), (0..20).collect::<Vec<_>>());
+        assert_eq!(rounds(&ms[1]), (0..5).collect::<Vec<_>>());
+        assert_eq!((ms[0].samples(), ms[1].samples()), (20, 5));
+        // Sampled ops plus warm-up batches (one at the start, one after each
+        // turn another row had in between: 5 for row 0, 4 for row 1).
+        assert_eq!(ops[0].load(Ordering::SeqCst), 4 * (20 + 1 + 5));
+        assert_eq!(ops[1].load(Ordering::SeqCst), 4 * (5 + 1 + 4));
+        assert_eq!(rot.holder(), None);
     }
 }

@@ -5,6 +5,7 @@
 //! - [`harness`]: batched timing into HDR histograms, warm-up, sample budget.
 //! - [`machine`]: CPU model, TSC frequency, thread pinning.
 //! - [`report`]: the result table on stdout, as JSON and as Markdown.
+//! - [`rotation`]: turn-taking of a scenario's rows for interleaved sampling.
 //! - [`plot`]: SVG latency plots (percentile curves per scenario).
 //! - [`cli`]: command-line options shared by the bench binaries.
 //! - [`instructions`]: `--instructions`, instructions per operation under callgrind.
@@ -22,4 +23,5 @@ pub mod machine;
 pub mod peers;
 pub mod plot;
 pub mod report;
+pub mod rotation;
 pub mod suites;

@@ -195,6 +195,8 @@ mod tests {
             samples: 1000,
             batch: 1,
             ratio: None,
+            rounds: Vec::new(),
+            round_ratio: None,
             curve,
         }
     }

@@ -2,7 +2,13 @@
 //!
 //! Each scenario has one baseline row (tickwire's); every row of the scenario
 //! gets `ratio = its p50 / baseline p50`, so a peer at 3.0 is three times
-//! slower than tickwire at the median.
+//! slower than tickwire at the median. When the rows were interleaved, each
+//! also gets the same ratio per round (its turn's p50 over the baseline's
+//! turn's p50 in the same baton round) and their spread ([`RoundRatio`]):
+//! how far the machine moved the ratio during the run. The table shows the
+//! 10th percentile, median and 90th percentile of the rounds: a round in
+//! which the machine changed state between two rows' turns gives an extreme
+//! ratio that min and max (in the JSON) would show instead of the spread.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -11,7 +17,65 @@ use crate::clock;
 use crate::harness::Measurement;
 
 /// Columns of the table.
-const COLS: usize = 10;
+const COLS: usize = 11;
+
+/// What the per-round column means, for the table's readers.
+pub const ROUNDS_NOTE: &str = "per round p10/med/p90: the rows of a scenario took turns on the \
+measuring core (a slice each per round); each round gives a ratio (the row's p50 over tickwire's p50 \
+in that round) and the column is their 10th percentile, median and 90th percentile over the rounds \
+(min and max in the JSON), so a narrow spread means a ratio the machine's noise did not move; \
+\"-\" for baselines and for scenarios run one row after another";
+
+/// The spread of a row's per-round ratios to its baseline.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RoundRatio {
+    /// Smallest per-round ratio.
+    pub min: f64,
+    /// 10th percentile (nearest rank).
+    pub p10: f64,
+    /// Median per-round ratio.
+    pub median: f64,
+    /// 90th percentile (nearest rank).
+    pub p90: f64,
+    /// Largest per-round ratio.
+    pub max: f64,
+    /// Rounds in which both rows had a turn.
+    pub rounds: usize,
+}
+
+impl RoundRatio {
+    /// Ratios of `row`'s per-round p50s to `base`'s in the rounds both have;
+    /// `None` without any.
+    pub fn of(row: &[(u32, f64)], base: &[(u32, f64)]) -> Option<Self> {
+        let mut v: Vec<f64> = row
+            .iter()
+            .filter_map(|(r, x)| {
+                base.iter()
+                    .find(|(rb, b)| rb == r && *b > 0.0)
+                    .map(|(_, b)| x / b)
+            })
+            .collect();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let median = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        };
+        let rank = |q: f64| v[((n - 1) as f64 * q).round() as usize];
+        Some(RoundRatio {
+            min: v[0],
+            p10: rank(0.1),
+            median,
+            p90: rank(0.9),
+            max: v[n - 1],
+            rounds: n,
+        })
+    }
+}
 
 /// One measured (scenario, library) pair.
 #[derive(Debug, Clone)]
@@ -40,6 +104,11 @@ pub struct Row {
     pub batch: usize,
     /// p50 / the scenario baseline's p50; filled by [`Report::finish`].
     pub ratio: Option<f64>,
+    /// Interleaved runs: (round, p50 of the row's turn in it).
+    pub rounds: Vec<(u32, f64)>,
+    /// The per-round ratios to the baseline; filled by [`Report::finish`]
+    /// for non-baseline rows of interleaved scenarios.
+    pub round_ratio: Option<RoundRatio>,
     /// The percentile curve: (quantile, per-op time) from 0 up to the finest
     /// quantile the sample count resolves, then the max at quantile 1.
     pub curve: Vec<(f64, f64)>,
@@ -73,6 +142,8 @@ impl Row {
             samples: m.samples(),
             batch: m.batch,
             ratio: None,
+            rounds: m.rounds.clone(),
+            round_ratio: None,
             curve: curve(m),
         }
     }
@@ -115,6 +186,14 @@ fn fmt_ratio(r: Option<f64>) -> String {
     r.map_or_else(|| "-".into(), |r| format!("{r:.2}x"))
 }
 
+/// Per-round ratios as `p10/median/p90` (or `-`).
+fn fmt_rounds(r: Option<RoundRatio>) -> String {
+    r.map_or_else(
+        || "-".into(),
+        |r| format!("{:.2}/{:.2}/{:.2}x", r.p10, r.median, r.p90),
+    )
+}
+
 impl Report {
     /// An empty report for `suite`.
     pub fn new(suite: &str) -> Self {
@@ -131,18 +210,13 @@ impl Report {
 
     /// Compute ratios against each scenario's baseline row.
     pub fn finish(&mut self) {
-        let bases: Vec<(String, f64)> = self
-            .rows
-            .iter()
-            .filter(|r| r.baseline)
-            .map(|r| (r.scenario.clone(), r.p50))
-            .collect();
+        let bases: Vec<Row> = self.rows.iter().filter(|r| r.baseline).cloned().collect();
         for r in &mut self.rows {
-            r.ratio = bases
-                .iter()
-                .find(|(s, _)| *s == r.scenario)
-                .filter(|(_, b)| *b > 0.0)
-                .map(|(_, b)| r.p50 / b);
+            let base = bases.iter().find(|b| b.scenario == r.scenario);
+            r.ratio = base.filter(|b| b.p50 > 0.0).map(|b| r.p50 / b.p50);
+            r.round_ratio = base
+                .filter(|_| !r.baseline)
+                .and_then(|b| RoundRatio::of(&r.rounds, &b.rounds));
         }
     }
 
@@ -168,6 +242,7 @@ impl Report {
             fmt_num(r.p999),
             fmt_num(r.max),
             fmt_ratio(r.ratio),
+            fmt_rounds(r.round_ratio),
         ]
     }
 
@@ -184,6 +259,7 @@ impl Report {
             "p99.9".into(),
             "max".into(),
             "vs tickwire p50".into(),
+            "per round p10/med/p90".into(),
         ]
     }
 
@@ -253,6 +329,7 @@ impl Report {
             let c = self.cells(r);
             let _ = writeln!(out, "| {} |", c.join(" | "));
         }
+        let _ = writeln!(out, "\n{ROUNDS_NOTE}.");
         out.push_str("\nWhat each timed region includes:\n\n");
         out.push_str(&self.notes());
         out.push_str("\nLatency plots (percentile curves, every library on one chart):\n\n");
@@ -277,11 +354,22 @@ impl Report {
         for (i, r) in self.rows.iter().enumerate() {
             let sep = if i == 0 { "" } else { "," };
             let ratio = r.ratio.map_or_else(|| "null".into(), |x| format!("{x:.4}"));
+            let round_ratio = r.round_ratio.map_or_else(
+                || "null".into(),
+                |x| {
+                    format!(
+                        "{{\"min\": {:.4}, \"p10\": {:.4}, \"median\": {:.4}, \"p90\": {:.4}, \
+                         \"max\": {:.4}, \"rounds\": {}}}",
+                        x.min, x.p10, x.median, x.p90, x.max, x.rounds
+                    )
+                },
+            );
             let _ = write!(
                 out,
                 "{sep}\n    {{\"scenario\": {}, \"library\": {}, \"baseline\": {}, \"p50\": {}, \"p90\": {}, \
-                 \"p99\": {}, \"p999\": {}, \"max\": {}, \"ratio_vs_tickwire_p50\": {}, \"samples\": {}, \
-                 \"batch\": {}, \"note\": {}, \"curve\": [{}]}}",
+                 \"p99\": {}, \"p999\": {}, \"max\": {}, \"ratio_vs_tickwire_p50\": {}, \
+                 \"ratio_per_round\": {}, \"samples\": {}, \"batch\": {}, \"note\": {}, \
+                 \"round_p50\": [{}], \"curve\": [{}]}}",
                 json_str(&r.scenario),
                 json_str(&r.library),
                 r.baseline,
@@ -291,9 +379,15 @@ impl Report {
                 r.p999,
                 r.max,
                 ratio,
+                round_ratio,
                 r.samples,
                 r.batch,
                 json_str(&r.note),
+                r.rounds
+                    .iter()
+                    .map(|(k, v)| format!("[{k}, {v}]"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 r.curve
                     .iter()
                     .map(|(q, v)| format!("[{q:.6}, {v}]"))
@@ -330,9 +424,10 @@ impl Report {
             out,
             "Generated by `{command}` on {} UTC. Machine: {} ({} logical CPUs, TSC {}; cpu flags: {}); \
              measuring core {}, loopback peer core {}; core clock at the end of the run: {}. \
-             Mode: {}. Values are {u} per operation (p50 and p99 over batches; nothing subtracted); \
-             \"vs tickwire\" is the row's p50 over tickwire's p50 in the same scenario (above 1.00x: \
-             tickwire is faster). The machine was shared with other work during the run, so tails are \
+             Mode: {}. Sampling: {}. Values are {u} per operation (p50 and p99 over batches; nothing \
+             subtracted); \"vs tickwire\" is the row's p50 over tickwire's p50 in the same scenario (above \
+             1.00x: tickwire is faster); \"per round\" is the range (10th to 90th percentile) of that ratio computed \
+             round by round while the rows took turns. The machine was shared with other work during the run, so tails are \
              noisy; `cargo xtask bench --instructions` gives counts that are not. Full table, notes on \
              what each timed region includes, JSON and one SVG latency plot per scenario: \
              `target/bench/`.",
@@ -345,19 +440,24 @@ impl Report {
             ctx("second core").split(" (").next().unwrap_or("?"),
             ctx("core clock (end)"),
             ctx("mode"),
+            ctx("sampling"),
         );
         out.push('\n');
         let _ = writeln!(
             out,
-            "| scenario | library | p50 ({u}) | p99 | p50 ns | vs tickwire |\n|---|---|---:|---:|---:|---:|"
+            "| scenario | library | p50 ({u}) | p99 | p50 ns | vs tickwire | per round |\n\
+             |---|---|---:|---:|---:|---:|---:|"
         );
         for (scenario, rows) in self.scenarios() {
             for (i, r) in rows.iter().enumerate() {
                 let shown = if i == 0 { scenario } else { "" };
                 let (ns, _) = self.ns_rate(r.p50);
+                let spread = r
+                    .round_ratio
+                    .map_or_else(|| "-".into(), |x| format!("{:.2}-{:.2}x", x.p10, x.p90));
                 let _ = writeln!(
                     out,
-                    "| {shown} | {} | {} | {} | {ns} | {} |",
+                    "| {shown} | {} | {} | {} | {ns} | {} | {spread} |",
                     r.library,
                     fmt_num(r.p50),
                     fmt_num(r.p99),
@@ -465,8 +565,57 @@ mod tests {
             samples: 1,
             batch: 64,
             ratio: None,
+            rounds: Vec::new(),
+            round_ratio: None,
             curve: vec![(0.0, p50), (1.0, p50)],
         }
+    }
+
+    #[test]
+    fn per_round_ratios() {
+        let mut r = Report::new("t");
+        r.rows.push(Row {
+            rounds: vec![(0, 10.0), (1, 20.0), (2, 10.0), (3, 10.0)],
+            ..row("a", "tickwire", true, 10.0)
+        });
+        r.rows.push(Row {
+            // Round 4 has no baseline turn and is left out.
+            rounds: vec![(0, 30.0), (1, 40.0), (2, 25.0), (4, 99.0)],
+            ..row("a", "peer", false, 30.0)
+        });
+        r.finish();
+        assert_eq!(r.rows[0].round_ratio, None);
+        assert_eq!(
+            r.rows[1].round_ratio,
+            Some(RoundRatio {
+                min: 2.0,
+                p10: 2.0,
+                median: 2.5,
+                p90: 3.0,
+                max: 3.0,
+                rounds: 3
+            })
+        );
+        assert!(r.table().contains("2.00/2.50/3.00x"), "{}", r.table());
+        assert!(r.json().contains(
+            "\"ratio_per_round\": {\"min\": 2.0000, \"p10\": 2.0000, \"median\": 2.5000, \"p90\": 3.0000, \"max\": 3.0000, \"rounds\": 3}"
+        ));
+        assert!(
+            r.json()
+                .contains("\"round_p50\": [[0, 30], [1, 40], [2, 25], [4, 99]]")
+        );
+        assert!(r.readme("x").contains("| 3.00x | 2.00-3.00x |"));
+        assert_eq!(RoundRatio::of(&[(0, 1.0)], &[(1, 1.0)]), None);
+        // Eleven rounds with ratios 1..=11 (given out of order).
+        let base: Vec<(u32, f64)> = (0..11).map(|k| (k, 2.0)).collect();
+        let row: Vec<(u32, f64)> = (0..11)
+            .map(|k| (k, f64::from((k * 7) % 11 + 1) * 2.0))
+            .collect();
+        let rr = RoundRatio::of(&row, &base).unwrap();
+        assert_eq!(
+            (rr.min, rr.p10, rr.median, rr.p90, rr.max, rr.rounds),
+            (1.0, 2.0, 6.0, 10.0, 11.0, 11)
+        );
     }
 
     #[test]
@@ -483,11 +632,11 @@ mod tests {
         assert!(r.markdown().contains("| a | peer | 25.0 |"));
         let readme = r.readme("cargo xtask bench");
         assert!(
-            readme.contains("| a | tickwire | 10.0 | 10.0 | - | 1.00x |"),
+            readme.contains("| a | tickwire | 10.0 | 10.0 | - | 1.00x | - |"),
             "{readme}"
         );
         assert!(
-            readme.contains("|  | peer | 25.0 | 25.0 | - | 2.50x |"),
+            readme.contains("|  | peer | 25.0 | 25.0 | - | 2.50x | - |"),
             "{readme}"
         );
     }

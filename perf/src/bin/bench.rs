@@ -1,9 +1,10 @@
 //! `bench`: the codec suite (WebSocket parse, mask, encode, UTF-8) against
 //! peers, timed in rdtsc ticks per operation, pinned to one core.
 //!
-//! `cargo run --release -p tickwire-perf --bin bench -- [--quick|--full] [--filter S] [--cores A,B] [--batch N]`
+//! `cargo run --release -p tickwire-perf --bin bench -- [--quick|--full] [--filter S] [--cores A,B] [--batch N] [--sequential]`
 
 use std::process::ExitCode;
+use std::time::Instant;
 
 use tickwire_perf::cli::{Args, USAGE};
 use tickwire_perf::clock;
@@ -127,6 +128,20 @@ fn main() -> ExitCode {
         ),
     );
     rep.context(
+        "sampling",
+        match args.slice {
+            Some(slice) => format!(
+                "interleaved: the rows of a scenario run at once, each on its own thread pinned to \
+                 core {core}, and take turns of {} ms sampling (the warm-up on a row's first turn, \
+                 a {:.1} ms re-warm-up after each wait), so they share the machine's conditions; \
+                 scenarios with a busy-polling or streaming peer run their rows one after another",
+                slice.as_millis(),
+                slice.as_secs_f64() * 100.0
+            ),
+            None => "sequential: the rows of a scenario run one after another".into(),
+        },
+    );
+    rep.context(
         "payload",
         "text = ASCII JSON trade ticks, binary = random bytes; sizes in each scenario name",
     );
@@ -160,18 +175,42 @@ fn main() -> ExitCode {
         &raw,
     ));
 
-    for (_, c) in selected {
-        eprint!("  {} / {} ...", c.scenario, c.library);
-        let meas = c.run(&args.run);
+    let rows: Vec<&Case<'_>> = selected.iter().map(|&(_, c)| c).collect();
+    for group in suites::by_scenario(&rows) {
+        let turns = suites::turn_slice(&group, args.slice).is_some();
         eprintln!(
-            " p50 {:.1} {} ({:.1} ns), {} samples",
-            meas.quantile(0.5),
-            clock::UNIT,
-            m.to_ns(meas.quantile(0.5)),
-            meas.samples()
+            "  {} ({} rows, {}) ...",
+            group[0].scenario,
+            group.len(),
+            if turns {
+                "interleaved"
+            } else {
+                "one after another"
+            }
         );
-        rep.rows
-            .push(Row::new(&c.scenario, &c.library, c.baseline, c.note, &meas));
+        let t = Instant::now();
+        let ms = suites::run_scenario(&group, &args.run, core, args.slice);
+        for (c, meas) in group.iter().zip(&ms) {
+            eprintln!(
+                "    {}: p50 {:.1} {} ({:.1} ns), {} samples, {} rounds",
+                c.library,
+                meas.quantile(0.5),
+                clock::UNIT,
+                m.to_ns(meas.quantile(0.5)),
+                meas.samples(),
+                meas.rounds.len()
+            );
+            if turns && meas.rounds.is_empty() {
+                eprintln!(
+                    "    WARNING: {} took no turns (it measured on a thread without a seat, so its \
+                     sampling may have overlapped the others'): compare with --sequential",
+                    c.library
+                );
+            }
+            rep.rows
+                .push(Row::new(&c.scenario, &c.library, c.baseline, c.note, meas));
+        }
+        eprintln!("    ({:.1} s)", t.elapsed().as_secs_f64());
     }
     if let Some(c) = machine::core_cycles_per_tick() {
         rep.context(
@@ -190,6 +229,7 @@ fn main() -> ExitCode {
     if let Some((_, v)) = rep.context.iter().find(|(k, _)| k == "core clock (end)") {
         println!("core clock (end): {v}");
     }
+    println!("{}", report::ROUNDS_NOTE);
     println!("\nWhat each timed region includes:\n{}", rep.notes());
     let dir = args.out.clone().unwrap_or_else(report::default_out_dir);
     match rep.write_files(&dir) {

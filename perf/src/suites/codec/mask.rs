@@ -147,7 +147,7 @@ fn add<'a, F>(
     note: &'static str,
     f: F,
 ) where
-    F: Fn(&mut [u8], [u8; 4]) + Copy + 'a,
+    F: Fn(&mut [u8], [u8; 4]) + Copy + Send + Sync + 'a,
 {
     v.push(Case::new(MASK, lib, base, note, move |cfg| {
         run(cfg, inputs, f)

@@ -35,7 +35,7 @@ fn add<'a, F>(
     note: &'static str,
     f: F,
 ) where
-    F: Fn(&[u8]) -> bool + Copy + 'a,
+    F: Fn(&[u8]) -> bool + Copy + Send + Sync + 'a,
 {
     v.push(Case::new(UTF8, lib, base, note, move |cfg| {
         run(cfg, inputs, f)
