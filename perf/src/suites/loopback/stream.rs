@@ -70,8 +70,10 @@ pub(super) fn cases(peer: usize, v: &mut Vec<Case<'static>>) {
         NOTE_RAW,
         move |cfg| raw(cfg, peer),
     ));
-    // The writer keeps filling the socket while its row waits for a turn: the
-    // row would come back to a backlog and read faster than it keeps pace.
+    // The sender keeps filling the socket while its row waits for a turn: the
+    // row would come back to a full socket buffer, which flatters a receiver
+    // that is faster than the sender (the raw floor), so these rows run one
+    // after another.
     for c in &mut v[first..] {
         c.interleave = false;
     }
