@@ -7,10 +7,10 @@ use tickwire::tls::rustls::ProtocolVersion;
 use tickwire::tls::{TlsConfig, TlsServerConfig};
 use tickwire::tokio::ws::{Client, Message, ServerBuilder};
 use tickwire::ws;
-use tokio::runtime::Runtime;
 
 use super::{one, payload, runtime, spawn_echo};
-use crate::harness::{Measurement, RunConfig, bench_batch};
+use crate::callgrind::Follower;
+use crate::harness::{Measurement, RunConfig, bench_batch, bench_batch_async};
 use crate::suites::loopback::spawn_pinned;
 use crate::suites::{Case, touch, unexpected};
 
@@ -115,8 +115,11 @@ fn tokio_row(cfg: &RunConfig, peer: usize, tls: bool, text: bool) -> Measurement
             .expect("send addr");
         let mut c = server.accept().await.expect("accept");
         let mut buf = Vec::with_capacity(1 << 16);
+        let mut count = Follower::default();
         loop {
-            let text = match c.recv().await {
+            let got = c.recv().await;
+            count.sync();
+            let text = match got {
                 Ok(Some(m)) => match copy_out(&m, &mut buf) {
                     Some(text) => text,
                     None => continue,
@@ -144,32 +147,26 @@ fn tokio_row(cfg: &RunConfig, peer: usize, tls: bool, text: bool) -> Measurement
         .expect("connect");
     check_tls13(c.tls().and_then(|t| t.codec().protocol_version()), tls);
     let p = payload(text);
-    let round = |c: &mut Client, rt: &Runtime| -> u64 {
-        rt.block_on(async {
-            let sent = if text {
-                c.send_text(std::str::from_utf8(&p).unwrap_or_default())
-                    .await
-            } else {
-                c.send_binary(&p).await
-            };
-            if let Err(e) = sent {
-                unexpected(&e);
-            }
-            check_echo(c.recv().await, &p, text)
-        })
+    let round = async |c: &mut Client| -> u64 {
+        let sent = if text {
+            c.send_text(std::str::from_utf8(&p).unwrap_or_default())
+                .await
+        } else {
+            c.send_binary(&p).await
+        };
+        if let Err(e) = sent {
+            unexpected(&e);
+        }
+        check_echo(c.recv().await, &p, text)
     };
-    // Verify the echo once.
-    assert_eq!(round(&mut c, &rt), u64::from(*p.last().unwrap_or(&0)));
-    let mut state = (c, rt);
-    let m = bench_batch(
-        &one(cfg),
-        &mut state,
-        |_| {},
-        |(c, rt), _| {
-            std::hint::black_box(round(c, rt));
-        },
-    );
-    let (c, rt) = state;
+    let m = rt.block_on(async {
+        // Verify the echo once.
+        assert_eq!(round(&mut c).await, u64::from(*p.last().unwrap_or(&0)));
+        bench_batch_async(&one(cfg), &mut c, async |c, _| {
+            std::hint::black_box(round(c).await);
+        })
+        .await
+    });
     drop(c);
     drop(rt);
     echo.join().expect("echo thread");
@@ -187,8 +184,11 @@ fn blocking_row(cfg: &RunConfig, peer: usize, tls: bool, text: bool) -> Measurem
     let echo = spawn_pinned(peer, move || {
         let mut c = server.accept().expect("accept + handshake");
         let mut buf = Vec::with_capacity(1 << 16);
+        let mut count = Follower::default();
         loop {
-            let text = match c.recv() {
+            let got = c.recv();
+            count.sync();
+            let text = match got {
                 Ok(Some(m)) => match copy_out(&m, &mut buf) {
                     Some(text) => text,
                     None => continue,
