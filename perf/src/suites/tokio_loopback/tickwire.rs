@@ -1,7 +1,10 @@
 //! tickwire's rows of the tokio loopback suite: the tokio adapter (`ws://` or
 //! `wss://`, the transport's own TLS stream over the codec's `TlsCodec`), and the
-//! blocking client and server doing the same round trip, for the async-vs-blocking
-//! ratio in the same run.
+//! blocking client doing the same round trip against the same echo server (the
+//! adapter's, [`tokio_echo`]), so the async-vs-blocking ratio compares the two
+//! clients and nothing else.
+
+use std::net::SocketAddr;
 
 use tickwire::tls::rustls::ProtocolVersion;
 use tickwire::tls::{TlsConfig, TlsServerConfig};
@@ -11,7 +14,6 @@ use tickwire::ws;
 use super::{one, payload, runtime, spawn_echo};
 use crate::callgrind::Follower;
 use crate::harness::{Measurement, RunConfig, bench_batch, bench_batch_async};
-use crate::suites::loopback::spawn_pinned;
 use crate::suites::{Case, touch, unexpected};
 
 const NOTE_TOKIO: &str = "tokio::ws::Client::send_binary/send_text + recv().await (borrowed message) \
@@ -20,9 +22,10 @@ const NOTE_TOKIO_TLS: &str = "wss://: tokio::ws::Client::send_binary/send_text +
                               tokio::ws::ServerConnection echo on the other core; tickwire's TLS stream \
                               (TlsCodec on rustls unbuffered), ring, TLS 1.3 (checked)";
 const NOTE_BLOCKING: &str = "the blocking path for comparison: ws::Client::send_binary/send_text + recv \
-                             (waits in its mio poll) against a blocking ws::ServerConnection echo on the other core";
-const NOTE_BLOCKING_TLS: &str = "the blocking path for comparison, wss://: ws::Client send + recv against a \
-                                 blocking TLS ws::ServerConnection echo on the other core; same rustls configs";
+                             (sleeps in the socket's blocking read) against the same tokio::ws::ServerConnection \
+                             echo as the tokio row, on the other core";
+const NOTE_BLOCKING_TLS: &str = "the blocking path for comparison, wss://: ws::Client send + recv against the \
+                                 same TLS tokio::ws::ServerConnection echo as the tokio row; same rustls configs";
 
 /// The tokio adapter's row of scenario `s` (the baseline).
 pub(super) fn cases(s: &str, peer: usize, tls: bool, text: bool, v: &mut Vec<Case<'static>>) {
@@ -99,9 +102,13 @@ fn check_echo(m: Result<Option<Message<'_>>, ws::Error>, p: &[u8], text: bool) -
     }
 }
 
-fn tokio_row(cfg: &RunConfig, peer: usize, tls: bool, text: bool) -> Measurement {
-    let (client_cfg, server_cfg) = tls_configs(tls);
-    let rt = runtime();
+/// The echo server both tickwire rows talk to: a `tokio::ws::ServerConnection` on
+/// its own `current_thread` runtime on core `peer` (TLS with `server_cfg`). Returns
+/// its address and thread.
+fn tokio_echo(
+    peer: usize,
+    server_cfg: Option<TlsServerConfig>,
+) -> (SocketAddr, std::thread::JoinHandle<()>) {
     // Each side's connection lives on its own runtime (it registers with that
     // runtime's reactor): the echo side binds and accepts on its thread.
     let (tx, rx) = std::sync::mpsc::channel();
@@ -137,7 +144,13 @@ fn tokio_row(cfg: &RunConfig, peer: usize, tls: bool, text: bool) -> Measurement
             }
         }
     });
-    let addr = rx.recv().expect("echo address");
+    (rx.recv().expect("echo address"), echo)
+}
+
+fn tokio_row(cfg: &RunConfig, peer: usize, tls: bool, text: bool) -> Measurement {
+    let (client_cfg, server_cfg) = tls_configs(tls);
+    let rt = runtime();
+    let (addr, echo) = tokio_echo(peer, server_cfg);
     let mut builder = Client::builder();
     if let Some(c) = client_cfg {
         builder = builder.tls(c);
@@ -175,41 +188,12 @@ fn tokio_row(cfg: &RunConfig, peer: usize, tls: bool, text: bool) -> Measurement
 
 fn blocking_row(cfg: &RunConfig, peer: usize, tls: bool, text: bool) -> Measurement {
     let (client_cfg, server_cfg) = tls_configs(tls);
-    let builder = match server_cfg {
-        Some(s) => ws::Server::builder().tls(s),
-        None => ws::Server::builder(),
-    };
-    let mut server = builder.bind("127.0.0.1:0").expect("bind 127.0.0.1");
-    let port = server.local_addr().expect("local addr").port();
-    let echo = spawn_pinned(peer, move || {
-        let mut c = server.accept().expect("accept + handshake");
-        let mut buf = Vec::with_capacity(1 << 16);
-        let mut count = Follower::default();
-        loop {
-            let got = c.recv();
-            count.sync();
-            let text = match got {
-                Ok(Some(m)) => match copy_out(&m, &mut buf) {
-                    Some(text) => text,
-                    None => continue,
-                },
-                _ => return,
-            };
-            let sent = if text {
-                c.send_text(std::str::from_utf8(&buf).unwrap_or_default())
-            } else {
-                c.send_binary(&buf)
-            };
-            if sent.is_err() {
-                return;
-            }
-        }
-    });
+    let (addr, echo) = tokio_echo(peer, server_cfg);
     let mut builder = ws::Client::builder();
     if let Some(c) = client_cfg {
         builder = builder.tls(c);
     }
-    let mut c = builder.connect(&url(tls, port)).expect("connect");
+    let mut c = builder.connect(&url(tls, addr.port())).expect("connect");
     check_tls13(c.tls().and_then(|t| t.codec().protocol_version()), tls);
     let p = payload(text);
     let round = |c: &mut ws::Client| -> u64 {
