@@ -16,6 +16,7 @@
 //! default result. Natively they do nothing and return the default.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// `VG_USERREQ_TOOL_BASE('C','T')`: callgrind's first request.
 const CT_BASE: u64 = ((b'C' as u64) << 24) | ((b'T' as u64) << 16);
@@ -61,10 +62,56 @@ pub fn running_on_valgrind() -> bool {
     request(0, RUNNING_ON_VALGRIND, 0) != 0
 }
 
-/// Switch callgrind's event collection on or off (nothing natively).
+/// Switch callgrind's event collection on or off (nothing natively). The
+/// switch is the calling thread's own: other threads keep theirs (see
+/// [`Follower`]).
 #[inline(always)]
 pub fn toggle_collect() {
     request(0, TOGGLE_COLLECT, 0);
+}
+
+/// Whether the measuring thread is in a counted batch (count mode only).
+static COUNTING: AtomicBool = AtomicBool::new(false);
+
+/// Say whether a counted batch runs now: the harness sets it around each
+/// counted batch, for the [`Follower`]s of peer threads.
+pub fn set_counting(on: bool) {
+    COUNTING.store(on, Ordering::SeqCst);
+}
+
+/// A peer thread serving the measured operations (an echo server on the other
+/// core) that should be counted too. Callgrind's collection switch is per
+/// thread, so the peer keeps its own in step with the measuring thread's
+/// counted batches: it calls [`sync`](Self::sync) each time an operation's
+/// request arrives (its collection is on from that point while batches are
+/// counted), and dropping the follower switches it off. A peer cycle counted
+/// this way runs from one request's arrival to the next one's, so each counted
+/// operation contributes one whole cycle (wait, read, reply); the last one
+/// ends at whatever arrives after the last counted batch (the close).
+/// Natively: an atomic load per request.
+#[derive(Debug, Default)]
+pub struct Follower {
+    on: bool,
+}
+
+impl Follower {
+    /// Match the measuring thread: collect while a counted batch runs.
+    #[inline]
+    pub fn sync(&mut self) {
+        let want = COUNTING.load(Ordering::SeqCst);
+        if want != self.on {
+            toggle_collect();
+            self.on = want;
+        }
+    }
+}
+
+impl Drop for Follower {
+    fn drop(&mut self) {
+        if self.on {
+            toggle_collect();
+        }
+    }
 }
 
 /// Dump the events collected since the last dump, labelled `label`, and

@@ -299,8 +299,9 @@ where
 const COUNT_WARMUP: u32 = 4;
 
 /// Instruction-count mode of [`bench_batch`]: collection on around each of
-/// `count_rounds` batches. The measurement has no samples; the operations
-/// done are `count_rounds * batch`.
+/// `count_rounds` batches (and [`callgrind::set_counting`] for peer threads
+/// that follow). The measurement has no samples; the operations done are
+/// `count_rounds * batch`.
 fn count<S, P, F>(cfg: &RunConfig, state: &mut S, mut prep: P, mut batch: F) -> Measurement
 where
     P: FnMut(&mut S),
@@ -313,15 +314,69 @@ where
     }
     for _ in 0..cfg.count_rounds {
         prep(state);
+        callgrind::set_counting(true);
         callgrind::toggle_collect();
         batch(state, black_box(b));
         callgrind::toggle_collect();
+        callgrind::set_counting(false);
     }
     Measurement {
         hist: new_histogram(),
         batch: b,
         rounds: Vec::new(),
     }
+}
+
+/// [`bench_batch`] for async work: the whole run is one future, driven by one
+/// `block_on`, so each batch is awaited inside a running task, as an
+/// application's task awaits its messages, instead of entering the runtime
+/// (`block_on`) for every batch. Same sampling, and in count mode the same
+/// warm-up and collection around each awaited batch (what the runtime does
+/// while the batch waits, parking and waking included, is counted).
+pub async fn bench_batch_async<S, F>(cfg: &RunConfig, state: &mut S, mut batch: F) -> Measurement
+where
+    F: AsyncFnMut(&mut S, usize),
+{
+    let b = cfg.batch.max(1);
+    if cfg.count_rounds > 0 {
+        for _ in 0..COUNT_WARMUP {
+            batch(state, b).await;
+        }
+        for _ in 0..cfg.count_rounds {
+            callgrind::set_counting(true);
+            callgrind::toggle_collect();
+            batch(state, black_box(b)).await;
+            callgrind::toggle_collect();
+            callgrind::set_counting(false);
+        }
+        return Measurement {
+            hist: new_histogram(),
+            batch: b,
+        };
+    }
+    let warm_until = Instant::now() + cfg.warmup;
+    while Instant::now() < warm_until {
+        for _ in 0..CHUNK {
+            batch(state, b).await;
+        }
+    }
+    let mut hist = new_histogram();
+    let until = Instant::now() + cfg.measure;
+    let mut taken = 0u64;
+    while taken < cfg.max_samples.max(1) {
+        for _ in 0..CHUNK {
+            let t0 = clock::start();
+            batch(state, black_box(b)).await;
+            let t1 = clock::stop();
+            let per_op = t1.wrapping_sub(t0).saturating_mul(SCALE) / b as u64;
+            hist.saturating_record(per_op);
+        }
+        taken += CHUNK;
+        if Instant::now() >= until {
+            break;
+        }
+    }
+    Measurement { hist, batch: b }
 }
 
 /// [`bench_batch`] for the common case: `B` calls of `op` per batch.

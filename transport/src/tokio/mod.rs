@@ -18,20 +18,25 @@
 //! tokio-rustls is not used. Measured against it (perf suite "tokio loopback", TLS
 //! rows: tokio-tungstenite 0.30 over tokio-rustls 0.26 with the same rustls 0.23
 //! configs, ring, TLS 1.3, each side on a `current_thread` runtime, echo on the other
-//! core): per round trip of a 40 B binary message, 8.6k user-space instructions (both
-//! threads, runtime included, callgrind) against 22.7k, 2.6x fewer (77 B JSON text:
-//! 8.9k against 23.0k); in time (p50, median of 5 runs on a shared 2-core machine,
-//! load ~4.5) 106k against 113k TSC ticks (40 B) and 105k against 116k (77 B), 1.06x
-//! and 1.11x: the round trip is dominated by the kernel's wake-ups, which both pay.
-//! Our path wins on both counts and keeps one TLS implementation, so the choice stays.
+//! core): per round trip of a 40 B binary message, 12.6k user-space instructions
+//! (client and echo threads, runtimes included, callgrind) against 44.3k, 3.5x fewer
+//! (77 B JSON text: 13.0k against 44.8k); over plain TCP 5.6k against 34.8k. In time
+//! the round trip is dominated by the kernel's wake-ups, which both pay (about
+//! 1.1-1.2x faster on a shared 2-core machine). Our path wins on both counts and
+//! keeps one TLS implementation, so the choice stays.
 //!
-//! Cost over the blocking path: the same system calls per message (one send, one
-//! receive, one `epoll_wait`: after a short read the next read waits for readiness
-//! first, as tokio's own sockets do), plus tokio's `block_on`, park and reactor
-//! dispatch, about 2.4k instructions per round trip (3.6k against 1.2k for 40 B over
-//! plain TCP; tokio-tungstenite: 17.9k). Timed in the same run the async round trip
-//! was within 0.97x-1.11x of the blocking one (medians of 5 runs, see the suite's
-//! "tickwire (blocking)" rows).
+//! Waiting costs one system call per message more than the blocking path: a blocking
+//! connection sleeps in its socket's read (send, recv per hop), an async one in the
+//! reactor's `epoll_wait` and then reads (send, `epoll_wait`, recv), as tokio's own
+//! sockets do (after a short read the next read waits for readiness first, so no
+//! read ends in `WouldBlock`). The waits go through `poll_read_ready` /
+//! `poll_write_ready` (the waker kept in the registration's slot), and a send returns
+//! without a second flush when the evented call wrote everything. Against the same
+//! echo server the tokio client costs about 1.8k instructions per round trip more
+//! than the blocking one (5.6k against 3.8k for 40 B over plain TCP, both threads
+//! counted): tokio's park, reactor dispatch, readiness and wake-up about 0.95k, the
+//! non-blocking try before each wait (it returns at once) about 0.2k, our futures'
+//! state machines about 0.2k, and the rest the benchmark's own async loop.
 
 pub mod rest;
 pub mod ws;

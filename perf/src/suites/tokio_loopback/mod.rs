@@ -3,22 +3,32 @@
 //! each side on a `current_thread` runtime, the echo server (same library) on a
 //! second pinned core. 40 B binary and a 77 B JSON tick (text), the sizes of issue 9.
 //!
-//! Each scenario also has the blocking tickwire row (blocking client, blocking echo
-//! server), so the ratio column compares the async path to the blocking one in the
-//! same run (the issue asks for the async path within 10% of it).
+//! Each scenario also has the blocking tickwire row: the blocking client against the
+//! same echo server as the tokio row (the adapter's), so the ratio column compares
+//! the async client to the blocking one in the same run (the issue asks for the
+//! async path within 10% of it). System calls per hop (strace): the blocking client
+//! sends and then sleeps in its socket's blocking read (send, recv); a tokio client
+//! sends, sleeps in the reactor's `epoll_wait`, then reads (send, epoll_wait, recv),
+//! as tokio-tungstenite does and as the tokio echo does for every row.
 //!
 //! - [`tickwire`]: `tickwire::tokio::ws` (ws:// and wss://) and the blocking rows.
 //! - [`peer`]: tokio-tungstenite over tokio's TcpStream, or over tokio-rustls with the
 //!   same rustls configs (ring, TLS 1.3 only) as tickwire's wss:// rows.
 //!
-//! A tokio sample is one round trip driven by `block_on` on the measuring thread's
-//! runtime (send, then await the echo); both tokio rows pay the same `block_on` and
-//! reactor costs, so their difference is the library.
+//! A tokio sample is one round trip (send, then await the echo) awaited inside one
+//! `block_on` that runs the whole measurement ([`bench_batch_async`]), as an
+//! application's task awaits its messages: the runtime's park, reactor and wake-up
+//! are in every round trip, entering the runtime is not. Both tokio rows are driven
+//! the same way, so their difference is the library.
 //!
 //! Unlike the other loopback suites these rows also run under `--instructions`: the
-//! count is every user-space instruction of both threads (client and echo, runtime
-//! included) per round trip, the same from run to run; time spent waiting in the
-//! kernel is not in it (the timed rows have that).
+//! count is every user-space instruction of both threads per round trip (client and
+//! echo, runtimes included), the same from run to run; time spent waiting in the
+//! kernel is not in it (the timed rows have that). Callgrind's collection switch is
+//! per thread, so each echo loop follows the client's counted batches with a
+//! [`Follower`](crate::callgrind::Follower) (one echo cycle per counted round trip).
+//!
+//! [`bench_batch_async`]: crate::harness::bench_batch_async
 
 mod peer;
 mod tickwire;

@@ -7,14 +7,14 @@ use futures_util::{SinkExt, StreamExt};
 use tickwire::tls::rustls::ProtocolVersion;
 use tickwire::tls::rustls::pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::runtime::Runtime;
 use tokio_rustls::{TlsAcceptor, TlsConnector};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Bytes;
 use tokio_tungstenite::tungstenite::protocol::{Message as TMessage, Role as TRole};
 
 use super::{one, payload, runtime, spawn_echo};
-use crate::harness::{Measurement, RunConfig, bench_batch};
+use crate::callgrind::Follower;
+use crate::harness::{Measurement, RunConfig, bench_batch_async};
 use crate::suites::{Case, touch, unexpected};
 
 const NOTE: &str = "WebSocketStream::send + next() over tokio TcpStream (TCP_NODELAY) against a \
@@ -84,7 +84,9 @@ where
         s.set_nodelay(true).expect("nodelay");
         let s = server(s).await;
         let mut ws = WebSocketStream::from_raw_socket(s, TRole::Server, None).await;
+        let mut count = Follower::default();
         while let Some(Ok(m)) = ws.next().await {
+            count.sync();
             if (m.is_binary() || m.is_text()) && ws.send(m).await.is_err() {
                 return;
             }
@@ -110,29 +112,25 @@ where
         }
     };
     let len = msg().len();
-    let round = |ws: &mut WebSocketStream<CS>, rt: &Runtime| -> u64 {
-        rt.block_on(async {
-            if let Err(e) = ws.send(msg()).await {
-                unexpected(&e);
-            }
-            match ws.next().await {
-                Some(Ok(TMessage::Binary(b))) if !text && b.len() == len => touch(&b),
-                Some(Ok(TMessage::Text(t))) if text && t.len() == len => touch(t.as_bytes()),
-                other => unexpected(&other),
-            }
-        })
+    let round = async |ws: &mut WebSocketStream<CS>| -> u64 {
+        if let Err(e) = ws.send(msg()).await {
+            unexpected(&e);
+        }
+        match ws.next().await {
+            Some(Ok(TMessage::Binary(b))) if !text && b.len() == len => touch(&b),
+            Some(Ok(TMessage::Text(t))) if text && t.len() == len => touch(t.as_bytes()),
+            other => unexpected(&other),
+        }
     };
-    round(&mut ws, &rt);
-    let mut state = (ws, rt);
-    let m = bench_batch(
-        &one(cfg),
-        &mut state,
-        |_| {},
-        |(ws, rt), _| {
-            std::hint::black_box(round(ws, rt));
-        },
-    );
-    drop(state);
+    let m = rt.block_on(async {
+        round(&mut ws).await;
+        bench_batch_async(&one(cfg), &mut ws, async |ws, _| {
+            std::hint::black_box(round(ws).await);
+        })
+        .await
+    });
+    drop(ws);
+    drop(rt);
     echo.join().expect("echo thread");
     m
 }

@@ -1,17 +1,19 @@
 //! tickwire's rows of the tokio loopback suite: the tokio adapter (`ws://` or
 //! `wss://`, the transport's own TLS stream over the codec's `TlsCodec`), and the
-//! blocking client and server doing the same round trip, for the async-vs-blocking
-//! ratio in the same run.
+//! blocking client doing the same round trip against the same echo server (the
+//! adapter's, [`tokio_echo`]), so the async-vs-blocking ratio compares the two
+//! clients and nothing else.
+
+use std::net::SocketAddr;
 
 use tickwire::tls::rustls::ProtocolVersion;
 use tickwire::tls::{TlsConfig, TlsServerConfig};
 use tickwire::tokio::ws::{Client, Message, ServerBuilder};
 use tickwire::ws;
-use tokio::runtime::Runtime;
 
 use super::{one, payload, runtime, spawn_echo};
-use crate::harness::{Measurement, RunConfig, bench_batch};
-use crate::suites::loopback::spawn_pinned;
+use crate::callgrind::Follower;
+use crate::harness::{Measurement, RunConfig, bench_batch, bench_batch_async};
 use crate::suites::{Case, touch, unexpected};
 
 const NOTE_TOKIO: &str = "tokio::ws::Client::send_binary/send_text + recv().await (borrowed message) \
@@ -20,9 +22,10 @@ const NOTE_TOKIO_TLS: &str = "wss://: tokio::ws::Client::send_binary/send_text +
                               tokio::ws::ServerConnection echo on the other core; tickwire's TLS stream \
                               (TlsCodec on rustls unbuffered), ring, TLS 1.3 (checked)";
 const NOTE_BLOCKING: &str = "the blocking path for comparison: ws::Client::send_binary/send_text + recv \
-                             (waits in its mio poll) against a blocking ws::ServerConnection echo on the other core";
-const NOTE_BLOCKING_TLS: &str = "the blocking path for comparison, wss://: ws::Client send + recv against a \
-                                 blocking TLS ws::ServerConnection echo on the other core; same rustls configs";
+                             (sleeps in the socket's blocking read) against the same tokio::ws::ServerConnection \
+                             echo as the tokio row, on the other core";
+const NOTE_BLOCKING_TLS: &str = "the blocking path for comparison, wss://: ws::Client send + recv against the \
+                                 same TLS tokio::ws::ServerConnection echo as the tokio row; same rustls configs";
 
 /// The tokio adapter's row of scenario `s` (the baseline).
 pub(super) fn cases(s: &str, peer: usize, tls: bool, text: bool, v: &mut Vec<Case<'static>>) {
@@ -99,9 +102,13 @@ fn check_echo(m: Result<Option<Message<'_>>, ws::Error>, p: &[u8], text: bool) -
     }
 }
 
-fn tokio_row(cfg: &RunConfig, peer: usize, tls: bool, text: bool) -> Measurement {
-    let (client_cfg, server_cfg) = tls_configs(tls);
-    let rt = runtime();
+/// The echo server both tickwire rows talk to: a `tokio::ws::ServerConnection` on
+/// its own `current_thread` runtime on core `peer` (TLS with `server_cfg`). Returns
+/// its address and thread.
+fn tokio_echo(
+    peer: usize,
+    server_cfg: Option<TlsServerConfig>,
+) -> (SocketAddr, std::thread::JoinHandle<()>) {
     // Each side's connection lives on its own runtime (it registers with that
     // runtime's reactor): the echo side binds and accepts on its thread.
     let (tx, rx) = std::sync::mpsc::channel();
@@ -115,8 +122,11 @@ fn tokio_row(cfg: &RunConfig, peer: usize, tls: bool, text: bool) -> Measurement
             .expect("send addr");
         let mut c = server.accept().await.expect("accept");
         let mut buf = Vec::with_capacity(1 << 16);
+        let mut count = Follower::default();
         loop {
-            let text = match c.recv().await {
+            let got = c.recv().await;
+            count.sync();
+            let text = match got {
                 Ok(Some(m)) => match copy_out(&m, &mut buf) {
                     Some(text) => text,
                     None => continue,
@@ -134,7 +144,13 @@ fn tokio_row(cfg: &RunConfig, peer: usize, tls: bool, text: bool) -> Measurement
             }
         }
     });
-    let addr = rx.recv().expect("echo address");
+    (rx.recv().expect("echo address"), echo)
+}
+
+fn tokio_row(cfg: &RunConfig, peer: usize, tls: bool, text: bool) -> Measurement {
+    let (client_cfg, server_cfg) = tls_configs(tls);
+    let rt = runtime();
+    let (addr, echo) = tokio_echo(peer, server_cfg);
     let mut builder = Client::builder();
     if let Some(c) = client_cfg {
         builder = builder.tls(c);
@@ -144,32 +160,26 @@ fn tokio_row(cfg: &RunConfig, peer: usize, tls: bool, text: bool) -> Measurement
         .expect("connect");
     check_tls13(c.tls().and_then(|t| t.codec().protocol_version()), tls);
     let p = payload(text);
-    let round = |c: &mut Client, rt: &Runtime| -> u64 {
-        rt.block_on(async {
-            let sent = if text {
-                c.send_text(std::str::from_utf8(&p).unwrap_or_default())
-                    .await
-            } else {
-                c.send_binary(&p).await
-            };
-            if let Err(e) = sent {
-                unexpected(&e);
-            }
-            check_echo(c.recv().await, &p, text)
-        })
+    let round = async |c: &mut Client| -> u64 {
+        let sent = if text {
+            c.send_text(std::str::from_utf8(&p).unwrap_or_default())
+                .await
+        } else {
+            c.send_binary(&p).await
+        };
+        if let Err(e) = sent {
+            unexpected(&e);
+        }
+        check_echo(c.recv().await, &p, text)
     };
-    // Verify the echo once.
-    assert_eq!(round(&mut c, &rt), u64::from(*p.last().unwrap_or(&0)));
-    let mut state = (c, rt);
-    let m = bench_batch(
-        &one(cfg),
-        &mut state,
-        |_| {},
-        |(c, rt), _| {
-            std::hint::black_box(round(c, rt));
-        },
-    );
-    let (c, rt) = state;
+    let m = rt.block_on(async {
+        // Verify the echo once.
+        assert_eq!(round(&mut c).await, u64::from(*p.last().unwrap_or(&0)));
+        bench_batch_async(&one(cfg), &mut c, async |c, _| {
+            std::hint::black_box(round(c).await);
+        })
+        .await
+    });
     drop(c);
     drop(rt);
     echo.join().expect("echo thread");
@@ -178,38 +188,12 @@ fn tokio_row(cfg: &RunConfig, peer: usize, tls: bool, text: bool) -> Measurement
 
 fn blocking_row(cfg: &RunConfig, peer: usize, tls: bool, text: bool) -> Measurement {
     let (client_cfg, server_cfg) = tls_configs(tls);
-    let builder = match server_cfg {
-        Some(s) => ws::Server::builder().tls(s),
-        None => ws::Server::builder(),
-    };
-    let mut server = builder.bind("127.0.0.1:0").expect("bind 127.0.0.1");
-    let port = server.local_addr().expect("local addr").port();
-    let echo = spawn_pinned(peer, move || {
-        let mut c = server.accept().expect("accept + handshake");
-        let mut buf = Vec::with_capacity(1 << 16);
-        loop {
-            let text = match c.recv() {
-                Ok(Some(m)) => match copy_out(&m, &mut buf) {
-                    Some(text) => text,
-                    None => continue,
-                },
-                _ => return,
-            };
-            let sent = if text {
-                c.send_text(std::str::from_utf8(&buf).unwrap_or_default())
-            } else {
-                c.send_binary(&buf)
-            };
-            if sent.is_err() {
-                return;
-            }
-        }
-    });
+    let (addr, echo) = tokio_echo(peer, server_cfg);
     let mut builder = ws::Client::builder();
     if let Some(c) = client_cfg {
         builder = builder.tls(c);
     }
-    let mut c = builder.connect(&url(tls, port)).expect("connect");
+    let mut c = builder.connect(&url(tls, addr.port())).expect("connect");
     check_tls13(c.tls().and_then(|t| t.codec().protocol_version()), tls);
     let p = payload(text);
     let round = |c: &mut ws::Client| -> u64 {

@@ -130,6 +130,8 @@ macro_rules! async_api {
                             }
                         }
                         Err(e) => return Err(e),
+                        // The evented op already wrote what the socket took.
+                        Ok(()) if !self.ws.wants_write() => return Ok(()),
                         Ok(()) => return self.flush().await,
                     }
                 }

@@ -10,6 +10,7 @@
 
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
+use std::task::{Context, Poll};
 use std::time::Instant;
 
 use ::tokio::io::Interest;
@@ -37,47 +38,66 @@ impl Readiness {
     /// Wait until the socket is readable (or also writable, with `write`) or
     /// `deadline` passes (`Ok(false)`). The readiness reported is cleared: call after
     /// an operation would block, then retry it.
-    pub async fn wait(&self, write: bool, deadline: Option<Instant>) -> io::Result<bool> {
+    pub fn wait(
+        &self,
+        write: bool,
+        deadline: Option<Instant>,
+    ) -> impl Future<Output = io::Result<bool>> + '_ {
         let interest = if write {
             Interest::READABLE | Interest::WRITABLE
         } else {
             Interest::READABLE
         };
-        self.wait_for(interest, deadline).await
+        self.wait_for(interest, deadline)
     }
 
     /// [`wait`](Self::wait) for exactly `interest`: only that readiness is cleared, so
     /// a reader task and a writer task can wait on the same socket at once.
+    ///
+    /// Through the poll path (`poll_read_ready` / `poll_write_ready`): the waker sits
+    /// in the registration's reader or writer slot, replaced in place when it is the
+    /// same task's, so a wait costs no waiter-list insertion and removal under the
+    /// registration's lock (what the `ready()` future does). The slots hold one task
+    /// per direction, which is our use: a connection is `&mut` (one task), and split
+    /// halves wait on different directions.
     pub async fn wait_for(
         &self,
         interest: Interest,
         deadline: Option<Instant>,
     ) -> io::Result<bool> {
-        let ready = self.fd.ready(interest);
-        let mut guard = match deadline {
-            None => ready.await?,
+        let ready = std::future::poll_fn(|cx| self.poll_interest(interest, cx));
+        match deadline {
+            None => ready.await.map(|()| true),
             Some(at) => match ::tokio::time::timeout_at(at.into(), ready).await {
-                Ok(guard) => guard?,
-                Err(_) => return Ok(false),
+                Ok(r) => r.map(|()| true),
+                Err(_) => Ok(false),
             },
-        };
-        // (The guard's readiness is already limited to `interest`.)
-        let seen = guard.ready();
-        guard.clear_ready_matching(seen);
-        Ok(true)
+        }
+    }
+
+    /// Poll for readiness in `interest`; `Ready` (what was seen is cleared) means:
+    /// retry the operation.
+    fn poll_interest(&self, interest: Interest, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        if interest.is_readable()
+            && let Poll::Ready(r) = self.poll_read(cx)
+        {
+            return Poll::Ready(r);
+        }
+        if interest.is_writable() {
+            return self.poll_write(cx);
+        }
+        Poll::Pending
     }
 
     /// Poll for readability; `Ready` (readiness cleared) means: retry the read.
-    #[cfg(feature = "futures")]
-    pub fn poll_read(&self, cx: &mut std::task::Context<'_>) -> std::task::Poll<io::Result<()>> {
+    pub fn poll_read(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.fd
             .poll_read_ready(cx)
             .map_ok(|mut guard| guard.clear_ready())
     }
 
     /// Poll for writability; `Ready` (readiness cleared) means: retry the write.
-    #[cfg(feature = "futures")]
-    pub fn poll_write(&self, cx: &mut std::task::Context<'_>) -> std::task::Poll<io::Result<()>> {
+    pub fn poll_write(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.fd
             .poll_write_ready(cx)
             .map_ok(|mut guard| guard.clear_ready())

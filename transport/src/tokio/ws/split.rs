@@ -129,7 +129,12 @@ macro_rules! halves {
             ) -> Result<(), Error> {
                 let mut deadline = Lazy::After(self.shared.timeouts.write);
                 loop {
-                    let r = op(&mut self.shared.lock());
+                    // Whether bytes are left to write, under the same lock (the
+                    // evented op already wrote what the socket took).
+                    let r = {
+                        let mut conn = self.shared.lock();
+                        op(&mut conn).map(|()| conn.wants_write())
+                    };
                     match r {
                         Err(Error::Backpressure) => {
                             let at = deadline.get();
@@ -138,7 +143,8 @@ macro_rules! halves {
                             }
                         }
                         Err(e) => return Err(e),
-                        Ok(()) => return self.flush().await,
+                        Ok(false) => return Ok(()),
+                        Ok(true) => return self.flush().await,
                     }
                 }
             }
