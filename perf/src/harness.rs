@@ -127,47 +127,88 @@ where
     P: FnMut(&mut S),
     F: FnMut(&mut S, usize),
 {
-    let b = cfg.batch.max(1);
     if cfg.count_rounds > 0 {
         return count(cfg, state, prep, batch);
     }
-    if let Some(place) = rotation::current() {
-        return in_turns(cfg, &place, state, prep, batch);
-    }
-    let warm_until = Instant::now() + cfg.warmup;
-    while Instant::now() < warm_until {
-        for _ in 0..CHUNK {
-            prep(state);
-            batch(state, b);
+    let b = cfg.batch.max(1);
+    let place = rotation::current();
+    let mut plan = Plan::new(cfg, place.as_ref());
+    loop {
+        match plan.next() {
+            Phase::Warm(n) => {
+                for _ in 0..n {
+                    prep(state);
+                    batch(state, b);
+                }
+            }
+            Phase::Sample(n) => {
+                for _ in 0..n {
+                    prep(state);
+                    let t0 = clock::start();
+                    batch(state, black_box(b));
+                    let t1 = clock::stop();
+                    plan.record(t0, t1);
+                }
+            }
+            Phase::Done => return plan.finish(),
         }
-    }
-    let mut hist = new_histogram();
-    let until = Instant::now() + cfg.measure;
-    let mut taken = 0u64;
-    while taken < cfg.max_samples.max(1) {
-        for _ in 0..CHUNK {
-            prep(state);
-            let t0 = clock::start();
-            batch(state, black_box(b));
-            let t1 = clock::stop();
-            let per_op = t1.wrapping_sub(t0).saturating_mul(SCALE) / b as u64;
-            hist.saturating_record(per_op);
-        }
-        taken += CHUNK;
-        if Instant::now() >= until {
-            break;
-        }
-    }
-    Measurement {
-        hist,
-        batch: b,
-        rounds: Vec::new(),
     }
 }
 
-/// Batches between looks at the wall clock in [`in_turns`]: starts at one
-/// (a slow row, a round trip per sample, must not overrun its slice) and
-/// doubles up to [`CHUNK`] while looks come faster than a 32nd of a slice.
+/// [`bench_batch`] for async work: the whole run is one future, driven by one
+/// `block_on`, so each batch is awaited inside a running task, as an
+/// application's task awaits its messages, instead of entering the runtime
+/// (`block_on`) for every batch. Same sampling (in turns on a seated
+/// thread), and in count mode the same warm-up and collection around each
+/// awaited batch (what the runtime does while the batch waits, parking and
+/// waking included, is counted).
+pub async fn bench_batch_async<S, F>(cfg: &RunConfig, state: &mut S, mut batch: F) -> Measurement
+where
+    F: AsyncFnMut(&mut S, usize),
+{
+    let b = cfg.batch.max(1);
+    if cfg.count_rounds > 0 {
+        for _ in 0..COUNT_WARMUP {
+            batch(state, b).await;
+        }
+        for _ in 0..cfg.count_rounds {
+            callgrind::set_counting(true);
+            callgrind::toggle_collect();
+            batch(state, black_box(b)).await;
+            callgrind::toggle_collect();
+            callgrind::set_counting(false);
+        }
+        return Measurement {
+            hist: new_histogram(),
+            batch: b,
+            rounds: Vec::new(),
+        };
+    }
+    let place = rotation::current();
+    let mut plan = Plan::new(cfg, place.as_ref());
+    loop {
+        match plan.next() {
+            Phase::Warm(n) => {
+                for _ in 0..n {
+                    batch(state, b).await;
+                }
+            }
+            Phase::Sample(n) => {
+                for _ in 0..n {
+                    let t0 = clock::start();
+                    batch(state, black_box(b)).await;
+                    let t1 = clock::stop();
+                    plan.record(t0, t1);
+                }
+            }
+            Phase::Done => return plan.finish(),
+        }
+    }
+}
+
+/// Batches between looks at the wall clock: starts at one (a slow row, a
+/// round trip per sample, must not overrun its slice) and doubles up to
+/// [`CHUNK`] while looks come faster than a 32nd of a slice.
 struct Pacer {
     every: u64,
     last: Instant,
@@ -194,103 +235,157 @@ impl Pacer {
     }
 }
 
-/// Untimed batches until `until`, looking at the clock as `pace` says; at
-/// least one batch.
-fn warm<S, P, F>(
-    pace: &mut Pacer,
-    until: Instant,
-    state: &mut S,
-    prep: &mut P,
-    batch: &mut F,
-    b: usize,
-) where
-    P: FnMut(&mut S),
-    F: FnMut(&mut S, usize),
-{
-    loop {
-        for _ in 0..pace.every {
-            prep(state);
-            batch(state, b);
-        }
-        if pace.look() >= until {
-            return;
-        }
-    }
+/// What a driver loop does next: `n` untimed batches, `n` timed ones (each
+/// passed to [`Plan::record`]), or stop.
+enum Phase {
+    Warm(u64),
+    Sample(u64),
+    Done,
 }
 
-/// [`bench_batch`] on a seated thread: the warm-up on the first turn, then
-/// slices of sampling while holding the baton, a re-warm-up of a tenth of a
-/// slice after each wait, until the row has sampled for
-/// [`RunConfig::measure`] in total or taken [`RunConfig::max_samples`]. The
-/// baton is kept at the end: the row leaves the rotation when its whole run
-/// (teardown included) is over.
-fn in_turns<S, P, F>(
-    cfg: &RunConfig,
-    place: &Place,
-    state: &mut S,
-    mut prep: P,
-    mut batch: F,
-) -> Measurement
-where
-    P: FnMut(&mut S),
-    F: FnMut(&mut S, usize),
-{
-    let b = cfg.batch.max(1);
-    let slice = place.slice();
-    let max = cfg.max_samples.max(1);
-    let mut turn = place.acquire();
-    let mut pace = Pacer::new(slice);
-    let start = Instant::now();
-    warm(
-        &mut pace,
-        start + cfg.warmup,
-        state,
-        &mut prep,
-        &mut batch,
-        b,
-    );
-    let mut hist = new_histogram();
-    let mut this_turn = new_histogram();
-    let mut rounds = Vec::new();
-    let mut sampled = Duration::ZERO;
-    let mut taken = 0u64;
-    loop {
-        this_turn.reset();
-        let begin = Instant::now();
-        let mut now;
-        loop {
-            for _ in 0..pace.every {
-                prep(state);
-                let t0 = clock::start();
-                batch(state, black_box(b));
-                let t1 = clock::stop();
-                let per_op = t1.wrapping_sub(t0).saturating_mul(SCALE) / b as u64;
-                hist.saturating_record(per_op);
-                this_turn.saturating_record(per_op);
-            }
-            taken += pace.every;
-            now = pace.look();
-            if taken >= max || now - begin >= slice || sampled + (now - begin) >= cfg.measure {
-                break;
-            }
-        }
-        sampled += now - begin;
-        let p50 = this_turn.value_at_quantile(0.5) as f64 / SCALE as f64;
-        rounds.push((turn.round, p50));
-        if taken >= max || sampled >= cfg.measure {
-            break;
-        }
-        turn = place.pass();
-        if turn.others_ran {
-            let now = Instant::now();
-            pace.last = now;
-            warm(&mut pace, now + slice / 10, state, &mut prep, &mut batch, b);
+enum Step {
+    /// Untimed batches until `until`; `ran` once the first ones ran.
+    Warm {
+        until: Instant,
+        ran: bool,
+    },
+    /// Sampling since `begin` (within this turn).
+    Sample {
+        begin: Instant,
+    },
+    Done,
+}
+
+/// The sampling plan of one run, shared by the sync and async drivers: the
+/// warm-up, then sampling until [`RunConfig::measure`] has elapsed or
+/// [`RunConfig::max_samples`] were taken. On a thread seated in a
+/// [`rotation`] (`place`) it samples only while holding the baton, a slice
+/// at a time, with a re-warm-up of a tenth of a slice after each wait in
+/// which other rows ran, and records a p50 per turn. The baton is kept at
+/// the end: the row leaves the rotation when its whole run (teardown
+/// included) is over.
+struct Plan<'p> {
+    place: Option<&'p Place>,
+    batch: usize,
+    slice: Duration,
+    measure: Duration,
+    max: u64,
+    round: u32,
+    pace: Pacer,
+    step: Step,
+    /// Batches handed out by the last [`Phase`].
+    pending: u64,
+    hist: Histogram<u64>,
+    this_turn: Histogram<u64>,
+    rounds: Vec<(u32, f64)>,
+    sampled: Duration,
+    taken: u64,
+}
+
+impl<'p> Plan<'p> {
+    fn new(cfg: &RunConfig, place: Option<&'p Place>) -> Self {
+        // Alone, the whole measurement is one slice.
+        let slice = place.map_or(cfg.measure, |p| p.slice());
+        let round = place.map_or(0, |p| p.acquire().round);
+        Plan {
+            place,
+            batch: cfg.batch.max(1),
+            slice,
+            measure: cfg.measure,
+            max: cfg.max_samples.max(1),
+            round,
+            pace: Pacer::new(slice),
+            step: Step::Warm {
+                until: Instant::now() + cfg.warmup,
+                ran: false,
+            },
+            pending: 0,
+            hist: new_histogram(),
+            this_turn: new_histogram(),
+            rounds: Vec::new(),
+            sampled: Duration::ZERO,
+            taken: 0,
         }
     }
-    Measurement {
-        hist,
-        batch: b,
-        rounds,
+
+    /// Record one timed batch.
+    #[inline(always)]
+    fn record(&mut self, t0: u64, t1: u64) {
+        let per_op = t1.wrapping_sub(t0).saturating_mul(SCALE) / self.batch as u64;
+        self.hist.saturating_record(per_op);
+        self.this_turn.saturating_record(per_op);
+    }
+
+    fn hand_out(&mut self, phase: fn(u64) -> Phase) -> Phase {
+        self.pending = self.pace.every;
+        phase(self.pending)
+    }
+
+    fn start_sampling(&mut self) -> Phase {
+        self.this_turn.reset();
+        self.step = Step::Sample {
+            begin: Instant::now(),
+        };
+        self.hand_out(Phase::Sample)
+    }
+
+    /// The next phase; called after the batches of the previous one ran.
+    fn next(&mut self) -> Phase {
+        match self.step {
+            Step::Warm { until, ran } => {
+                if ran && self.pace.look() >= until {
+                    return self.start_sampling();
+                }
+                self.step = Step::Warm { until, ran: true };
+                self.hand_out(Phase::Warm)
+            }
+            Step::Sample { begin } => {
+                self.taken += self.pending;
+                let now = self.pace.look();
+                let spent = now - begin;
+                if self.taken < self.max
+                    && spent < self.slice
+                    && self.sampled + spent < self.measure
+                {
+                    return self.hand_out(Phase::Sample);
+                }
+                self.sampled += spent;
+                let p50 = self.this_turn.value_at_quantile(0.5) as f64 / SCALE as f64;
+                self.rounds.push((self.round, p50));
+                let place = match self.place {
+                    Some(p) if self.taken < self.max && self.sampled < self.measure => p,
+                    _ => {
+                        self.step = Step::Done;
+                        return Phase::Done;
+                    }
+                };
+                let turn = place.pass();
+                self.round = turn.round;
+                if turn.others_ran {
+                    let now = Instant::now();
+                    self.pace.last = now;
+                    self.step = Step::Warm {
+                        until: now + self.slice / 10,
+                        ran: true,
+                    };
+                    return self.hand_out(Phase::Warm);
+                }
+                self.start_sampling()
+            }
+            Step::Done => Phase::Done,
+        }
+    }
+
+    fn finish(mut self) -> Measurement {
+        if self.place.is_none() {
+            // One run, no turns: nothing to compare round by round.
+            self.rounds.clear();
+        }
+        Measurement {
+            hist: self.hist,
+            batch: self.batch,
+            rounds: self.rounds,
+        }
     }
 }
 
@@ -325,58 +420,6 @@ where
         batch: b,
         rounds: Vec::new(),
     }
-}
-
-/// [`bench_batch`] for async work: the whole run is one future, driven by one
-/// `block_on`, so each batch is awaited inside a running task, as an
-/// application's task awaits its messages, instead of entering the runtime
-/// (`block_on`) for every batch. Same sampling, and in count mode the same
-/// warm-up and collection around each awaited batch (what the runtime does
-/// while the batch waits, parking and waking included, is counted).
-pub async fn bench_batch_async<S, F>(cfg: &RunConfig, state: &mut S, mut batch: F) -> Measurement
-where
-    F: AsyncFnMut(&mut S, usize),
-{
-    let b = cfg.batch.max(1);
-    if cfg.count_rounds > 0 {
-        for _ in 0..COUNT_WARMUP {
-            batch(state, b).await;
-        }
-        for _ in 0..cfg.count_rounds {
-            callgrind::set_counting(true);
-            callgrind::toggle_collect();
-            batch(state, black_box(b)).await;
-            callgrind::toggle_collect();
-            callgrind::set_counting(false);
-        }
-        return Measurement {
-            hist: new_histogram(),
-            batch: b,
-        };
-    }
-    let warm_until = Instant::now() + cfg.warmup;
-    while Instant::now() < warm_until {
-        for _ in 0..CHUNK {
-            batch(state, b).await;
-        }
-    }
-    let mut hist = new_histogram();
-    let until = Instant::now() + cfg.measure;
-    let mut taken = 0u64;
-    while taken < cfg.max_samples.max(1) {
-        for _ in 0..CHUNK {
-            let t0 = clock::start();
-            batch(state, black_box(b)).await;
-            let t1 = clock::stop();
-            let per_op = t1.wrapping_sub(t0).saturating_mul(SCALE) / b as u64;
-            hist.saturating_record(per_op);
-        }
-        taken += CHUNK;
-        if Instant::now() >= until {
-            break;
-        }
-    }
-    Measurement { hist, batch: b }
 }
 
 /// [`bench_batch`] for the common case: `B` calls of `op` per batch.
