@@ -13,9 +13,9 @@
 //! stride). Without AVX2 the compiler turns each fixed-size copy into SSE2
 //! moves. Longer payloads go to `copy_from_slice`.
 
-#[cfg(target_arch = "x86")]
+#[cfg(all(target_arch = "x86", not(miri)))]
 use core::arch::x86::{__m256i, _mm256_loadu_si256, _mm256_storeu_si256};
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(miri)))]
 use core::arch::x86_64::{__m256i, _mm256_loadu_si256, _mm256_storeu_si256};
 
 /// Copy `src` into `dst[..src.len()]`; `dst` must be at least as long
@@ -65,7 +65,7 @@ pub fn copy(dst: &mut [u8], src: &[u8]) {
 /// The CPU must support AVX2 and the OS must save YMM state; `32 <= n <= 256`;
 /// `s` is valid for `n` bytes of reads and `d` for `n` bytes of writes, and
 /// the two ranges do not overlap.
-#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+#[cfg(all(any(target_arch = "x86", target_arch = "x86_64"), not(miri)))]
 #[target_feature(enable = "avx2")]
 #[inline]
 unsafe fn copy_avx2(d: *mut u8, s: *const u8, n: usize) {
