@@ -13,9 +13,9 @@
 //! stride). Without AVX2 the compiler turns each fixed-size copy into SSE2
 //! moves. Longer payloads go to `copy_from_slice`.
 
-#[cfg(target_arch = "x86")]
+#[cfg(all(target_arch = "x86", not(miri)))]
 use core::arch::x86::{__m256i, _mm256_loadu_si256, _mm256_storeu_si256};
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(miri)))]
 use core::arch::x86_64::{__m256i, _mm256_loadu_si256, _mm256_storeu_si256};
 
 /// Copy `src` into `dst[..src.len()]`; `dst` must be at least as long
@@ -26,10 +26,11 @@ pub fn copy(dst: &mut [u8], src: &[u8]) {
     let n = src.len();
     let dst = &mut dst[..n];
     #[cfg(all(any(target_arch = "x86", target_arch = "x86_64"), not(miri)))]
-    if (32..=256).contains(&n) && (cfg!(target_feature = "avx2") || super::cpu::features().avx2) {
+    if (32..=256).contains(&n) && (cfg!(target_feature = "avx2") || super::cpu::has_avx2()) {
         // SAFETY: AVX2 is enabled at compile time or reported by CPUID with
-        // YMM state enabled; `dst.len() == n` (sliced above).
-        return unsafe { copy_avx2(dst, src) };
+        // YMM state enabled; 32 <= n <= 256, `src` is `n` long and so is
+        // `dst` (sliced above), and `&mut` rules out overlap.
+        return unsafe { copy_avx2(dst.as_mut_ptr(), src.as_ptr(), n) };
     }
     match n {
         16..=32 => {
@@ -55,25 +56,25 @@ pub fn copy(dst: &mut [u8], src: &[u8]) {
 }
 
 /// [`copy`] for 32..=256 bytes with 32-byte moves: the head and the tail
-/// blocks, overlapping as in [`copy`]. `dst.len()` must equal `src.len()`;
-/// other lengths copy nothing (never, as [`copy`] calls it).
+/// blocks, overlapping as in [`copy`]. Raw pointers and no checks: the
+/// caller has them all, and this is a call (a `#[target_feature]` function
+/// does not inline into code built without AVX2), so every instruction here
+/// is paid per message.
 ///
 /// # Safety
-/// The CPU must support AVX2 and the OS must save YMM state.
-#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+/// The CPU must support AVX2 and the OS must save YMM state; `32 <= n <= 256`;
+/// `s` is valid for `n` bytes of reads and `d` for `n` bytes of writes, and
+/// the two ranges do not overlap.
+#[cfg(all(any(target_arch = "x86", target_arch = "x86_64"), not(miri)))]
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn copy_avx2(dst: &mut [u8], src: &[u8]) {
-    let n = src.len();
-    if dst.len() != n || !(32..=256).contains(&n) {
-        return;
-    }
-    let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
-    // The 32 bytes at `$at` of `src` to the same place in `dst`.
+unsafe fn copy_avx2(d: *mut u8, s: *const u8, n: usize) {
+    // The 32 bytes at `$at` of `s` to the same place in `d`.
     macro_rules! move32 {
         ($at:expr) => {
-            // SAFETY: every use below has `$at + 32 <= n`, and both slices
-            // are `n` long (checked above); they cannot overlap (`&mut`).
+            // SAFETY: every use below has `$at + 32 <= n` (32 <= n, and the
+            // branches bound n from below), inside both ranges by the
+            // caller's contract.
             unsafe {
                 let v = _mm256_loadu_si256(s.add($at).cast::<__m256i>());
                 _mm256_storeu_si256(d.add($at).cast::<__m256i>(), v);
@@ -130,8 +131,9 @@ mod tests {
                 #[cfg(all(any(target_arch = "x86", target_arch = "x86_64"), not(miri)))]
                 if crate::simd::cpu::features().avx2 && (32..=256).contains(&n) {
                     let mut dst = vec![0xAAu8; n + 20];
-                    // SAFETY: AVX2 was detected just above.
-                    unsafe { copy_avx2(&mut dst[off..off + n], &src[off..off + n]) };
+                    // SAFETY: AVX2 was detected just above; 32 <= n <= 256 and
+                    // both ranges are n bytes inside their own vectors.
+                    unsafe { copy_avx2(dst[off..].as_mut_ptr(), src[off..].as_ptr(), n) };
                     assert_eq!(
                         &dst[off..off + n],
                         &src[off..off + n],

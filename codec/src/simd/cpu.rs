@@ -45,6 +45,18 @@ pub fn features() -> CpuFeatures {
     }
 }
 
+/// Whether the CPU has AVX2 with YMM state saved by the OS: the same answer
+/// as `features().avx2` in one load, one bit test and one branch once
+/// detection ran (what a per-call dispatcher wants).
+#[inline]
+pub fn has_avx2() -> bool {
+    let bits = CACHE.load(Ordering::Relaxed);
+    if bits & AVX2 != 0 {
+        return true;
+    }
+    bits == 0 && detect_and_cache() & AVX2 != 0
+}
+
 #[cold]
 #[inline(never)]
 fn detect_and_cache() -> u8 {
@@ -146,6 +158,7 @@ mod tests {
         let first = features();
         assert_ne!(CACHE.load(Ordering::Relaxed), 0);
         assert_eq!(features(), first);
+        assert_eq!(has_avx2(), first.avx2);
         assert_eq!(DETECTED | detect(), CACHE.load(Ordering::Relaxed));
     }
 

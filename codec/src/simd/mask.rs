@@ -5,21 +5,26 @@
 //! first byte passed, so a payload that arrives in pieces is unmasked piece by
 //! piece. The key is rotated by the phase once, into a word whose
 //! native-endian bytes line up with the buffer; every path then XORs whole
-//! words or vectors (scalar: 8 bytes, SSE2: 16 with a 4x unrolled loop,
-//! AVX2: 32 with a 2x unrolled loop), all with unaligned loads and stores.
+//! words or vectors (scalar: 8 bytes, SSE2: 16, AVX2: 32), all with
+//! unaligned loads and stores and no alignment prologue.
 //!
-//! Tails use no byte loops: the last word or vector of the buffer is read
-//! *before* the main loop, XORed with the key advanced to its offset, and
-//! stored *after* it. The bytes it shares with the loop's last step receive
-//! the same value twice, so any length, alignment and phase is handled with
-//! at most one extra load and store.
+//! No byte loops and, up to 128 bytes (SSE2) or 256 (AVX2), no loops at
+//! all: the first and the last `m` bytes are done as `m / 16` or `m / 32`
+//! vectors each, with `m` the smallest step (16, 32, 64, ...) with
+//! `2m >= len`. The last vectors end at `len`, so they start at phase
+//! `len % 4` and take the key rotated once more; every load comes before any
+//! store, so the bytes both halves cover receive the same value twice. A
+//! 128-byte payload is four 32-byte XORs with AVX2. Longer inputs loop over
+//! 64 bytes per step and finish with one vector ending at `len`, read before
+//! the loop.
 //!
-//! [`apply_mask`] and [`copy_masked`] choose the widest path the CPU offers
-//! ([`cpu::features()`](super::cpu::features), one relaxed atomic load); inputs
-//! under 16 bytes go to the scalar path without looking, and inputs up to
-//! [`SMALL`] bytes to the inlined SSE2 path when the target has SSE2.
-//! A length that is a multiple of the vector width skips the tail store. Under Miri the
-//! dispatcher only uses the scalar path; the SIMD paths stay compiled.
+//! [`apply_mask`] and [`copy_masked`] take the AVX2 path from 32 bytes when
+//! the CPU has it ([`cpu::has_avx2()`](super::cpu::has_avx2): one load and
+//! one bit test of the cached detection; the path is a call, since a
+//! `#[target_feature]` function cannot inline into baseline code), else the
+//! SSE2 path, inlined when the target has SSE2; inputs under 16 bytes go to
+//! the scalar path without looking. Under Miri the dispatcher only uses the
+//! scalar path; the SIMD paths stay compiled.
 //!
 //! On soft-float targets such as `x86_64-unknown-none` the compiler keeps
 //! vector registers out of all code, so the "SSE2"/"AVX2" paths compile to
@@ -44,20 +49,11 @@ use core::arch::x86_64::{
 /// masked payload (so a payload that arrives in pieces is unmasked piece by
 /// piece: call with `phase` = bytes already done). Only `phase % 4` matters.
 ///
-/// Masking and unmasking are the same operation. Uses AVX2 or SSE2 when the
-/// CPU has them (see [`cpu::features()`](super::cpu::features)).
+/// Masking and unmasking are the same operation. Uses AVX2 from 32 bytes and
+/// SSE2 from 16 when the CPU has them (see [`cpu::features()`](super::cpu::features)).
 #[inline]
 pub fn apply_mask(buf: &mut [u8], key: [u8; 4], phase: usize) {
     let k = key_word(key, phase);
-    #[cfg(all(
-        any(target_arch = "x86", target_arch = "x86_64"),
-        target_feature = "sse2",
-        not(miri)
-    ))]
-    if (16..=SMALL).contains(&buf.len()) {
-        // SAFETY: SSE2 is enabled for the whole target (cfg above).
-        return unsafe { mask_sse2(buf, k) };
-    }
     #[cfg(all(any(target_arch = "x86", target_arch = "x86_64"), not(miri)))]
     if buf.len() >= 16 {
         return dispatch_mask(buf, k);
@@ -65,20 +61,15 @@ pub fn apply_mask(buf: &mut [u8], key: [u8; 4], phase: usize) {
     mask_scalar(buf, k);
 }
 
-/// [`apply_mask`] on the widest path the CPU has at every length from 16
-/// bytes, small ones included: for a reader that validates the unmasked
-/// bytes right after (simdutf8 loads 32 bytes at a time with AVX2, and a
-/// load forwards from one store of the same width but stalls until two
-/// narrower ones reach the cache: measured, 31 against 42 ticks for a
-/// 128-byte masked text frame).
+/// [`apply_mask`], for a reader that validates the unmasked bytes right
+/// after: the widest path the CPU has at every length from 16 bytes
+/// (simdutf8 loads 32 bytes at a time with AVX2, and a load forwards from
+/// one store of the same width but stalls until two narrower ones reach the
+/// cache: measured, 31 against 42 ticks for a 128-byte masked text frame).
+/// [`apply_mask`] now takes the same paths; this name stays for the reader.
 #[inline]
 pub fn apply_mask_widest(buf: &mut [u8], key: [u8; 4], phase: usize) {
-    let k = key_word(key, phase);
-    #[cfg(all(any(target_arch = "x86", target_arch = "x86_64"), not(miri)))]
-    if buf.len() >= 16 {
-        return dispatch_mask(buf, k);
-    }
-    mask_scalar(buf, k);
+    apply_mask(buf, key, phase);
 }
 
 /// `dst[i] = src[i] ^ key[(phase + i) % 4]`: mask or unmask while copying.
@@ -94,15 +85,6 @@ pub fn copy_masked(dst: &mut [u8], src: &[u8], key: [u8; 4], phase: usize) {
         "copy_masked: dst and src lengths differ"
     );
     let k = key_word(key, phase);
-    #[cfg(all(
-        any(target_arch = "x86", target_arch = "x86_64"),
-        target_feature = "sse2",
-        not(miri)
-    ))]
-    if (16..=SMALL).contains(&dst.len()) && src.len() >= 16 {
-        // SAFETY: SSE2 is enabled for the whole target (cfg above).
-        return unsafe { copy_sse2(dst, src, k) };
-    }
     #[cfg(all(any(target_arch = "x86", target_arch = "x86_64"), not(miri)))]
     if dst.len() >= 16 && src.len() >= 16 {
         return dispatch_copy(dst, src, k);
@@ -110,11 +92,9 @@ pub fn copy_masked(dst: &mut [u8], src: &[u8], key: [u8; 4], phase: usize) {
     copy_scalar(dst, src, k);
 }
 
-/// Up to this many bytes, [`apply_mask`] and [`copy_masked`] use the SSE2
-/// path inline when the target has SSE2 (every x86_64 target with vector
-/// registers): no dispatch, no call, no `vzeroupper`. AVX2 is not faster
-/// at these sizes (measured at 128 bytes: the call costs what the wider
-/// stores save), and the payloads of market data are mostly this small.
+/// Up to this many bytes, [`apply_mask_ascii`](super::mask_ascii::apply_mask_ascii)
+/// uses its SSE2 path inline when the target has SSE2 (every x86_64 target
+/// with vector registers): no dispatch, no call, no `vzeroupper`.
 pub const SMALL: usize = 256;
 
 /// [`apply_mask`] on the portable path: 8 bytes at a time with `u64` XORs.
@@ -132,7 +112,7 @@ pub fn copy_masked_scalar(dst: &mut [u8], src: &[u8], key: [u8; 4], phase: usize
     copy_scalar(dst, src, key_word(key, phase));
 }
 
-/// [`apply_mask`] on the SSE2 path: 64 bytes per loop step, then 32, then 16.
+/// [`apply_mask`] on the SSE2 path: straight-line up to 128 bytes, then 64 bytes per loop step.
 ///
 /// # Safety
 /// The CPU must support SSE2 (always true on x86_64; see
@@ -140,10 +120,11 @@ pub fn copy_masked_scalar(dst: &mut [u8], src: &[u8], key: [u8; 4], phase: usize
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 #[target_feature(enable = "sse2")]
 pub unsafe fn apply_mask_sse2(buf: &mut [u8], key: [u8; 4], phase: usize) {
-    mask_sse2(buf, key_word(key, phase));
+    // SAFETY: this function requires SSE2 of its caller.
+    unsafe { mask_sse2(buf, key_word(key, phase)) };
 }
 
-/// [`copy_masked`] on the SSE2 path: 64 bytes per loop step, then 32, then 16.
+/// [`copy_masked`] on the SSE2 path: straight-line up to 128 bytes, then 64 bytes per loop step.
 ///
 /// # Safety
 /// The CPU must support SSE2 (always true on x86_64; see
@@ -160,8 +141,8 @@ pub unsafe fn copy_masked_sse2(dst: &mut [u8], src: &[u8], key: [u8; 4], phase: 
     unsafe { copy_sse2(dst, src, key_word(key, phase)) };
 }
 
-/// [`apply_mask`] on the AVX2 path: 64 bytes per loop step, then 32, then the
-/// SSE2 path for inputs under 32 bytes.
+/// [`apply_mask`] on the AVX2 path: straight-line up to 256 bytes, then 64
+/// bytes per loop step; the SSE2 path for inputs under 32 bytes.
 ///
 /// # Safety
 /// The CPU must support AVX2 and the OS must save YMM state, as
@@ -172,8 +153,8 @@ pub unsafe fn apply_mask_avx2(buf: &mut [u8], key: [u8; 4], phase: usize) {
     mask_avx2(buf, key_word(key, phase));
 }
 
-/// [`copy_masked`] on the AVX2 path: 64 bytes per loop step, then 32, then
-/// the SSE2 path for inputs under 32 bytes.
+/// [`copy_masked`] on the AVX2 path: straight-line up to 256 bytes, then 64
+/// bytes per loop step; the SSE2 path for inputs under 32 bytes.
 ///
 /// # Safety
 /// The CPU must support AVX2 and the OS must save YMM state, as
@@ -222,11 +203,15 @@ fn wide(k: u32) -> u64 {
 // Dispatch
 // ---------------------------------------------------------------------------
 
+/// AVX2 from 32 bytes when the CPU has it (one load and test of the cached
+/// CPU byte, then a call: a `#[target_feature]` function does not inline
+/// into code built without it), otherwise SSE2, inlined when the target has
+/// it. The caller passes 16 bytes or more.
 #[cfg(all(any(target_arch = "x86", target_arch = "x86_64"), not(miri)))]
-#[inline]
+#[inline(always)]
 fn dispatch_mask(buf: &mut [u8], k: u32) {
-    if cfg!(target_feature = "avx2") || super::cpu::features().avx2 {
-        // SAFETY: AVX2 is enabled at compile time, or `cpu::features` found it
+    if buf.len() >= 32 && (cfg!(target_feature = "avx2") || super::cpu::has_avx2()) {
+        // SAFETY: AVX2 is enabled at compile time, or `cpu::has_avx2` found it
         // in CPUID with YMM state enabled in XCR0.
         unsafe { mask_avx2(buf, k) }
     } else if cfg!(target_feature = "sse2") || super::cpu::features().sse2 {
@@ -237,11 +222,15 @@ fn dispatch_mask(buf: &mut [u8], k: u32) {
     }
 }
 
+/// [`dispatch_mask`] for [`copy_masked`].
 #[cfg(all(any(target_arch = "x86", target_arch = "x86_64"), not(miri)))]
-#[inline]
+#[inline(always)]
 fn dispatch_copy(dst: &mut [u8], src: &[u8], k: u32) {
-    if cfg!(target_feature = "avx2") || super::cpu::features().avx2 {
-        // SAFETY: AVX2 is enabled at compile time, or `cpu::features` found it
+    if dst.len() >= 32
+        && src.len() >= 32
+        && (cfg!(target_feature = "avx2") || super::cpu::has_avx2())
+    {
+        // SAFETY: AVX2 is enabled at compile time, or `cpu::has_avx2` found it
         // in CPUID with YMM state enabled in XCR0.
         unsafe { copy_avx2(dst, src, k) }
     } else if cfg!(target_feature = "sse2") || super::cpu::features().sse2 {
@@ -321,66 +310,113 @@ fn copy_scalar(dst: &mut [u8], src: &[u8], k: u32) {
 // SSE2
 // ---------------------------------------------------------------------------
 
+/// The SSE2 masking path. Up to 128 bytes it is straight-line code: the
+/// first and the last `m` bytes (m = 16, 32 or 64, the smallest with
+/// `2m >= len`) are loaded, XORed with the key at their phase and stored,
+/// every load before any store, so the bytes both halves cover are masked
+/// once. Longer inputs loop over 64 bytes per step. Inlined when the whole
+/// target has SSE2, as `mask_ascii::mask_ascii_sse2` explains.
+///
+/// # Safety
+/// The CPU must support SSE2.
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-#[target_feature(enable = "sse2")]
-#[inline]
-fn mask_sse2(buf: &mut [u8], k: u32) {
+#[cfg_attr(not(target_feature = "sse2"), target_feature(enable = "sse2"), inline)]
+#[cfg_attr(target_feature = "sse2", inline(always))]
+#[allow(unused_unsafe)]
+unsafe fn mask_sse2(buf: &mut [u8], k: u32) {
     let len = buf.len();
     if len < 16 {
         return mask_scalar(buf, k);
     }
     let p = buf.as_mut_ptr();
-    let kv = _mm_set1_epi32(k as i32);
-    // SAFETY: len >= 16, so the 16 bytes at len - 16 are inside `buf`.
-    let tail = unsafe { _mm_loadu_si128(p.add(len - 16).cast::<__m128i>()) };
-    // Those bytes start at phase (len - 16) % 4 == len % 4.
-    let tail = _mm_xor_si128(tail, _mm_set1_epi32(advance(k, len) as i32));
-    // 64 bytes per loop step (a taken branch per 16 bytes would cost more
-    // than the XORs), then at most 32 + 16.
-    let mut i = 0;
-    while i + 64 <= len {
-        // SAFETY: i + 64 <= len, so the 64 bytes at i are inside `buf`.
-        unsafe {
-            let q = p.add(i).cast::<__m128i>();
-            let a = _mm_loadu_si128(q);
-            let b = _mm_loadu_si128(q.add(1));
-            let c = _mm_loadu_si128(q.add(2));
-            let d = _mm_loadu_si128(q.add(3));
-            _mm_storeu_si128(q, _mm_xor_si128(a, kv));
-            _mm_storeu_si128(q.add(1), _mm_xor_si128(b, kv));
-            _mm_storeu_si128(q.add(2), _mm_xor_si128(c, kv));
-            _mm_storeu_si128(q.add(3), _mm_xor_si128(d, kv));
-        }
-        i += 64;
+    // SAFETY: register-only SSE2 operations; the caller guarantees SSE2.
+    // `kt` is the key of every vector that ends at `len`: they start at
+    // `len - 16 * j`, i.e. at phase `len % 4`.
+    let (kv, kt) = unsafe {
+        (
+            _mm_set1_epi32(k as i32),
+            _mm_set1_epi32(advance(k, len) as i32),
+        )
+    };
+    // The 16 bytes at `$at`, XORed with `$k`; and a store back.
+    macro_rules! get {
+        ($at:expr, $k:expr) => {
+            _mm_xor_si128(_mm_loadu_si128(p.add($at).cast::<__m128i>()), $k)
+        };
     }
-    if i + 32 <= len {
-        // SAFETY: i + 32 <= len, so the 32 bytes at i are inside `buf`.
-        unsafe {
-            let q = p.add(i).cast::<__m128i>();
-            let a = _mm_loadu_si128(q);
-            let b = _mm_loadu_si128(q.add(1));
-            _mm_storeu_si128(q, _mm_xor_si128(a, kv));
-            _mm_storeu_si128(q.add(1), _mm_xor_si128(b, kv));
-        }
-        i += 32;
+    macro_rules! put {
+        ($at:expr, $v:expr) => {
+            _mm_storeu_si128(p.add($at).cast::<__m128i>(), $v)
+        };
     }
-    if i + 16 <= len {
-        // SAFETY: i + 16 <= len, so the 16 bytes at i are inside `buf`.
+    if len <= 32 {
+        // SAFETY: 16 <= len: the 16 bytes at 0 and at len - 16 are inside
+        // `buf`; both are loaded before either is stored.
         unsafe {
-            let q = p.add(i).cast::<__m128i>();
-            _mm_storeu_si128(q, _mm_xor_si128(_mm_loadu_si128(q), kv));
+            let (a, t) = (get!(0, kv), get!(len - 16, kt));
+            put!(0, a);
+            put!(len - 16, t);
         }
-    }
-    // A length that is a multiple of 16 is done: storing the same 16 bytes
-    // again would only cost (a second store to a line the last one crossed).
-    if !len.is_multiple_of(16) {
-        // SAFETY: as for the load of `tail`.
-        unsafe { _mm_storeu_si128(p.add(len - 16).cast::<__m128i>(), tail) };
+    } else if len <= 64 {
+        // SAFETY: 32 < len: the 32 bytes at 0 and at len - 32 are inside `buf`.
+        unsafe {
+            let (a, b) = (get!(0, kv), get!(16, kv));
+            let (s, t) = (get!(len - 32, kt), get!(len - 16, kt));
+            put!(0, a);
+            put!(16, b);
+            put!(len - 32, s);
+            put!(len - 16, t);
+        }
+    } else if len <= 128 {
+        // SAFETY: 64 < len: the 64 bytes at 0 and at len - 64 are inside `buf`.
+        unsafe {
+            let (a, b, c, d) = (get!(0, kv), get!(16, kv), get!(32, kv), get!(48, kv));
+            let (q, r) = (get!(len - 64, kt), get!(len - 48, kt));
+            let (s, t) = (get!(len - 32, kt), get!(len - 16, kt));
+            put!(0, a);
+            put!(16, b);
+            put!(32, c);
+            put!(48, d);
+            put!(len - 64, q);
+            put!(len - 48, r);
+            put!(len - 32, s);
+            put!(len - 16, t);
+        }
+    } else {
+        // SAFETY: len > 128: the 16 bytes at len - 16 are inside `buf`;
+        // read before the loop may store to them.
+        let tail = unsafe { get!(len - 16, kt) };
+        let mut i = 0;
+        while i + 64 <= len {
+            // SAFETY: i + 64 <= len, so the 64 bytes at i are inside `buf`.
+            unsafe {
+                let (a, b, c, d) = (
+                    get!(i, kv),
+                    get!(i + 16, kv),
+                    get!(i + 32, kv),
+                    get!(i + 48, kv),
+                );
+                put!(i, a);
+                put!(i + 16, b);
+                put!(i + 32, c);
+                put!(i + 48, d);
+            }
+            i += 64;
+        }
+        while i + 16 <= len {
+            // SAFETY: i + 16 <= len, so the 16 bytes at i are inside `buf`.
+            unsafe { put!(i, get!(i, kv)) };
+            i += 16;
+        }
+        if i < len {
+            // SAFETY: as for the load of `tail`.
+            unsafe { put!(len - 16, tail) };
+        }
     }
 }
 
-/// The SSE2 copy path; inlined when the whole target has SSE2, as
-/// `mask_ascii::mask_ascii_sse2` explains.
+/// The SSE2 copy path, shaped as [`mask_sse2`] (no ordering constraint:
+/// `dst` and `src` cannot overlap).
 ///
 /// # Safety
 /// The CPU must support SSE2.
@@ -394,53 +430,63 @@ unsafe fn copy_sse2(dst: &mut [u8], src: &[u8], k: u32) {
         return copy_scalar(dst, src, k);
     }
     let (d, s) = (dst.as_mut_ptr(), src.as_ptr());
-    // SAFETY: register-only SSE2 operation; the caller guarantees SSE2.
-    let kv = unsafe { _mm_set1_epi32(k as i32) };
-    // 64 bytes per loop step, then at most 32 + 16 (as in `mask_sse2`).
-    let mut i = 0;
-    while i + 64 <= n {
-        // SAFETY: i + 64 <= n <= both lengths: the 64 bytes at i are inside
-        // `src` and inside `dst` (which cannot overlap `src`: it is `&mut`).
-        unsafe {
-            let (sq, dq) = (s.add(i).cast::<__m128i>(), d.add(i).cast::<__m128i>());
-            let a = _mm_loadu_si128(sq);
-            let b = _mm_loadu_si128(sq.add(1));
-            let c = _mm_loadu_si128(sq.add(2));
-            let e = _mm_loadu_si128(sq.add(3));
-            _mm_storeu_si128(dq, _mm_xor_si128(a, kv));
-            _mm_storeu_si128(dq.add(1), _mm_xor_si128(b, kv));
-            _mm_storeu_si128(dq.add(2), _mm_xor_si128(c, kv));
-            _mm_storeu_si128(dq.add(3), _mm_xor_si128(e, kv));
-        }
-        i += 64;
+    // SAFETY: register-only SSE2 operations; the caller guarantees SSE2.
+    let (kv, kt) = unsafe {
+        (
+            _mm_set1_epi32(k as i32),
+            _mm_set1_epi32(advance(k, n) as i32),
+        )
+    };
+    // `dst[at..at + 16] = src[at..at + 16] ^ key`.
+    macro_rules! mv {
+        ($at:expr, $k:expr) => {{
+            let v = _mm_loadu_si128(s.add($at).cast::<__m128i>());
+            _mm_storeu_si128(d.add($at).cast::<__m128i>(), _mm_xor_si128(v, $k));
+        }};
     }
-    if i + 32 <= n {
-        // SAFETY: i + 32 <= n <= both lengths, as above.
+    // SAFETY (every block below): each `mv!(at, _)` has 16 <= n and
+    // at + 16 <= n <= both lengths, so it reads inside `src` and writes
+    // inside `dst` (which cannot overlap `src`: it is `&mut`).
+    if n <= 32 {
         unsafe {
-            let (sq, dq) = (s.add(i).cast::<__m128i>(), d.add(i).cast::<__m128i>());
-            let a = _mm_loadu_si128(sq);
-            let b = _mm_loadu_si128(sq.add(1));
-            _mm_storeu_si128(dq, _mm_xor_si128(a, kv));
-            _mm_storeu_si128(dq.add(1), _mm_xor_si128(b, kv));
+            mv!(0, kv);
+            mv!(n - 16, kt);
         }
-        i += 32;
-    }
-    if i + 16 <= n {
-        // SAFETY: i + 16 <= n <= both lengths, as above.
+    } else if n <= 64 {
         unsafe {
-            let v = _mm_loadu_si128(s.add(i).cast::<__m128i>());
-            _mm_storeu_si128(d.add(i).cast::<__m128i>(), _mm_xor_si128(v, kv));
+            mv!(0, kv);
+            mv!(16, kv);
+            mv!(n - 32, kt);
+            mv!(n - 16, kt);
         }
-    }
-    // The last 16 bytes start at n - 16, at phase n % 4 (nothing left when
-    // n is a multiple of 16).
-    if !n.is_multiple_of(16) {
-        // SAFETY: register-only SSE2 operation; the caller guarantees SSE2.
-        let kt = unsafe { _mm_set1_epi32(advance(k, n) as i32) };
-        // SAFETY: n >= 16, so the 16 bytes at n - 16 are inside both slices.
+    } else if n <= 128 {
         unsafe {
-            let v = _mm_loadu_si128(s.add(n - 16).cast::<__m128i>());
-            _mm_storeu_si128(d.add(n - 16).cast::<__m128i>(), _mm_xor_si128(v, kt));
+            mv!(0, kv);
+            mv!(16, kv);
+            mv!(32, kv);
+            mv!(48, kv);
+            mv!(n - 64, kt);
+            mv!(n - 48, kt);
+            mv!(n - 32, kt);
+            mv!(n - 16, kt);
+        }
+    } else {
+        let mut i = 0;
+        while i + 64 <= n {
+            unsafe {
+                mv!(i, kv);
+                mv!(i + 16, kv);
+                mv!(i + 32, kv);
+                mv!(i + 48, kv);
+            }
+            i += 64;
+        }
+        while i + 16 <= n {
+            unsafe { mv!(i, kv) };
+            i += 16;
+        }
+        if i < n {
+            unsafe { mv!(n - 16, kt) };
         }
     }
 }
@@ -449,46 +495,92 @@ unsafe fn copy_sse2(dst: &mut [u8], src: &[u8], k: u32) {
 // AVX2
 // ---------------------------------------------------------------------------
 
+/// The AVX2 masking path: [`mask_sse2`]'s shape with 32-byte vectors,
+/// straight-line up to 256 bytes, a 64-byte loop beyond; under 32 bytes the
+/// SSE2 path.
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 #[target_feature(enable = "avx2")]
 #[inline]
 fn mask_avx2(buf: &mut [u8], k: u32) {
     let len = buf.len();
     if len < 32 {
-        return mask_sse2(buf, k);
+        // SAFETY: AVX2 (this function's feature) implies SSE2.
+        return unsafe { mask_sse2(buf, k) };
     }
     let p = buf.as_mut_ptr();
     let kv = _mm256_set1_epi32(k as i32);
-    // SAFETY: len >= 32, so the 32 bytes at len - 32 are inside `buf`.
-    let tail = unsafe { _mm256_loadu_si256(p.add(len - 32).cast::<__m256i>()) };
-    // Those bytes start at phase (len - 32) % 4 == len % 4.
-    let tail = _mm256_xor_si256(tail, _mm256_set1_epi32(advance(k, len) as i32));
-    let mut i = 0;
-    while i + 64 <= len {
-        // SAFETY: i + 64 <= len, so the 64 bytes at i are inside `buf`.
-        unsafe {
-            let q = p.add(i).cast::<__m256i>();
-            let a = _mm256_loadu_si256(q);
-            let b = _mm256_loadu_si256(q.add(1));
-            _mm256_storeu_si256(q, _mm256_xor_si256(a, kv));
-            _mm256_storeu_si256(q.add(1), _mm256_xor_si256(b, kv));
-        }
-        i += 64;
+    // Vectors that end at `len` start at phase `len % 4`.
+    let kt = _mm256_set1_epi32(advance(k, len) as i32);
+    macro_rules! get {
+        ($at:expr, $k:expr) => {
+            _mm256_xor_si256(_mm256_loadu_si256(p.add($at).cast::<__m256i>()), $k)
+        };
     }
-    if i + 32 <= len {
-        // SAFETY: i + 32 <= len, so the 32 bytes at i are inside `buf`.
-        unsafe {
-            let q = p.add(i).cast::<__m256i>();
-            _mm256_storeu_si256(q, _mm256_xor_si256(_mm256_loadu_si256(q), kv));
-        }
+    macro_rules! put {
+        ($at:expr, $v:expr) => {
+            _mm256_storeu_si256(p.add($at).cast::<__m256i>(), $v)
+        };
     }
-    // A multiple of 32 is done (see `mask_sse2`).
-    if !len.is_multiple_of(32) {
-        // SAFETY: as for the load of `tail`.
-        unsafe { _mm256_storeu_si256(p.add(len - 32).cast::<__m256i>(), tail) };
+    if len <= 64 {
+        // SAFETY: 32 <= len: the 32 bytes at 0 and at len - 32 are inside
+        // `buf`; both are loaded before either is stored.
+        unsafe {
+            let (a, t) = (get!(0, kv), get!(len - 32, kt));
+            put!(0, a);
+            put!(len - 32, t);
+        }
+    } else if len <= 128 {
+        // SAFETY: 64 < len: the 64 bytes at 0 and at len - 64 are inside `buf`.
+        unsafe {
+            let (a, b) = (get!(0, kv), get!(32, kv));
+            let (s, t) = (get!(len - 64, kt), get!(len - 32, kt));
+            put!(0, a);
+            put!(32, b);
+            put!(len - 64, s);
+            put!(len - 32, t);
+        }
+    } else if len <= 256 {
+        // SAFETY: 128 < len: the 128 bytes at 0 and at len - 128 are inside `buf`.
+        unsafe {
+            let (a, b, c, e) = (get!(0, kv), get!(32, kv), get!(64, kv), get!(96, kv));
+            let (q, r) = (get!(len - 128, kt), get!(len - 96, kt));
+            let (s, t) = (get!(len - 64, kt), get!(len - 32, kt));
+            put!(0, a);
+            put!(32, b);
+            put!(64, c);
+            put!(96, e);
+            put!(len - 128, q);
+            put!(len - 96, r);
+            put!(len - 64, s);
+            put!(len - 32, t);
+        }
+    } else {
+        // SAFETY: len > 256: the 32 bytes at len - 32 are inside `buf`;
+        // read before the loop may store to them.
+        let tail = unsafe { get!(len - 32, kt) };
+        let mut i = 0;
+        while i + 64 <= len {
+            // SAFETY: i + 64 <= len, so the 64 bytes at i are inside `buf`.
+            unsafe {
+                let (a, b) = (get!(i, kv), get!(i + 32, kv));
+                put!(i, a);
+                put!(i + 32, b);
+            }
+            i += 64;
+        }
+        if i + 32 <= len {
+            // SAFETY: i + 32 <= len, so the 32 bytes at i are inside `buf`.
+            unsafe { put!(i, get!(i, kv)) };
+            i += 32;
+        }
+        if i < len {
+            // SAFETY: as for the load of `tail`.
+            unsafe { put!(len - 32, tail) };
+        }
     }
 }
 
+/// The AVX2 copy path, shaped as [`mask_avx2`].
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 #[target_feature(enable = "avx2")]
 #[inline]
@@ -500,34 +592,55 @@ fn copy_avx2(dst: &mut [u8], src: &[u8], k: u32) {
     }
     let (d, s) = (dst.as_mut_ptr(), src.as_ptr());
     let kv = _mm256_set1_epi32(k as i32);
-    let mut i = 0;
-    while i + 64 <= n {
-        // SAFETY: i + 64 <= n <= both lengths: the 64 bytes at i are inside
-        // `src` and inside `dst` (which cannot overlap `src`: it is `&mut`).
-        unsafe {
-            let (sq, dq) = (s.add(i).cast::<__m256i>(), d.add(i).cast::<__m256i>());
-            let a = _mm256_loadu_si256(sq);
-            let b = _mm256_loadu_si256(sq.add(1));
-            _mm256_storeu_si256(dq, _mm256_xor_si256(a, kv));
-            _mm256_storeu_si256(dq.add(1), _mm256_xor_si256(b, kv));
-        }
-        i += 64;
+    let kt = _mm256_set1_epi32(advance(k, n) as i32);
+    // `dst[at..at + 32] = src[at..at + 32] ^ key`.
+    macro_rules! mv {
+        ($at:expr, $k:expr) => {{
+            let v = _mm256_loadu_si256(s.add($at).cast::<__m256i>());
+            _mm256_storeu_si256(d.add($at).cast::<__m256i>(), _mm256_xor_si256(v, $k));
+        }};
     }
-    if i + 32 <= n {
-        // SAFETY: i + 32 <= n <= both lengths, as above.
+    // SAFETY (every block below): each `mv!(at, _)` has 32 <= n and
+    // at + 32 <= n <= both lengths, so it reads inside `src` and writes
+    // inside `dst` (which cannot overlap `src`: it is `&mut`).
+    if n <= 64 {
         unsafe {
-            let v = _mm256_loadu_si256(s.add(i).cast::<__m256i>());
-            _mm256_storeu_si256(d.add(i).cast::<__m256i>(), _mm256_xor_si256(v, kv));
+            mv!(0, kv);
+            mv!(n - 32, kt);
         }
-    }
-    // The last 32 bytes start at n - 32, at phase n % 4 (nothing left when
-    // n is a multiple of 32).
-    if !n.is_multiple_of(32) {
-        let kt = _mm256_set1_epi32(advance(k, n) as i32);
-        // SAFETY: n >= 32, so the 32 bytes at n - 32 are inside both slices.
+    } else if n <= 128 {
         unsafe {
-            let v = _mm256_loadu_si256(s.add(n - 32).cast::<__m256i>());
-            _mm256_storeu_si256(d.add(n - 32).cast::<__m256i>(), _mm256_xor_si256(v, kt));
+            mv!(0, kv);
+            mv!(32, kv);
+            mv!(n - 64, kt);
+            mv!(n - 32, kt);
+        }
+    } else if n <= 256 {
+        unsafe {
+            mv!(0, kv);
+            mv!(32, kv);
+            mv!(64, kv);
+            mv!(96, kv);
+            mv!(n - 128, kt);
+            mv!(n - 96, kt);
+            mv!(n - 64, kt);
+            mv!(n - 32, kt);
+        }
+    } else {
+        let mut i = 0;
+        while i + 64 <= n {
+            unsafe {
+                mv!(i, kv);
+                mv!(i + 32, kv);
+            }
+            i += 64;
+        }
+        if i + 32 <= n {
+            unsafe { mv!(i, kv) };
+            i += 32;
+        }
+        if i < n {
+            unsafe { mv!(n - 32, kt) };
         }
     }
 }

@@ -1,5 +1,10 @@
 //! apply_mask on 128-byte payloads, at the offsets they have in a batch of
 //! masked frames (so alignment varies as it does in a real receive buffer).
+//! Every call of a batch masks a different payload, so no call loads bytes
+//! the previous one stored: the rows measure independent calls back to back
+//! (what a reader unmasking frame after frame does), not a store-forwarding
+//! chain through one buffer. Every row does exactly this, with the same
+//! offsets, keys and `black_box`es.
 //!
 //! tungstenite's `apply_mask` is private (only reachable inside its frame
 //! parser), so its method is reimplemented here: XOR 4-byte words of the
