@@ -21,11 +21,11 @@ use core::arch::x86::{__m128i, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128}
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 use core::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128};
 
-/// Whether `bytes` is entirely valid UTF-8. The fast path for complete payloads.
+/// Whether `bytes` is entirely valid UTF-8. The fast path for complete payloads:
+/// an inlined ASCII check ([`is_ascii`]), then simdutf8 out of line.
 #[inline(always)]
 pub fn is_valid(bytes: &[u8]) -> bool {
-    let done = ascii_prefix(bytes);
-    done == bytes.len() || rest_is_valid(bytes, done)
+    is_ascii(bytes) || is_valid_non_ascii(bytes)
 }
 
 /// Whether `bytes` is valid UTF-8, for a caller that already knows it is not
@@ -38,20 +38,72 @@ pub fn is_valid_non_ascii(bytes: &[u8]) -> bool {
     simdutf8::basic::from_utf8(bytes).is_ok()
 }
 
-/// simdutf8 on `bytes[from..]`, where `bytes[..from]` is ASCII (so `from`
-/// is a character boundary).
-#[cold]
-#[inline(never)]
-fn rest_is_valid(bytes: &[u8], from: usize) -> bool {
-    bytes
-        .get(from..)
-        .is_some_and(|rest| simdutf8::basic::from_utf8(rest).is_ok())
-}
-
 /// Whether every byte is below 0x80.
+///
+/// From 16 bytes on (with SSE2, baseline on x86_64) every 16-byte load is
+/// ORed into one accumulator and the high bits are tested once, at the end:
+/// one `movemask` and one branch whatever the length, where
+/// [`ascii_prefix`] tests each 64-byte block to say where the first
+/// non-ASCII byte is. The bytes after the last whole 64-byte block are
+/// covered by three loads clamped to end at the last byte (overlapping ones
+/// already checked), so a length that is not a multiple of 64 costs no
+/// length-dependent branch beyond the block loop's.
 #[inline(always)]
 pub fn is_ascii(bytes: &[u8]) -> bool {
-    ascii_prefix(bytes) == bytes.len()
+    #[cfg(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "sse2",
+        not(miri)
+    ))]
+    if bytes.len() >= 16 {
+        return is_ascii_sse2(bytes);
+    }
+    ascii_prefix_words(bytes) == bytes.len()
+}
+
+#[cfg(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "sse2"
+))]
+/// The SSE2 body of [`is_ascii`] (see there); compiled only when SSE2 is
+/// enabled for the whole target, so it is inlined into its callers.
+#[inline(always)]
+fn is_ascii_sse2(bytes: &[u8]) -> bool {
+    let n = bytes.len();
+    let Some(last) = n.checked_sub(16) else {
+        return ascii_prefix_words(bytes) == n;
+    };
+    let p = bytes.as_ptr();
+    // The 16 bytes at `at`, which the caller has checked are inside `bytes`
+    // (`at <= last`).
+    let load = |at: usize| {
+        debug_assert!(at <= last);
+        // SAFETY: `at + 16 <= n` at every use below; SSE2 is enabled for
+        // the whole target (cfg on this function).
+        unsafe { _mm_loadu_si128(p.add(at).cast::<__m128i>()) }
+    };
+    // SAFETY: register-only SSE2 operation; SSE2 is enabled for the whole
+    // target (cfg on this function).
+    let or = |a: __m128i, b: __m128i| unsafe { _mm_or_si128(a, b) };
+    let mut acc = load(last);
+    let mut i = 0;
+    while i + 64 <= n {
+        acc = or(
+            acc,
+            or(or(load(i), load(i + 16)), or(load(i + 32), load(i + 48))),
+        );
+        i += 64;
+    }
+    if i < n {
+        // Under 64 bytes left (`i + 48 > last` then): clamp each load to end
+        // at or before the last byte.
+        let a = load(i.min(last));
+        let b = load((i + 16).min(last));
+        let c = load((i + 32).min(last));
+        acc = or(acc, or(a, or(b, c)));
+    }
+    // SAFETY: register-only SSE2 operation, as above.
+    unsafe { _mm_movemask_epi8(acc) == 0 }
 }
 
 /// A length `p` such that `bytes[..p]` is ASCII: `bytes.len()` when all of
@@ -232,6 +284,11 @@ mod tests {
             }
         }
         assert_eq!(is_ascii(v), first.is_none(), "{}", what());
+        #[cfg(all(
+            any(target_arch = "x86", target_arch = "x86_64"),
+            target_feature = "sse2"
+        ))]
+        assert_eq!(is_ascii_sse2(v), first.is_none(), "sse2: {}", what());
     }
 
     #[test]

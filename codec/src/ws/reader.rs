@@ -112,6 +112,42 @@ impl Ready {
     }
 }
 
+/// Where the payload of the frame the fast path finished lies: a pointer
+/// into the reader's buffer, so that [`FrameReader::next`] can decide between
+/// the fast and the general path without a borrow of the buffer outliving
+/// the fast path (a returned borrow would keep `self` borrowed on the general
+/// path too), and without slicing the buffer a second time.
+#[derive(Clone, Copy)]
+struct Payload {
+    ptr: *const u8,
+    len: usize,
+    text: bool,
+}
+
+impl Payload {
+    /// The message, borrowing the buffer for `'a`.
+    ///
+    /// # Safety
+    /// `self` must come from the last [`FrameReader::whole_frame`] call on a
+    /// reader that stays borrowed for `'a` (so its buffer is neither moved nor
+    /// written in that time).
+    #[inline(always)]
+    unsafe fn message<'a>(self) -> Message<'a> {
+        // SAFETY: `ptr..ptr + len` is a subslice of the buffer's `as_mut()`
+        // slice (`whole_frame` took it with a checked `get_mut`), the buffer
+        // is not touched before `'a` ends (this function's contract), and a
+        // text payload was validated as UTF-8 before `whole_frame` returned it.
+        unsafe {
+            let bytes = core::slice::from_raw_parts(self.ptr, self.len);
+            if self.text {
+                Message::Text(core::str::from_utf8_unchecked(bytes))
+            } else {
+                Message::Binary(bytes)
+            }
+        }
+    }
+}
+
 /// Decodes frames of one role from a buffer over caller storage `B`.
 #[derive(Debug, Clone)]
 pub struct FrameReader<B> {
@@ -126,6 +162,12 @@ pub struct FrameReader<B> {
     allowed_rsv: u8,
     frame: Option<FrameState>,
     msg: Option<MsgState>,
+    /// The mask bit (`0x80` or 0) a frame must carry in this role.
+    want_mask: u8,
+    /// No frame or message in progress and no close received: the fast path
+    /// may take the next frame. Kept by [`advance_general`](Self::advance_general),
+    /// the only place that changes those three, so the fast path tests one byte.
+    idle: bool,
     last_rsv: u8,
     closed: bool,
     /// The message the last `advance` finished, until the buffer is touched again.
@@ -155,6 +197,11 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
             allowed_rsv: config.allowed_rsv & 0x7,
             frame: None,
             msg: None,
+            want_mask: match role {
+                Role::Server => 0x80,
+                Role::Client => 0,
+            },
+            idle: true,
             last_rsv: 0,
             closed: false,
             ready: None,
@@ -259,25 +306,21 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<Message<'_>>, Error> {
         // Inlined into the caller: a whole unfragmented data frame costs no
-        // call and no spill of the general path's registers.
+        // call, and the message stays in registers. The general path answers
+        // in registers too (`Result<bool, _>`) and the message is then built
+        // from `ready`: a general path that returned a `Message` would do so
+        // through memory, and the fast path would have to store its message
+        // into the same stack slot for the two to meet.
         match self.whole_frame() {
-            Ok(Some((start, len, text))) => {
-                self.ready = Some(Ready::data(start, len, text));
-                Ok(Some(self.data_message(start, len, text)))
-            }
-            Ok(None) => self.next_general(),
+            // SAFETY: `p` comes from the call just made, and the message
+            // borrows `self` for as long as it lives.
+            Ok(Some(p)) => Ok(Some(unsafe { p.message() })),
+            Ok(None) => match self.advance_general() {
+                Ok(true) => Ok(self.message()),
+                Ok(false) => Ok(None),
+                Err(e) => Err(e),
+            },
             Err(e) => Err(e),
-        }
-    }
-
-    /// [`next`](Self::next) for everything the fast path leaves: partial
-    /// frames, fragments, control frames, errors.
-    #[inline(never)]
-    fn next_general(&mut self) -> Result<Option<Message<'_>>, Error> {
-        if self.advance_general()? {
-            Ok(self.message())
-        } else {
-            Ok(None)
         }
     }
 
@@ -287,17 +330,21 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
     #[inline]
     pub fn advance(&mut self) -> Result<bool, Error> {
         match self.whole_frame()? {
-            Some((start, len, text)) => {
-                self.ready = Some(Ready::data(start, len, text));
-                Ok(true)
-            }
+            Some(_) => Ok(true),
             None => self.advance_general(),
         }
     }
 
-    /// [`advance`](Self::advance) for everything the fast path leaves.
+    /// [`advance`](Self::advance) for everything the fast path leaves:
+    /// partial frames, fragments, control frames, errors.
     #[inline(never)]
     fn advance_general(&mut self) -> Result<bool, Error> {
+        let r = self.advance_slow();
+        self.idle = self.frame.is_none() && self.msg.is_none() && !self.closed;
+        r
+    }
+
+    fn advance_slow(&mut self) -> Result<bool, Error> {
         self.ready = None;
         loop {
             if self.frame.is_none() {
@@ -325,36 +372,25 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
         }
     }
 
-    /// The message at `start..start + len`, validated as UTF-8 if `text`.
+    /// The fast path of [`next`](Self::next) and [`advance`](Self::advance):
+    /// no message in progress and a whole final text or binary frame in the
+    /// buffer, with RSV bits clear, masked as the role requires, a 7- or
+    /// 16-bit length within the limits. Unmasks it, validates text, consumes
+    /// it, records it as `ready` and returns where it lies. `Ok(None)` for
+    /// everything else (a partial frame, a control frame, fragments, anything
+    /// invalid), with nothing changed: the general path handles those, with
+    /// the same results, errors included.
+    ///
+    /// It reads what it needs once into locals and stores only the new
+    /// position, `last_rsv` and `ready`: inlined into a caller's loop, a
+    /// message costs no other memory traffic than its own bytes.
     #[inline(always)]
-    fn data_message(&self, start: usize, len: usize, text: bool) -> Message<'_> {
-        let bytes = &self.buf.as_ref()[start..start + len];
-        if text {
-            // SAFETY: callers pass a text message only after validating exactly
-            // these bytes as UTF-8 (`whole_frame`, or `advance_payload` whole or
-            // incrementally with nothing left over).
-            Message::Text(unsafe { core::str::from_utf8_unchecked(bytes) })
-        } else {
-            Message::Binary(bytes)
-        }
-    }
-
-    /// The fast path of [`next`](Self::next): no message in progress and a
-    /// whole final text or binary frame in the buffer, with RSV bits clear,
-    /// masked as the role requires, a 7- or 16-bit length within the limits.
-    /// Unmasks it, validates text, consumes it and returns its (start, len,
-    /// is_text). `Ok(None)` for everything else (a partial frame, a control
-    /// frame, fragments, anything invalid): the general path handles those,
-    /// with the same results, errors included.
-    #[inline(always)]
-    fn whole_frame(&mut self) -> Result<Option<(usize, usize, bool)>, Error> {
-        self.ready = None;
-        if self.frame.is_some() || self.msg.is_some() || self.closed {
+    fn whole_frame(&mut self) -> Result<Option<Payload>, Error> {
+        if !self.idle {
             return Ok(None);
         }
         let (pos, end) = (self.pos, self.end);
-        let buf = self.buf.as_mut();
-        let Some(data) = buf.get(pos..end) else {
+        let Some(data) = self.buf.as_mut().get_mut(pos..end) else {
             return Ok(None);
         };
         let [b0, b1, ..] = *data else {
@@ -362,10 +398,7 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
         };
         // 0x81 (final text) or 0x82 (final binary): FIN set, RSV clear.
         let kind = b0.wrapping_sub(0x81);
-        let want_mask = match self.role {
-            Role::Server => 0x80,
-            Role::Client => 0,
-        };
+        let want_mask = self.want_mask;
         if kind > 1 || b1 & 0x80 != want_mask {
             return Ok(None);
         }
@@ -389,11 +422,10 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
             None
         };
         // `max_frame <= max_message` (set so in `with_config`): one compare.
-        if len > self.max_frame || data.len() - hl < len {
+        if len > self.max_frame {
             return Ok(None);
         }
-        let start = pos + hl;
-        let Some(payload) = buf.get_mut(start..start + len) else {
+        let Some(payload) = data.get_mut(hl..hl + len) else {
             return Ok(None);
         };
         let text = kind == 0;
@@ -409,13 +441,19 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
             }
             None => !text || utf8::is_valid(payload),
         };
+        let start = pos + hl;
+        self.pos = start + len;
         if !valid {
-            self.pos = start + len;
+            self.ready = None;
             return Err(Error::InvalidUtf8);
         }
-        self.pos = start + len;
         self.last_rsv = 0;
-        Ok(Some((start, len, text)))
+        self.ready = Some(Ready::data(start, len, text));
+        Ok(Some(Payload {
+            ptr: payload.as_ptr(),
+            len,
+            text,
+        }))
     }
 
     /// The message the last [`advance`](Self::advance) (or [`next`](Self::next))
