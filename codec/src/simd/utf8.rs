@@ -42,12 +42,12 @@ pub fn is_valid_non_ascii(bytes: &[u8]) -> bool {
 ///
 /// From 16 bytes on (with SSE2, baseline on x86_64) every 16-byte load is
 /// ORed into one accumulator and the high bits are tested once, at the end:
-/// one `movemask` and one branch whatever the length, where
-/// [`ascii_prefix`] tests each 64-byte block to say where the first
-/// non-ASCII byte is. The bytes after the last whole 64-byte block are
-/// covered by three loads clamped to end at the last byte (overlapping ones
-/// already checked), so a length that is not a multiple of 64 costs no
-/// length-dependent branch beyond the block loop's.
+/// one `movemask` and one branch, where [`ascii_prefix`] tests each 64-byte
+/// block to say where the first non-ASCII byte is. Up to 128 bytes (most
+/// market data messages) the loads are straight-line code chosen by size
+/// class: the first and the last 16, 32 or 64 bytes, overlapping in the
+/// middle; longer inputs loop over 64-byte blocks and end with the last 64
+/// bytes the same way.
 #[inline(always)]
 pub fn is_ascii(bytes: &[u8]) -> bool {
     #[cfg(all(
@@ -70,38 +70,43 @@ pub fn is_ascii(bytes: &[u8]) -> bool {
 #[inline(always)]
 fn is_ascii_sse2(bytes: &[u8]) -> bool {
     let n = bytes.len();
-    let Some(last) = n.checked_sub(16) else {
+    if n < 16 {
         return ascii_prefix_words(bytes) == n;
-    };
+    }
     let p = bytes.as_ptr();
-    // The 16 bytes at `at`, which the caller has checked are inside `bytes`
-    // (`at <= last`).
+    // The 16 bytes at `at`, which the caller has checked are inside `bytes`.
     let load = |at: usize| {
-        debug_assert!(at <= last);
-        // SAFETY: `at + 16 <= n` at every use below; SSE2 is enabled for
-        // the whole target (cfg on this function).
+        debug_assert!(at + 16 <= n);
+        // SAFETY: every use below is at `at` with `at + 16 <= n` (by the
+        // size class it sits in); SSE2 is enabled for the whole target (cfg
+        // on this function).
         unsafe { _mm_loadu_si128(p.add(at).cast::<__m128i>()) }
     };
     // SAFETY: register-only SSE2 operation; SSE2 is enabled for the whole
     // target (cfg on this function).
     let or = |a: __m128i, b: __m128i| unsafe { _mm_or_si128(a, b) };
-    let mut acc = load(last);
-    let mut i = 0;
-    while i + 64 <= n {
-        acc = or(
-            acc,
-            or(or(load(i), load(i + 16)), or(load(i + 32), load(i + 48))),
-        );
-        i += 64;
-    }
-    if i < n {
-        // Under 64 bytes left (`i + 48 > last` then): clamp each load to end
-        // at or before the last byte.
-        let a = load(i.min(last));
-        let b = load((i + 16).min(last));
-        let c = load((i + 32).min(last));
-        acc = or(acc, or(a, or(b, c)));
-    }
+    // The 64 bytes at `at` (`at + 64 <= n`).
+    let block = |at: usize| {
+        or(
+            or(load(at), load(at + 16)),
+            or(load(at + 32), load(at + 48)),
+        )
+    };
+    let acc = if n <= 32 {
+        or(load(0), load(n - 16))
+    } else if n <= 64 {
+        or(or(load(0), load(16)), or(load(n - 32), load(n - 16)))
+    } else if n <= 128 {
+        or(block(0), block(n - 64))
+    } else {
+        let mut acc = block(n - 64);
+        let mut i = 0;
+        while i + 64 < n {
+            acc = or(acc, block(i));
+            i += 64;
+        }
+        acc
+    };
     // SAFETY: register-only SSE2 operation, as above.
     unsafe { _mm_movemask_epi8(acc) == 0 }
 }
@@ -312,6 +317,34 @@ mod tests {
                     v[at] = b'x';
                 }
             }
+        }
+    }
+
+    /// Every size class of the whole-buffer ASCII check (16/32/64/128 bytes
+    /// and the 64-byte loop beyond) at its edges, with one non-ASCII byte at
+    /// each end and in the middle; few enough lengths to run under Miri.
+    #[test]
+    fn ascii_size_class_edges() {
+        for n in [
+            16usize, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 191, 192, 193, 255, 256, 257, 300,
+        ] {
+            let mut v: Vec<u8> = (0..n).map(|i| b'0' + (i % 64) as u8).collect();
+            assert!(is_ascii(&v), "{n}");
+            for at in [0, 15, n / 2, n.saturating_sub(17), n - 1] {
+                v[at] = 0x80;
+                assert!(!is_ascii(&v), "{n} {at}");
+                #[cfg(all(
+                    any(target_arch = "x86", target_arch = "x86_64"),
+                    target_feature = "sse2"
+                ))]
+                assert!(!is_ascii_sse2(&v), "{n} {at}");
+                v[at] = b'a';
+            }
+            #[cfg(all(
+                any(target_arch = "x86", target_arch = "x86_64"),
+                target_feature = "sse2"
+            ))]
+            assert!(is_ascii_sse2(&v), "{n}");
         }
     }
 

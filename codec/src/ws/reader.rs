@@ -422,7 +422,8 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
         // 0x81 (final text) or 0x82 (final binary): FIN set, RSV clear.
         let kind = b0.wrapping_sub(0x81);
         let want_mask = self.want_mask;
-        if kind > 1 || b1 & 0x80 != want_mask {
+        // One test for both: the mask bit, if wrong, makes the value >= 0x80.
+        if kind | ((b1 ^ want_mask) & 0x80) > 1 {
             return Ok(None);
         }
         let (len, mut hl) = match b1 & 0x7F {
