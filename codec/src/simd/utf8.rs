@@ -18,8 +18,12 @@
 
 #[cfg(all(target_arch = "x86", target_feature = "sse2"))]
 use core::arch::x86::{__m128i, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128};
+#[cfg(target_arch = "x86")]
+use core::arch::x86::{__m256i, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_or_si256};
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 use core::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128};
+#[cfg(target_arch = "x86_64")]
+use core::arch::x86_64::{__m256i, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_or_si256};
 
 /// Whether `bytes` is entirely valid UTF-8. The fast path for complete payloads:
 /// an inlined ASCII check ([`is_ascii`]), then simdutf8 out of line.
@@ -99,6 +103,12 @@ fn is_ascii_sse2(bytes: &[u8]) -> bool {
     } else if n <= 128 {
         or(block(0), block(n - 64))
     } else {
+        #[cfg(not(miri))]
+        if n > AVX2_FROM && (cfg!(target_feature = "avx2") || super::cpu::features().avx2) {
+            // SAFETY: AVX2 is enabled at compile time, or `cpu::features`
+            // found it in CPUID with YMM state enabled in XCR0.
+            return unsafe { is_ascii_avx2(bytes) };
+        }
         let mut acc = block(n - 64);
         let mut i = 0;
         while i + 64 < n {
@@ -109,6 +119,47 @@ fn is_ascii_sse2(bytes: &[u8]) -> bool {
     };
     // SAFETY: register-only SSE2 operation, as above.
     unsafe { _mm_movemask_epi8(acc) == 0 }
+}
+
+/// Inputs longer than this take [`is_ascii_avx2`] when the CPU has AVX2.
+/// It is a call (a `#[target_feature]` function cannot be inlined into code
+/// built without the feature), so shorter inputs stay on the inlined SSE2
+/// code, where the call and the caller's spills around it would cost more
+/// than the wider loads save.
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+const AVX2_FROM: usize = 256;
+
+/// [`is_ascii`] with 32-byte loads: 128 bytes a loop step, then 32, the
+/// last 32 bytes loaded first (overlapping the loop's last step if need be);
+/// one accumulator, one `movemask` at the end.
+///
+/// # Safety
+/// The CPU must support AVX2 and the OS must save YMM state, as
+/// [`cpu::features()`](super::cpu::features)`.avx2` reports.
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+#[target_feature(enable = "avx2")]
+#[inline(never)]
+unsafe fn is_ascii_avx2(bytes: &[u8]) -> bool {
+    let n = bytes.len();
+    let Some(last) = n.checked_sub(32) else {
+        return ascii_prefix_words(bytes) == n;
+    };
+    let p = bytes.as_ptr();
+    // SAFETY (each use): `at + 32 <= n` (`at <= last`, or the loop bounds).
+    let load = |at: usize| unsafe { _mm256_loadu_si256(p.add(at).cast::<__m256i>()) };
+    let mut acc = load(last);
+    let mut i = 0;
+    while i + 128 <= n {
+        let a = _mm256_or_si256(load(i), load(i + 32));
+        let b = _mm256_or_si256(load(i + 64), load(i + 96));
+        acc = _mm256_or_si256(acc, _mm256_or_si256(a, b));
+        i += 128;
+    }
+    while i + 32 <= n {
+        acc = _mm256_or_si256(acc, load(i));
+        i += 32;
+    }
+    _mm256_movemask_epi8(acc) == 0
 }
 
 /// A length `p` such that `bytes[..p]` is ASCII: `bytes.len()` when all of
@@ -266,6 +317,16 @@ mod tests {
     use super::*;
     use std::vec::Vec;
 
+    /// Whether the AVX2 path may run here: under Miri (no `cpuid`) only
+    /// when AVX2 is enabled at compile time (`-C target-feature=+avx2`).
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    fn have_avx2() -> bool {
+        #[cfg(miri)]
+        return cfg!(target_feature = "avx2");
+        #[cfg(not(miri))]
+        return crate::simd::cpu::features().avx2;
+    }
+
     /// What [`ascii_prefix`] promises, checked against a plain byte scan.
     fn check_prefix(v: &[u8], what: &dyn Fn() -> std::string::String) {
         let n = v.len();
@@ -289,6 +350,12 @@ mod tests {
             }
         }
         assert_eq!(is_ascii(v), first.is_none(), "{}", what());
+        #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+        if have_avx2() {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            let avx2 = unsafe { is_ascii_avx2(v) };
+            assert_eq!(avx2, first.is_none(), "avx2: {}", what());
+        }
         #[cfg(all(
             any(target_arch = "x86", target_arch = "x86_64"),
             target_feature = "sse2"
@@ -345,6 +412,17 @@ mod tests {
                 target_feature = "sse2"
             ))]
             assert!(is_ascii_sse2(&v), "{n}");
+            #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+            if have_avx2() {
+                // SAFETY: the CPU has AVX2 (checked just above).
+                assert!(unsafe { is_ascii_avx2(&v) }, "avx2 {n}");
+                for at in [0, n / 2, n - 1] {
+                    v[at] = 0xC3;
+                    // SAFETY: as above.
+                    assert!(!unsafe { is_ascii_avx2(&v) }, "avx2 {n} {at}");
+                    v[at] = b'a';
+                }
+            }
         }
     }
 
