@@ -9,12 +9,16 @@
 //! (`F4 90` can never start a valid character), which is what Autobahn's
 //! "fail fast" cases (6.4.x) check.
 //!
-//! Both entry points first run an inlined ASCII prefilter ([`ascii_prefix`]):
-//! most market data is JSON with ASCII symbols and numbers, and a short
-//! message is checked with a few vector loads OR-ed together and one
-//! `movemask`, where a call into simdutf8 would copy the tail of a length
-//! that is not a multiple of 64 into a padded block. simdutf8 (out of line)
-//! only sees the bytes from the first block that holds a non-ASCII byte.
+//! Both entry points first run an inlined ASCII prefilter: most market data
+//! is JSON with ASCII symbols and numbers, and a short message is checked
+//! with a few vector loads OR-ed together and one `movemask`, where a call
+//! into simdutf8 would copy the tail of a length that is not a multiple of
+//! 64 into a padded block. [`is_valid`] asks only "all ASCII?" ([`is_ascii`]:
+//! straight-line loads up to 128 bytes, a loop beyond, AVX2 out of line over
+//! 256 bytes) and hands a payload that is not to simdutf8 whole;
+//! [`validate_prefix`] needs to know where the ASCII run ends
+//! ([`ascii_prefix`]) and hands simdutf8 only the bytes from the first
+//! 64-byte block that holds a non-ASCII byte.
 
 #[cfg(all(target_arch = "x86", target_feature = "sse2"))]
 use core::arch::x86::{__m128i, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128};
