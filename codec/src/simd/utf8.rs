@@ -9,23 +9,31 @@
 //! (`F4 90` can never start a valid character), which is what Autobahn's
 //! "fail fast" cases (6.4.x) check.
 //!
-//! Both entry points first run an inlined ASCII prefilter ([`ascii_prefix`]):
-//! most market data is JSON with ASCII symbols and numbers, and a short
-//! message is checked with a few vector loads OR-ed together and one
-//! `movemask`, where a call into simdutf8 would copy the tail of a length
-//! that is not a multiple of 64 into a padded block. simdutf8 (out of line)
-//! only sees the bytes from the first block that holds a non-ASCII byte.
+//! Both entry points first run an inlined ASCII prefilter: most market data
+//! is JSON with ASCII symbols and numbers, and a short message is checked
+//! with a few vector loads OR-ed together and one `movemask`, where a call
+//! into simdutf8 would copy the tail of a length that is not a multiple of
+//! 64 into a padded block. [`is_valid`] asks only "all ASCII?" ([`is_ascii`]:
+//! straight-line loads up to 128 bytes, a loop beyond, AVX2 out of line over
+//! 256 bytes) and hands a payload that is not to simdutf8 whole;
+//! [`validate_prefix`] needs to know where the ASCII run ends
+//! ([`ascii_prefix`]) and hands simdutf8 only the bytes from the first
+//! 64-byte block that holds a non-ASCII byte.
 
 #[cfg(all(target_arch = "x86", target_feature = "sse2"))]
 use core::arch::x86::{__m128i, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128};
+#[cfg(target_arch = "x86")]
+use core::arch::x86::{__m256i, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_or_si256};
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 use core::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128};
+#[cfg(target_arch = "x86_64")]
+use core::arch::x86_64::{__m256i, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_or_si256};
 
-/// Whether `bytes` is entirely valid UTF-8. The fast path for complete payloads.
+/// Whether `bytes` is entirely valid UTF-8. The fast path for complete payloads:
+/// an inlined ASCII check ([`is_ascii`]), then simdutf8 out of line.
 #[inline(always)]
 pub fn is_valid(bytes: &[u8]) -> bool {
-    let done = ascii_prefix(bytes);
-    done == bytes.len() || rest_is_valid(bytes, done)
+    is_ascii(bytes) || is_valid_non_ascii(bytes)
 }
 
 /// Whether `bytes` is valid UTF-8, for a caller that already knows it is not
@@ -38,20 +46,124 @@ pub fn is_valid_non_ascii(bytes: &[u8]) -> bool {
     simdutf8::basic::from_utf8(bytes).is_ok()
 }
 
-/// simdutf8 on `bytes[from..]`, where `bytes[..from]` is ASCII (so `from`
-/// is a character boundary).
-#[cold]
-#[inline(never)]
-fn rest_is_valid(bytes: &[u8], from: usize) -> bool {
-    bytes
-        .get(from..)
-        .is_some_and(|rest| simdutf8::basic::from_utf8(rest).is_ok())
-}
-
 /// Whether every byte is below 0x80.
+///
+/// From 16 bytes on (with SSE2, baseline on x86_64) every 16-byte load is
+/// ORed into one accumulator and the high bits are tested once, at the end:
+/// one `movemask` and one branch, where [`ascii_prefix`] tests each 64-byte
+/// block to say where the first non-ASCII byte is. Up to 128 bytes (most
+/// market data messages) the loads are straight-line code chosen by size
+/// class: the first and the last 16, 32 or 64 bytes, overlapping in the
+/// middle; longer inputs loop over 64-byte blocks and end with the last 64
+/// bytes the same way.
 #[inline(always)]
 pub fn is_ascii(bytes: &[u8]) -> bool {
-    ascii_prefix(bytes) == bytes.len()
+    #[cfg(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "sse2",
+        not(miri)
+    ))]
+    if bytes.len() >= 16 {
+        return is_ascii_sse2(bytes);
+    }
+    ascii_prefix_words(bytes) == bytes.len()
+}
+
+#[cfg(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "sse2"
+))]
+/// The SSE2 body of [`is_ascii`] (see there); compiled only when SSE2 is
+/// enabled for the whole target, so it is inlined into its callers.
+#[inline(always)]
+fn is_ascii_sse2(bytes: &[u8]) -> bool {
+    let n = bytes.len();
+    if n < 16 {
+        return ascii_prefix_words(bytes) == n;
+    }
+    let p = bytes.as_ptr();
+    // The 16 bytes at `at`, which the caller has checked are inside `bytes`.
+    let load = |at: usize| {
+        debug_assert!(at + 16 <= n);
+        // SAFETY: every use below is at `at` with `at + 16 <= n` (by the
+        // size class it sits in); SSE2 is enabled for the whole target (cfg
+        // on this function).
+        unsafe { _mm_loadu_si128(p.add(at).cast::<__m128i>()) }
+    };
+    // SAFETY: register-only SSE2 operation; SSE2 is enabled for the whole
+    // target (cfg on this function).
+    let or = |a: __m128i, b: __m128i| unsafe { _mm_or_si128(a, b) };
+    // The 64 bytes at `at` (`at + 64 <= n`).
+    let block = |at: usize| {
+        or(
+            or(load(at), load(at + 16)),
+            or(load(at + 32), load(at + 48)),
+        )
+    };
+    let acc = if n <= 32 {
+        or(load(0), load(n - 16))
+    } else if n <= 64 {
+        or(or(load(0), load(16)), or(load(n - 32), load(n - 16)))
+    } else if n <= 128 {
+        or(block(0), block(n - 64))
+    } else {
+        #[cfg(not(miri))]
+        if n > AVX2_FROM && (cfg!(target_feature = "avx2") || super::cpu::features().avx2) {
+            // SAFETY: AVX2 is enabled at compile time, or `cpu::features`
+            // found it in CPUID with YMM state enabled in XCR0.
+            return unsafe { is_ascii_avx2(bytes) };
+        }
+        let mut acc = block(n - 64);
+        let mut i = 0;
+        while i + 64 < n {
+            acc = or(acc, block(i));
+            i += 64;
+        }
+        acc
+    };
+    // SAFETY: register-only SSE2 operation, as above.
+    unsafe { _mm_movemask_epi8(acc) == 0 }
+}
+
+/// Inputs longer than this take [`is_ascii_avx2`] when the CPU has AVX2.
+/// It is a call (a `#[target_feature]` function cannot be inlined into code
+/// built without the feature), so shorter inputs stay on the inlined SSE2
+/// code, where the call and the caller's spills around it would cost more
+/// than the wider loads save.
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+const AVX2_FROM: usize = 256;
+
+/// [`is_ascii`] with 32-byte loads: 128 bytes a loop step, then 32, the
+/// last 32 bytes loaded first (overlapping the loop's last step if need be);
+/// one accumulator, one `movemask` at the end.
+///
+/// # Safety
+/// The CPU must support AVX2 and the OS must save YMM state, as
+/// [`cpu::features()`](super::cpu::features)`.avx2` reports.
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+#[target_feature(enable = "avx2")]
+#[inline(never)]
+unsafe fn is_ascii_avx2(bytes: &[u8]) -> bool {
+    let n = bytes.len();
+    let Some(last) = n.checked_sub(32) else {
+        return ascii_prefix_words(bytes) == n;
+    };
+    let p = bytes.as_ptr();
+    // SAFETY (each use): `at + 32 <= n` (`at <= last`, or the loop bounds).
+    let load = |at: usize| unsafe { _mm256_loadu_si256(p.add(at).cast::<__m256i>()) };
+    let mut acc = load(last);
+    let mut i = 0;
+    while i + 128 <= n {
+        let a = _mm256_or_si256(load(i), load(i + 32));
+        let b = _mm256_or_si256(load(i + 64), load(i + 96));
+        acc = _mm256_or_si256(acc, _mm256_or_si256(a, b));
+        i += 128;
+    }
+    while i + 32 <= n {
+        acc = _mm256_or_si256(acc, load(i));
+        i += 32;
+    }
+    _mm256_movemask_epi8(acc) == 0
 }
 
 /// A length `p` such that `bytes[..p]` is ASCII: `bytes.len()` when all of
@@ -209,6 +321,16 @@ mod tests {
     use super::*;
     use std::vec::Vec;
 
+    /// Whether the AVX2 path may run here: under Miri (no `cpuid`) only
+    /// when AVX2 is enabled at compile time (`-C target-feature=+avx2`).
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    fn have_avx2() -> bool {
+        #[cfg(miri)]
+        return cfg!(target_feature = "avx2");
+        #[cfg(not(miri))]
+        return crate::simd::cpu::features().avx2;
+    }
+
     /// What [`ascii_prefix`] promises, checked against a plain byte scan.
     fn check_prefix(v: &[u8], what: &dyn Fn() -> std::string::String) {
         let n = v.len();
@@ -232,6 +354,17 @@ mod tests {
             }
         }
         assert_eq!(is_ascii(v), first.is_none(), "{}", what());
+        #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+        if have_avx2() {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            let avx2 = unsafe { is_ascii_avx2(v) };
+            assert_eq!(avx2, first.is_none(), "avx2: {}", what());
+        }
+        #[cfg(all(
+            any(target_arch = "x86", target_arch = "x86_64"),
+            target_feature = "sse2"
+        ))]
+        assert_eq!(is_ascii_sse2(v), first.is_none(), "sse2: {}", what());
     }
 
     #[test]
@@ -253,6 +386,45 @@ mod tests {
                     check_prefix(&v, &|| std::format!("len {n}, {bad:#x} at {at}"));
                     assert_eq!(is_valid(&v), core::str::from_utf8(&v).is_ok(), "{n} {at}");
                     v[at] = b'x';
+                }
+            }
+        }
+    }
+
+    /// Every size class of the whole-buffer ASCII check (16/32/64/128 bytes
+    /// and the 64-byte loop beyond) at its edges, with one non-ASCII byte at
+    /// each end and in the middle; few enough lengths to run under Miri.
+    #[test]
+    fn ascii_size_class_edges() {
+        for n in [
+            16usize, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 191, 192, 193, 255, 256, 257, 300,
+        ] {
+            let mut v: Vec<u8> = (0..n).map(|i| b'0' + (i % 64) as u8).collect();
+            assert!(is_ascii(&v), "{n}");
+            for at in [0, 15, n / 2, n.saturating_sub(17), n - 1] {
+                v[at] = 0x80;
+                assert!(!is_ascii(&v), "{n} {at}");
+                #[cfg(all(
+                    any(target_arch = "x86", target_arch = "x86_64"),
+                    target_feature = "sse2"
+                ))]
+                assert!(!is_ascii_sse2(&v), "{n} {at}");
+                v[at] = b'a';
+            }
+            #[cfg(all(
+                any(target_arch = "x86", target_arch = "x86_64"),
+                target_feature = "sse2"
+            ))]
+            assert!(is_ascii_sse2(&v), "{n}");
+            #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+            if have_avx2() {
+                // SAFETY: the CPU has AVX2 (checked just above).
+                assert!(unsafe { is_ascii_avx2(&v) }, "avx2 {n}");
+                for at in [0, n / 2, n - 1] {
+                    v[at] = 0xC3;
+                    // SAFETY: as above.
+                    assert!(!unsafe { is_ascii_avx2(&v) }, "avx2 {n} {at}");
+                    v[at] = b'a';
                 }
             }
         }

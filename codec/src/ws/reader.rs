@@ -112,6 +112,42 @@ impl Ready {
     }
 }
 
+/// Where the payload of the frame the fast path finished lies: a pointer
+/// into the reader's buffer, so that [`FrameReader::next`] can decide between
+/// the fast and the general path without a borrow of the buffer outliving
+/// the fast path (a returned borrow would keep `self` borrowed on the general
+/// path too), and without slicing the buffer a second time.
+#[derive(Clone, Copy)]
+struct Payload {
+    ptr: *const u8,
+    len: usize,
+    text: bool,
+}
+
+impl Payload {
+    /// The message, borrowing the buffer for `'a`.
+    ///
+    /// # Safety
+    /// `self` must come from the last [`FrameReader::whole_frame`] call on a
+    /// reader that stays borrowed for `'a` (so its buffer is neither moved nor
+    /// written in that time).
+    #[inline(always)]
+    unsafe fn message<'a>(self) -> Message<'a> {
+        // SAFETY: `ptr..ptr + len` is a subslice of the buffer's `as_mut()`
+        // slice (`whole_frame` took it with a checked `get_mut`), the buffer
+        // is not touched before `'a` ends (this function's contract), and a
+        // text payload was validated as UTF-8 before `whole_frame` returned it.
+        unsafe {
+            let bytes = core::slice::from_raw_parts(self.ptr, self.len);
+            if self.text {
+                Message::Text(core::str::from_utf8_unchecked(bytes))
+            } else {
+                Message::Binary(bytes)
+            }
+        }
+    }
+}
+
 /// Decodes frames of one role from a buffer over caller storage `B`.
 #[derive(Debug, Clone)]
 pub struct FrameReader<B> {
@@ -126,10 +162,34 @@ pub struct FrameReader<B> {
     allowed_rsv: u8,
     frame: Option<FrameState>,
     msg: Option<MsgState>,
+    /// The mask bit (`0x80` or 0) a frame must carry in this role.
+    want_mask: u8,
+    /// No frame or message in progress, no close received and `last_rsv`
+    /// zero: the fast path may take the next frame, and it need not store
+    /// `last_rsv`. Kept by [`advance_general`](Self::advance_general), the
+    /// only place that changes those four, so the fast path tests one byte.
+    idle: bool,
     last_rsv: u8,
     closed: bool,
-    /// The message the last `advance` finished, until the buffer is touched again.
+    /// The message the last `advance` finished on the general path, until
+    /// the buffer is touched again.
     ready: Option<Ready>,
+    /// The message the last `advance` finished on the fast path (then
+    /// `ready` is `None`): the `fast_len` bytes before `pos`. The fast path
+    /// stores `pos` and `fast_len`, and `fast` only when the kind changes:
+    /// two stores a message, where a `Ready` would take three more (tests
+    /// on this machine showed each store a message adds to the chance that
+    /// one of them 4K-aliases a caller's stack slot or a load of the input).
+    fast: Fast,
+    fast_len: usize,
+}
+
+/// Whether the last message came from the fast path, and its kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fast {
+    None,
+    Text,
+    Binary,
 }
 
 impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
@@ -155,9 +215,16 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
             allowed_rsv: config.allowed_rsv & 0x7,
             frame: None,
             msg: None,
+            want_mask: match role {
+                Role::Server => 0x80,
+                Role::Client => 0,
+            },
+            idle: true,
             last_rsv: 0,
             closed: false,
             ready: None,
+            fast: Fast::None,
+            fast_len: 0,
         }
     }
 
@@ -201,6 +268,7 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
     pub fn spare_mut(&mut self) -> &mut [u8] {
         // Compaction may move the finished message: it is no longer available.
         self.ready = None;
+        self.fast = Fast::None;
         // Bytes that can be reclaimed: everything before the live data, plus
         // (inside a fragmented message) the headers of the fragments already
         // folded into the message, which sit between its end and `pos`.
@@ -259,25 +327,21 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<Message<'_>>, Error> {
         // Inlined into the caller: a whole unfragmented data frame costs no
-        // call and no spill of the general path's registers.
+        // call, and the message stays in registers. The general path answers
+        // in registers too (`Result<bool, _>`) and the message is then built
+        // from `ready`: a general path that returned a `Message` would do so
+        // through memory, and the fast path would have to store its message
+        // into the same stack slot for the two to meet.
         match self.whole_frame() {
-            Ok(Some((start, len, text))) => {
-                self.ready = Some(Ready::data(start, len, text));
-                Ok(Some(self.data_message(start, len, text)))
-            }
-            Ok(None) => self.next_general(),
+            // SAFETY: `p` comes from the call just made, and the message
+            // borrows `self` for as long as it lives.
+            Ok(Some(p)) => Ok(Some(unsafe { p.message() })),
+            Ok(None) => match self.advance_general() {
+                Ok(true) => Ok(self.message()),
+                Ok(false) => Ok(None),
+                Err(e) => Err(e),
+            },
             Err(e) => Err(e),
-        }
-    }
-
-    /// [`next`](Self::next) for everything the fast path leaves: partial
-    /// frames, fragments, control frames, errors.
-    #[inline(never)]
-    fn next_general(&mut self) -> Result<Option<Message<'_>>, Error> {
-        if self.advance_general()? {
-            Ok(self.message())
-        } else {
-            Ok(None)
         }
     }
 
@@ -287,18 +351,24 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
     #[inline]
     pub fn advance(&mut self) -> Result<bool, Error> {
         match self.whole_frame()? {
-            Some((start, len, text)) => {
-                self.ready = Some(Ready::data(start, len, text));
-                Ok(true)
-            }
+            Some(_) => Ok(true),
             None => self.advance_general(),
         }
     }
 
-    /// [`advance`](Self::advance) for everything the fast path leaves.
+    /// [`advance`](Self::advance) for everything the fast path leaves:
+    /// partial frames, fragments, control frames, errors.
     #[inline(never)]
     fn advance_general(&mut self) -> Result<bool, Error> {
+        let r = self.advance_slow();
+        self.idle =
+            self.frame.is_none() && self.msg.is_none() && !self.closed && self.last_rsv == 0;
+        r
+    }
+
+    fn advance_slow(&mut self) -> Result<bool, Error> {
         self.ready = None;
+        self.fast = Fast::None;
         loop {
             if self.frame.is_none() {
                 let data = &self.buf.as_ref()[self.pos..self.end];
@@ -325,36 +395,25 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
         }
     }
 
-    /// The message at `start..start + len`, validated as UTF-8 if `text`.
+    /// The fast path of [`next`](Self::next) and [`advance`](Self::advance):
+    /// no message in progress and a whole final text or binary frame in the
+    /// buffer, with RSV bits clear, masked as the role requires, a 7- or
+    /// 16-bit length within the limits. Unmasks it, validates text, consumes
+    /// it, records it (in `fast`) and returns where it lies. `Ok(None)` for
+    /// everything else (a partial frame, a control frame, fragments, anything
+    /// invalid), with nothing changed: the general path handles those, with
+    /// the same results, errors included.
+    ///
+    /// It reads what it needs once into locals and stores only the new
+    /// position and the message's length: inlined into a caller's loop, a
+    /// message costs no other memory traffic than its own bytes.
     #[inline(always)]
-    fn data_message(&self, start: usize, len: usize, text: bool) -> Message<'_> {
-        let bytes = &self.buf.as_ref()[start..start + len];
-        if text {
-            // SAFETY: callers pass a text message only after validating exactly
-            // these bytes as UTF-8 (`whole_frame`, or `advance_payload` whole or
-            // incrementally with nothing left over).
-            Message::Text(unsafe { core::str::from_utf8_unchecked(bytes) })
-        } else {
-            Message::Binary(bytes)
-        }
-    }
-
-    /// The fast path of [`next`](Self::next): no message in progress and a
-    /// whole final text or binary frame in the buffer, with RSV bits clear,
-    /// masked as the role requires, a 7- or 16-bit length within the limits.
-    /// Unmasks it, validates text, consumes it and returns its (start, len,
-    /// is_text). `Ok(None)` for everything else (a partial frame, a control
-    /// frame, fragments, anything invalid): the general path handles those,
-    /// with the same results, errors included.
-    #[inline(always)]
-    fn whole_frame(&mut self) -> Result<Option<(usize, usize, bool)>, Error> {
-        self.ready = None;
-        if self.frame.is_some() || self.msg.is_some() || self.closed {
+    fn whole_frame(&mut self) -> Result<Option<Payload>, Error> {
+        if !self.idle {
             return Ok(None);
         }
         let (pos, end) = (self.pos, self.end);
-        let buf = self.buf.as_mut();
-        let Some(data) = buf.get(pos..end) else {
+        let Some(data) = self.buf.as_mut().get_mut(pos..end) else {
             return Ok(None);
         };
         let [b0, b1, ..] = *data else {
@@ -362,11 +421,9 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
         };
         // 0x81 (final text) or 0x82 (final binary): FIN set, RSV clear.
         let kind = b0.wrapping_sub(0x81);
-        let want_mask = match self.role {
-            Role::Server => 0x80,
-            Role::Client => 0,
-        };
-        if kind > 1 || b1 & 0x80 != want_mask {
+        let want_mask = self.want_mask;
+        // One test for both: the mask bit, if wrong, makes the value >= 0x80.
+        if kind | ((b1 ^ want_mask) & 0x80) > 1 {
             return Ok(None);
         }
         let (len, mut hl) = match b1 & 0x7F {
@@ -389,11 +446,10 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
             None
         };
         // `max_frame <= max_message` (set so in `with_config`): one compare.
-        if len > self.max_frame || data.len() - hl < len {
+        if len > self.max_frame {
             return Ok(None);
         }
-        let start = pos + hl;
-        let Some(payload) = buf.get_mut(start..start + len) else {
+        let Some(payload) = data.get_mut(hl..hl + len) else {
             return Ok(None);
         };
         let text = kind == 0;
@@ -409,13 +465,23 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
             }
             None => !text || utf8::is_valid(payload),
         };
+        self.pos = pos + hl + len;
         if !valid {
-            self.pos = start + len;
+            self.ready = None;
+            self.fast = Fast::None;
             return Err(Error::InvalidUtf8);
         }
-        self.pos = start + len;
-        self.last_rsv = 0;
-        Ok(Some((start, len, text)))
+        // `ready` is `None` and `last_rsv` 0 already (see `idle`).
+        self.fast_len = len;
+        let fast = if text { Fast::Text } else { Fast::Binary };
+        if self.fast != fast {
+            self.fast = fast;
+        }
+        Ok(Some(Payload {
+            ptr: payload.as_ptr(),
+            len,
+            text,
+        }))
     }
 
     /// The message the last [`advance`](Self::advance) (or [`next`](Self::next))
@@ -425,6 +491,12 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
     pub fn message(&self) -> Option<Message<'_>> {
         let buf = self.buf.as_ref();
         let bytes = |start: usize, len: usize| buf.get(start..start + len).unwrap_or(&[]);
+        let fast = || bytes(self.pos.wrapping_sub(self.fast_len), self.fast_len);
+        match self.fast {
+            Fast::Text => return Some(Message::Text(checked_str(fast()))),
+            Fast::Binary => return Some(Message::Binary(fast())),
+            Fast::None => {}
+        }
         Some(match self.ready? {
             Ready::Text { start, len } => Message::Text(checked_str(bytes(start, len))),
             Ready::Binary { start, len } => Message::Binary(bytes(start, len)),
@@ -564,11 +636,136 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
 #[inline]
 fn checked_str(bytes: &[u8]) -> &str {
     debug_assert!(core::str::from_utf8(bytes).is_ok());
-    // SAFETY: only called on the span of a `Ready::Text` or `Ready::Close`
-    // reason. `advance_payload` validated a text message's bytes (whole, or
-    // incrementally with nothing left over) and `parse_close` the reason's
-    // before that `Ready` was recorded, and the bytes cannot change while it
-    // stands: every `&mut` access to the buffer (`spare_mut`, `feed`,
-    // `advance`) clears it first.
+    // SAFETY: only called on the span of a `Ready::Text`, a `Ready::Close`
+    // reason or a `Fast::Text` message (`fast_len` bytes before `pos`).
+    // `advance_payload` validated a text message's bytes (whole, or
+    // incrementally with nothing left over), `parse_close` the reason's and
+    // `whole_frame` the fast message's before that `Ready` or `Fast` was
+    // recorded (with `pos` and `fast_len`), and neither the bytes nor `pos`
+    // can change while it stands: every `&mut` access to the buffer
+    // (`spare_mut`, `feed`, `advance`) clears it or replaces it first.
     unsafe { core::str::from_utf8_unchecked(bytes) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec;
+    use std::vec::Vec;
+
+    /// A frame: `b0`, 7- or 16-bit length, the key if any, the (masked) payload.
+    fn frame(b0: u8, payload: &[u8], key: Option<[u8; 4]>) -> Vec<u8> {
+        let m = if key.is_some() { 0x80 } else { 0 };
+        let mut f = vec![b0];
+        if payload.len() < 126 {
+            f.push(m | payload.len() as u8);
+        } else {
+            f.push(m | 126);
+            f.extend_from_slice(&(payload.len() as u16).to_be_bytes());
+        }
+        match key {
+            Some(k) => {
+                f.extend_from_slice(&k);
+                f.extend(payload.iter().enumerate().map(|(i, b)| b ^ k[i % 4]));
+            }
+            None => f.extend_from_slice(payload),
+        }
+        f
+    }
+
+    /// `message()` after `next()` / `advance()` gives the same message,
+    /// whichever path produced it, as kinds alternate and a general-path
+    /// message sits between fast-path ones (both roles).
+    #[test]
+    fn message_after_next_on_both_paths() {
+        let long: Vec<u8> = (0..300).map(|i| b'a' + (i % 26) as u8).collect();
+        let bin: Vec<u8> = (0..130).map(|i| (i * 7) as u8 | 0x80).collect();
+        for (role, key) in [(Role::Client, None), (Role::Server, Some([9, 8, 7, 6]))] {
+            let mut wire = Vec::new();
+            wire.extend(frame(0x81, b"one", key));
+            wire.extend(frame(0x82, &bin, key));
+            wire.extend(frame(0x82, b"\xff", key));
+            wire.extend(frame(0x89, b"ping", key));
+            wire.extend(frame(0x81, &long, key));
+            wire.extend(frame(0x01, b"fr", key));
+            wire.extend(frame(0x80, b"ag", key));
+            wire.extend(frame(0x81, "é".as_bytes(), key));
+            let want = [
+                Message::Text("one"),
+                Message::Binary(&bin),
+                Message::Binary(b"\xff"),
+                Message::Ping(b"ping"),
+                Message::Text(core::str::from_utf8(&long).unwrap()),
+                Message::Text("frag"),
+                Message::Text("é"),
+            ];
+            let mut r = FrameReader::new(role, vec![0u8; 2048]);
+            r.feed(&wire);
+            for (i, w) in want.iter().enumerate() {
+                if i % 2 == 0 {
+                    assert_eq!(r.next(), Ok(Some(*w)), "{role:?} {i}");
+                } else {
+                    assert_eq!(r.advance(), Ok(true), "{role:?} {i}");
+                }
+                assert_eq!(r.message(), Some(*w), "{role:?} {i}");
+                assert_eq!(r.message(), Some(*w), "{role:?} {i}");
+            }
+            assert_eq!(r.next(), Ok(None));
+            assert_eq!(r.message(), None);
+            assert_eq!(r.buffered(), 0);
+        }
+    }
+
+    /// An extension's RSV bit takes the general path and is reported; the
+    /// next plain frame reports 0 again, and the one after takes the fast path
+    /// with `last_rsv` still 0.
+    #[test]
+    fn last_rsv_across_paths() {
+        let cfg = Config {
+            allowed_rsv: 0b100,
+            ..Config::default()
+        };
+        let mut r = FrameReader::with_config(Role::Client, vec![0u8; 1024], cfg);
+        let mut wire = frame(0xC1, b"x", None);
+        wire.extend(frame(0x81, b"y", None));
+        wire.extend(frame(0x82, b"z", None));
+        wire.extend(frame(0xC2, b"w", None));
+        r.feed(&wire);
+        assert_eq!(r.next(), Ok(Some(Message::Text("x"))));
+        assert_eq!(r.last_rsv(), 0b100);
+        assert_eq!(r.next(), Ok(Some(Message::Text("y"))));
+        assert_eq!(r.last_rsv(), 0);
+        assert_eq!(r.next(), Ok(Some(Message::Binary(b"z"))));
+        assert_eq!(r.last_rsv(), 0);
+        assert_eq!(r.next(), Ok(Some(Message::Binary(b"w"))));
+        assert_eq!(r.last_rsv(), 0b100);
+    }
+
+    /// After a close the fast path is closed too: a whole data frame that it
+    /// would otherwise take is `FrameAfterClose`.
+    #[test]
+    fn no_fast_frame_after_close() {
+        let mut r = FrameReader::new(Role::Client, vec![0u8; 1024]);
+        let mut wire = frame(0x88, b"\x03\xe8", None);
+        wire.extend(frame(0x81, b"late", None));
+        r.feed(&wire);
+        assert!(matches!(r.next(), Ok(Some(Message::Close(Some(_))))));
+        assert_eq!(r.next(), Err(Error::FrameAfterClose));
+    }
+
+    /// Invalid UTF-8 in a whole frame is an error on the fast path in both
+    /// roles, and leaves no message to borrow.
+    #[test]
+    fn fast_path_invalid_utf8() {
+        for (role, key) in [(Role::Client, None), (Role::Server, Some([1, 2, 3, 4]))] {
+            let mut bad: Vec<u8> = vec![b'a'; 140];
+            bad[77] = 0xC0;
+            let mut r = FrameReader::new(role, vec![0u8; 1024]);
+            r.feed(&frame(0x81, b"fine", key));
+            r.feed(&frame(0x81, &bad, key));
+            assert_eq!(r.next(), Ok(Some(Message::Text("fine"))));
+            assert_eq!(r.next(), Err(Error::InvalidUtf8), "{role:?}");
+            assert_eq!(r.message(), None);
+        }
+    }
 }

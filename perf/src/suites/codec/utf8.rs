@@ -14,7 +14,7 @@ pub(super) fn cases<'a>(inputs: &'a Inputs, v: &mut Vec<Case<'a>>) {
         inputs,
         "tickwire",
         true,
-        "simd::utf8::is_valid (simdutf8 basic)",
+        "simd::utf8::is_valid: inlined SSE2 ASCII check, simdutf8 (basic) only if a byte is not ASCII",
         utf8::is_valid,
     );
     add(
