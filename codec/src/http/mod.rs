@@ -22,8 +22,10 @@ pub mod method;
 pub mod percent;
 pub mod request_reader;
 pub mod request_writer;
+mod response_head;
 pub mod response_reader;
 pub mod response_writer;
+mod runs;
 mod scan;
 pub mod syntax;
 
