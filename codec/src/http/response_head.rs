@@ -79,6 +79,17 @@ pub(crate) fn parse<const N: usize>(
             line.head_len = line_end!(data, i, E::NewLine);
             return Ok(Some(line));
         }
+        #[cfg(all(
+            any(target_arch = "x86", target_arch = "x86_64"),
+            target_feature = "sse2",
+            not(miri)
+        ))]
+        // SAFETY: SSE2 is enabled for the whole target (cfg above).
+        if let Some((span, next)) = unsafe { sse2::header_line(data, i) } {
+            spans.push(span).map_err(|_| E::TooManyHeaders)?;
+            i = next;
+            continue;
+        }
         let name0 = i;
         // Name: the usual alphabet at speed, other tchars byte by byte.
         i += name_run(&data[i..]);
@@ -120,6 +131,15 @@ pub(crate) fn parse<const N: usize>(
 /// The status line: its facts and where the headers start.
 #[inline]
 fn status_line(data: &[u8]) -> Result<Option<(StatusLine, usize)>, E> {
+    #[cfg(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "sse2",
+        not(miri)
+    ))]
+    // SAFETY: SSE2 is enabled for the whole target (cfg above).
+    if let Some(line) = unsafe { sse2::status_line(data) } {
+        return Ok(Some(line));
+    }
     let mut i = 0;
     while matches!(byte!(data, i), b'\r' | b'\n') {
         i = line_end!(data, i, E::NewLine);
@@ -175,4 +195,176 @@ fn status_line(data: &[u8]) -> Result<Option<(StatusLine, usize)>, E> {
         head_len: 0,
     };
     Ok(Some((line, i)))
+}
+
+/// The usual header line at a glance, 16 bytes at a time: a name of under
+/// 16 bytes in the letters/digits/`-` alphabet, `:`, at most one SP, a value
+/// of field-value bytes, CRLF. Anything else (and a line too near the end of
+/// the bytes for whole blocks) is left to the byte-wise parse, which decides
+/// every other case; what this accepts is exactly what that would.
+#[cfg(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "sse2",
+    not(miri)
+))]
+mod sse2 {
+    #[cfg(target_arch = "x86")]
+    use core::arch::x86::{
+        __m128i, _mm_andnot_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8,
+        _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8, _mm_sub_epi8,
+    };
+    #[cfg(target_arch = "x86_64")]
+    use core::arch::x86_64::{
+        __m128i, _mm_andnot_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8,
+        _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8, _mm_sub_epi8,
+    };
+
+    use super::HeaderSpan;
+
+    /// The 16 bytes of `data` from `at`, if there are as many.
+    #[target_feature(enable = "sse2")]
+    #[inline]
+    fn load(data: &[u8], at: usize) -> Option<__m128i> {
+        let block = data.get(at..at.checked_add(16)?)?;
+        // SAFETY: `block` holds 16 bytes; the load is unaligned.
+        Some(unsafe { _mm_loadu_si128(block.as_ptr().cast::<__m128i>()) })
+    }
+
+    /// Unsigned `a <= b` per byte.
+    #[target_feature(enable = "sse2")]
+    #[inline]
+    fn le(a: __m128i, b: u8) -> __m128i {
+        _mm_cmpeq_epi8(_mm_min_epu8(a, _mm_set1_epi8(b as i8)), a)
+    }
+
+    #[target_feature(enable = "sse2")]
+    #[inline]
+    fn eq(a: __m128i, b: u8) -> __m128i {
+        _mm_cmpeq_epi8(a, _mm_set1_epi8(b as i8))
+    }
+
+    #[target_feature(enable = "sse2")]
+    #[inline]
+    fn mask(a: __m128i) -> u32 {
+        _mm_movemask_epi8(a) as u32
+    }
+
+    /// Bits of the bytes that are not letters, digits or `-`.
+    #[target_feature(enable = "sse2")]
+    #[inline]
+    fn not_name(x: __m128i) -> u32 {
+        let lower = _mm_or_si128(x, _mm_set1_epi8(0x20));
+        let letter = le(_mm_sub_epi8(lower, _mm_set1_epi8(b'a' as i8)), 25);
+        let digit = le(_mm_sub_epi8(x, _mm_set1_epi8(b'0' as i8)), 9);
+        !mask(_mm_or_si128(_mm_or_si128(letter, digit), eq(x, b'-'))) & 0xffff
+    }
+
+    /// Bits of the bytes that are not field-value bytes (controls but HTAB, DEL).
+    #[target_feature(enable = "sse2")]
+    #[inline]
+    fn not_value(x: __m128i) -> u32 {
+        mask(_mm_or_si128(
+            _mm_andnot_si128(eq(x, b'\t'), le(x, 0x1f)),
+            eq(x, 0x7f),
+        ))
+    }
+
+    /// Bits of the bytes that are SP or HTAB.
+    #[target_feature(enable = "sse2")]
+    #[inline]
+    fn ows(x: __m128i) -> u32 {
+        mask(_mm_or_si128(eq(x, b' '), eq(x, b'\t')))
+    }
+
+    /// The status line in its usual form (`HTTP/1.x NNN reason` and CRLF,
+    /// at the very start): its facts and where the headers start; `None`
+    /// for anything else.
+    #[target_feature(enable = "sse2")]
+    #[inline]
+    pub(super) fn status_line(data: &[u8]) -> Option<(super::StatusLine, usize)> {
+        let version = match data.get(..9)? {
+            b"HTTP/1.1 " => 1,
+            b"HTTP/1.0 " => 0,
+            _ => return None,
+        };
+        let &[d0, d1, d2, b' '] = data.get(9..13)? else {
+            return None;
+        };
+        let digit = |d: u8| d.wrapping_sub(b'0') < 10;
+        if !(digit(d0) && digit(d1) && digit(d2)) {
+            return None;
+        }
+        let status = u16::from(d0 - b'0') * 100 + u16::from(d1 - b'0') * 10 + u16::from(d2 - b'0');
+        // The reason: field-value bytes up to CRLF; obs-text (a high bit)
+        // makes it read as empty.
+        let mut at = 13;
+        let mut high = 0;
+        let e = loop {
+            let x = load(data, at)?;
+            let bad = not_value(x);
+            if bad != 0 {
+                high |= mask(x) & (bad & bad.wrapping_neg()).wrapping_sub(1);
+                break at + bad.trailing_zeros() as usize;
+            }
+            high |= mask(x);
+            at += 16;
+        };
+        if data.get(e..e + 2) != Some(b"\r\n") {
+            return None;
+        }
+        let reason = if high == 0 { (13, e) } else { (0, 0) };
+        let line = super::StatusLine {
+            version,
+            status,
+            reason,
+            head_len: 0,
+        };
+        Some((line, e + 2))
+    }
+
+    /// The header line at `i` in its usual form: its spans and where the
+    /// next line starts; `None` for anything else.
+    #[target_feature(enable = "sse2")]
+    #[inline]
+    pub(super) fn header_line(data: &[u8], i: usize) -> Option<(HeaderSpan, usize)> {
+        // Name: whole blocks of the alphabet, then one whose first byte
+        // out of it is the colon (the lowest bit of `out`).
+        let mut c = i;
+        let colon = loop {
+            let x = load(data, c)?;
+            let out = not_name(x);
+            if out == 0 {
+                c += 16;
+                continue;
+            }
+            break out & out.wrapping_neg() & mask(eq(x, b':'));
+        };
+        c += colon.trailing_zeros() as usize;
+        if colon == 0 || c == i {
+            return None;
+        }
+        // OWS and the value's end, from the block after the colon (OWS
+        // bytes are value bytes: the first byte out of the value is the end).
+        let mut at = c + 1;
+        let y = load(data, at)?;
+        let skip = (!ows(y)).trailing_zeros() as usize;
+        if skip >= 16 {
+            return None;
+        }
+        let v = at + skip;
+        let mut bad = not_value(y);
+        while bad == 0 {
+            at += 16;
+            bad = not_value(load(data, at)?);
+        }
+        let e = at + bad.trailing_zeros() as usize;
+        if data.get(e..e + 2) != Some(b"\r\n") {
+            return None;
+        }
+        let mut end = e;
+        while end > v && matches!(data[end - 1], b' ' | b'\t') {
+            end -= 1;
+        }
+        Some((HeaderSpan::new((i, c), (v, end)), e + 2))
+    }
 }
