@@ -17,6 +17,7 @@
 pub mod chunked;
 pub mod error;
 pub mod head;
+mod head_blocks;
 mod inbound;
 pub mod method;
 pub mod percent;

@@ -64,31 +64,88 @@ macro_rules! line_end {
 /// Parses the head at the start of `data`, recording each header's name and
 /// value into `spans` (cleared first; at most `N`, more is
 /// [`TooManyHeaders`](E::TooManyHeaders)). `Ok(None)`: not complete yet.
+///
+/// On x86 the usual lines go through the block paths, AVX2 when the CPU has
+/// it, else SSE2; elsewhere (and under Miri) every line is read byte-wise.
 #[inline]
 pub(crate) fn parse<const N: usize>(
     data: &[u8],
     spans: &mut heapless::Vec<HeaderSpan, N>,
 ) -> Result<Option<StatusLine>, E> {
+    #[cfg(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "sse2",
+        not(miri)
+    ))]
+    {
+        use super::head_blocks::{Avx2, Sse2, header_line, status_line};
+        if let Some(b) = Avx2::detect() {
+            // SAFETY: `Avx2::detect` found AVX2 on this CPU.
+            return unsafe { parse_avx2(b, data, spans) };
+        }
+        parse_with(
+            data,
+            spans,
+            |d| status_line(Sse2, d),
+            |d, i| header_line(Sse2, d, i),
+        )
+    }
+    #[cfg(not(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "sse2",
+        not(miri)
+    )))]
+    parse_with(data, spans, |_| None, |_, _| None)
+}
+
+/// [`parse`] compiled for AVX2 (its block paths inlined with it).
+#[cfg(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "sse2",
+    not(miri)
+))]
+#[target_feature(enable = "avx2")]
+fn parse_avx2<const N: usize>(
+    b: super::head_blocks::Avx2,
+    data: &[u8],
+    spans: &mut heapless::Vec<HeaderSpan, N>,
+) -> Result<Option<StatusLine>, E> {
+    use super::head_blocks::{header_line, status_line};
+    parse_with(
+        data,
+        spans,
+        |d| status_line(b, d),
+        |d, i| header_line(b, d, i),
+    )
+}
+
+/// The parse, with `status_fast` and `line_fast` taking the usual lines
+/// (`None`: read that line byte-wise).
+#[inline(always)]
+pub(super) fn parse_with<const N: usize>(
+    data: &[u8],
+    spans: &mut heapless::Vec<HeaderSpan, N>,
+    status_fast: impl Fn(&[u8]) -> Option<(StatusLine, usize)>,
+    line_fast: impl Fn(&[u8], usize) -> Option<(HeaderSpan, usize)>,
+) -> Result<Option<StatusLine>, E> {
     spans.clear();
-    let Some((mut line, mut i)) = status_line(data)? else {
-        return Ok(None);
+    let (mut line, mut i) = match status_fast(data) {
+        Some(found) => found,
+        None => match status_line(data)? {
+            Some(found) => found,
+            None => return Ok(None),
+        },
     };
     loop {
+        if let Some((span, next)) = line_fast(data, i) {
+            spans.push(span).map_err(|_| E::TooManyHeaders)?;
+            i = next;
+            continue;
+        }
         let b = byte!(data, i);
         if b == b'\r' || b == b'\n' {
             line.head_len = line_end!(data, i, E::NewLine);
             return Ok(Some(line));
-        }
-        #[cfg(all(
-            any(target_arch = "x86", target_arch = "x86_64"),
-            target_feature = "sse2",
-            not(miri)
-        ))]
-        // SAFETY: SSE2 is enabled for the whole target (cfg above).
-        if let Some((span, next)) = unsafe { sse2::header_line(data, i) } {
-            spans.push(span).map_err(|_| E::TooManyHeaders)?;
-            i = next;
-            continue;
         }
         let name0 = i;
         // Name: the usual alphabet at speed, other tchars byte by byte.
@@ -128,18 +185,9 @@ pub(crate) fn parse<const N: usize>(
     }
 }
 
-/// The status line: its facts and where the headers start.
+/// The status line, byte-wise: its facts and where the headers start.
 #[inline]
 fn status_line(data: &[u8]) -> Result<Option<(StatusLine, usize)>, E> {
-    #[cfg(all(
-        any(target_arch = "x86", target_arch = "x86_64"),
-        target_feature = "sse2",
-        not(miri)
-    ))]
-    // SAFETY: SSE2 is enabled for the whole target (cfg above).
-    if let Some(line) = unsafe { sse2::status_line(data) } {
-        return Ok(Some(line));
-    }
     let mut i = 0;
     while matches!(byte!(data, i), b'\r' | b'\n') {
         i = line_end!(data, i, E::NewLine);
@@ -195,176 +243,4 @@ fn status_line(data: &[u8]) -> Result<Option<(StatusLine, usize)>, E> {
         head_len: 0,
     };
     Ok(Some((line, i)))
-}
-
-/// The usual header line at a glance, 16 bytes at a time: a name of under
-/// 16 bytes in the letters/digits/`-` alphabet, `:`, at most one SP, a value
-/// of field-value bytes, CRLF. Anything else (and a line too near the end of
-/// the bytes for whole blocks) is left to the byte-wise parse, which decides
-/// every other case; what this accepts is exactly what that would.
-#[cfg(all(
-    any(target_arch = "x86", target_arch = "x86_64"),
-    target_feature = "sse2",
-    not(miri)
-))]
-mod sse2 {
-    #[cfg(target_arch = "x86")]
-    use core::arch::x86::{
-        __m128i, _mm_andnot_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8,
-        _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8, _mm_sub_epi8,
-    };
-    #[cfg(target_arch = "x86_64")]
-    use core::arch::x86_64::{
-        __m128i, _mm_andnot_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8,
-        _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8, _mm_sub_epi8,
-    };
-
-    use super::HeaderSpan;
-
-    /// The 16 bytes of `data` from `at`, if there are as many.
-    #[target_feature(enable = "sse2")]
-    #[inline]
-    fn load(data: &[u8], at: usize) -> Option<__m128i> {
-        let block = data.get(at..at.checked_add(16)?)?;
-        // SAFETY: `block` holds 16 bytes; the load is unaligned.
-        Some(unsafe { _mm_loadu_si128(block.as_ptr().cast::<__m128i>()) })
-    }
-
-    /// Unsigned `a <= b` per byte.
-    #[target_feature(enable = "sse2")]
-    #[inline]
-    fn le(a: __m128i, b: u8) -> __m128i {
-        _mm_cmpeq_epi8(_mm_min_epu8(a, _mm_set1_epi8(b as i8)), a)
-    }
-
-    #[target_feature(enable = "sse2")]
-    #[inline]
-    fn eq(a: __m128i, b: u8) -> __m128i {
-        _mm_cmpeq_epi8(a, _mm_set1_epi8(b as i8))
-    }
-
-    #[target_feature(enable = "sse2")]
-    #[inline]
-    fn mask(a: __m128i) -> u32 {
-        _mm_movemask_epi8(a) as u32
-    }
-
-    /// Bits of the bytes that are not letters, digits or `-`.
-    #[target_feature(enable = "sse2")]
-    #[inline]
-    fn not_name(x: __m128i) -> u32 {
-        let lower = _mm_or_si128(x, _mm_set1_epi8(0x20));
-        let letter = le(_mm_sub_epi8(lower, _mm_set1_epi8(b'a' as i8)), 25);
-        let digit = le(_mm_sub_epi8(x, _mm_set1_epi8(b'0' as i8)), 9);
-        !mask(_mm_or_si128(_mm_or_si128(letter, digit), eq(x, b'-'))) & 0xffff
-    }
-
-    /// Bits of the bytes that are not field-value bytes (controls but HTAB, DEL).
-    #[target_feature(enable = "sse2")]
-    #[inline]
-    fn not_value(x: __m128i) -> u32 {
-        mask(_mm_or_si128(
-            _mm_andnot_si128(eq(x, b'\t'), le(x, 0x1f)),
-            eq(x, 0x7f),
-        ))
-    }
-
-    /// Bits of the bytes that are SP or HTAB.
-    #[target_feature(enable = "sse2")]
-    #[inline]
-    fn ows(x: __m128i) -> u32 {
-        mask(_mm_or_si128(eq(x, b' '), eq(x, b'\t')))
-    }
-
-    /// The status line in its usual form (`HTTP/1.x NNN reason` and CRLF,
-    /// at the very start): its facts and where the headers start; `None`
-    /// for anything else.
-    #[target_feature(enable = "sse2")]
-    #[inline]
-    pub(super) fn status_line(data: &[u8]) -> Option<(super::StatusLine, usize)> {
-        let version = match data.get(..9)? {
-            b"HTTP/1.1 " => 1,
-            b"HTTP/1.0 " => 0,
-            _ => return None,
-        };
-        let &[d0, d1, d2, b' '] = data.get(9..13)? else {
-            return None;
-        };
-        let digit = |d: u8| d.wrapping_sub(b'0') < 10;
-        if !(digit(d0) && digit(d1) && digit(d2)) {
-            return None;
-        }
-        let status = u16::from(d0 - b'0') * 100 + u16::from(d1 - b'0') * 10 + u16::from(d2 - b'0');
-        // The reason: field-value bytes up to CRLF; obs-text (a high bit)
-        // makes it read as empty.
-        let mut at = 13;
-        let mut high = 0;
-        let e = loop {
-            let x = load(data, at)?;
-            let bad = not_value(x);
-            if bad != 0 {
-                high |= mask(x) & (bad & bad.wrapping_neg()).wrapping_sub(1);
-                break at + bad.trailing_zeros() as usize;
-            }
-            high |= mask(x);
-            at += 16;
-        };
-        if data.get(e..e + 2) != Some(b"\r\n") {
-            return None;
-        }
-        let reason = if high == 0 { (13, e) } else { (0, 0) };
-        let line = super::StatusLine {
-            version,
-            status,
-            reason,
-            head_len: 0,
-        };
-        Some((line, e + 2))
-    }
-
-    /// The header line at `i` in its usual form: its spans and where the
-    /// next line starts; `None` for anything else.
-    #[target_feature(enable = "sse2")]
-    #[inline]
-    pub(super) fn header_line(data: &[u8], i: usize) -> Option<(HeaderSpan, usize)> {
-        // Name: whole blocks of the alphabet, then one whose first byte
-        // out of it is the colon (the lowest bit of `out`).
-        let mut c = i;
-        let colon = loop {
-            let x = load(data, c)?;
-            let out = not_name(x);
-            if out == 0 {
-                c += 16;
-                continue;
-            }
-            break out & out.wrapping_neg() & mask(eq(x, b':'));
-        };
-        c += colon.trailing_zeros() as usize;
-        if colon == 0 || c == i {
-            return None;
-        }
-        // OWS and the value's end, from the block after the colon (OWS
-        // bytes are value bytes: the first byte out of the value is the end).
-        let mut at = c + 1;
-        let y = load(data, at)?;
-        let skip = (!ows(y)).trailing_zeros() as usize;
-        if skip >= 16 {
-            return None;
-        }
-        let v = at + skip;
-        let mut bad = not_value(y);
-        while bad == 0 {
-            at += 16;
-            bad = not_value(load(data, at)?);
-        }
-        let e = at + bad.trailing_zeros() as usize;
-        if data.get(e..e + 2) != Some(b"\r\n") {
-            return None;
-        }
-        let mut end = e;
-        while end > v && matches!(data[end - 1], b' ' | b'\t') {
-            end -= 1;
-        }
-        Some((HeaderSpan::new((i, c), (v, end)), e + 2))
-    }
 }

@@ -28,9 +28,57 @@ enum Outcome {
     Error(httparse::Error),
 }
 
-fn ours<const N: usize>(data: &[u8]) -> Outcome {
+/// The ways our parser can take: as dispatched, and each path on its own.
+#[derive(Debug, Clone, Copy)]
+enum Path {
+    Dispatched,
+    Bytewise,
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    Sse2,
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    Avx2,
+}
+
+const PATHS: &[Path] = &[
+    Path::Dispatched,
+    Path::Bytewise,
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    Path::Sse2,
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    Path::Avx2,
+];
+
+fn ours<const N: usize>(data: &[u8], path: Path) -> Outcome {
     let mut spans = heapless::Vec::<HeaderSpan, N>::new();
-    match response_head::parse(data, &mut spans) {
+    let parsed = match path {
+        Path::Dispatched => response_head::parse(data, &mut spans),
+        Path::Bytewise => response_head::parse_with(data, &mut spans, |_| None, |_, _| None),
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        Path::Sse2 => {
+            use crate::http::head_blocks::{Sse2, header_line, status_line};
+            response_head::parse_with(
+                data,
+                &mut spans,
+                |d| status_line(Sse2, d),
+                |d, i| header_line(Sse2, d, i),
+            )
+        }
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        Path::Avx2 => {
+            use crate::http::head_blocks::{Avx2, header_line, status_line};
+            // A CPU without AVX2 has no such path to compare.
+            let Some(b) = Avx2::detect() else {
+                return theirs::<N>(data);
+            };
+            response_head::parse_with(
+                data,
+                &mut spans,
+                |d| status_line(b, d),
+                |d, i| header_line(b, d, i),
+            )
+        }
+    };
+    match parsed {
         Ok(Some(StatusLine {
             version,
             status,
@@ -82,8 +130,20 @@ fn theirs<const N: usize>(data: &[u8]) -> Outcome {
 fn agree(data: &[u8]) {
     for k in 0..=data.len() {
         let d = &data[..k];
-        assert_eq!(ours::<3>(d), theirs::<3>(d), "{}", d.escape_ascii());
-        assert_eq!(ours::<16>(d), theirs::<16>(d), "{}", d.escape_ascii());
+        for &path in PATHS {
+            assert_eq!(
+                ours::<3>(d, path),
+                theirs::<3>(d),
+                "{path:?} {}",
+                d.escape_ascii()
+            );
+            assert_eq!(
+                ours::<16>(d, path),
+                theirs::<16>(d),
+                "{path:?} {}",
+                d.escape_ascii()
+            );
+        }
     }
 }
 
