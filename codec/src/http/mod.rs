@@ -17,6 +17,12 @@
 pub mod chunked;
 pub mod error;
 pub mod head;
+// The block paths of the response head parser: x86 with SSE2, not under Miri.
+#[cfg(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "sse2",
+    not(miri)
+))]
 mod head_blocks;
 mod inbound;
 pub mod method;
