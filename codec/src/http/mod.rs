@@ -4,7 +4,10 @@
 //! - [`RequestWriter`]: configured once (host, base path, default headers),
 //!   then a typestate builder per request; [`Request`] borrows the wire bytes.
 //! - [`ResponseReader`]: responses in, [`RestResponse`] out, zero-copy, with
-//!   Content-Length, chunked and close-delimited bodies.
+//!   Content-Length, chunked and close-delimited bodies. Its head parser is
+//!   our own (`response_head`, usual lines a 16- or 32-byte block at a time
+//!   in `head_blocks`), held to httparse's answers by a differential test;
+//!   the request side still parses with httparse.
 //!
 //! Server side (our tests, users, the WebSocket handshake):
 //! - [`RequestReader`]: requests in, [`ServerRequest`] out.
