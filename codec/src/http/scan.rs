@@ -90,34 +90,6 @@ pub(crate) fn field_value(v: &[u8], ok: impl Fn(u8) -> bool + Copy) -> bool {
     all_by_words(v, |w| !word_has_control(w), ok)
 }
 
-/// A header line just written at `buf[at..]` (`n` name bytes, `: `, `v`
-/// value bytes), checked a block at a time where the buffer has whole
-/// blocks there (bytes past the line are masked off): whether the name is
-/// all letters, digits and `-` (false: look again byte-wise, it may hold
-/// other tchars), and whether the value is all field-value bytes (exact).
-/// `None` when the buffer ends too soon for the blocks.
-#[inline]
-pub(crate) fn written_field(buf: &[u8], at: usize, n: usize, v: usize) -> Option<(bool, bool)> {
-    #[cfg(all(
-        any(target_arch = "x86", target_arch = "x86_64"),
-        target_feature = "sse2",
-        not(miri)
-    ))]
-    {
-        // SAFETY: SSE2 is enabled for the whole target (cfg above).
-        unsafe { sse2::written_field(buf, at, n, v) }
-    }
-    #[cfg(not(all(
-        any(target_arch = "x86", target_arch = "x86_64"),
-        target_feature = "sse2",
-        not(miri)
-    )))]
-    {
-        let _ = (buf, at, n, v);
-        None
-    }
-}
-
 /// Whether every byte of `s` satisfies `ok` (a `tchar`).
 #[inline]
 pub(crate) fn token(s: &[u8], ok: impl Fn(u8) -> bool + Copy) -> bool {
@@ -163,72 +135,13 @@ mod sse2 {
     #[cfg(target_arch = "x86")]
     use core::arch::x86::{
         __m128i, _mm_andnot_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8,
-        _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8, _mm_sub_epi8,
+        _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
     };
     #[cfg(target_arch = "x86_64")]
     use core::arch::x86_64::{
         __m128i, _mm_andnot_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8,
-        _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8, _mm_sub_epi8,
+        _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
     };
-
-    /// The 16 bytes of `buf` from `at`, if there are as many.
-    #[target_feature(enable = "sse2")]
-    #[inline]
-    fn load(buf: &[u8], at: usize) -> Option<__m128i> {
-        let block = buf.get(at..at.checked_add(16)?)?;
-        // SAFETY: `block` holds 16 bytes; the load is unaligned.
-        Some(unsafe { _mm_loadu_si128(block.as_ptr().cast::<__m128i>()) })
-    }
-
-    /// Bits of the bytes of `x` that are not field-value bytes.
-    #[target_feature(enable = "sse2")]
-    #[inline]
-    fn not_value(x: __m128i) -> u32 {
-        let ctl = _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x1f)), x);
-        let tab = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\t' as i8));
-        let del = _mm_cmpeq_epi8(x, _mm_set1_epi8(0x7f));
-        _mm_movemask_epi8(_mm_or_si128(_mm_andnot_si128(tab, ctl), del)) as u32
-    }
-
-    /// Bits of the bytes of `x` that are not letters, digits or `-`.
-    #[target_feature(enable = "sse2")]
-    #[inline]
-    fn not_name(x: __m128i) -> u32 {
-        let le = |a, n: i8| _mm_cmpeq_epi8(_mm_min_epu8(a, _mm_set1_epi8(n)), a);
-        let lower = _mm_or_si128(x, _mm_set1_epi8(0x20));
-        let letter = le(_mm_sub_epi8(lower, _mm_set1_epi8(b'a' as i8)), 25);
-        let digit = le(_mm_sub_epi8(x, _mm_set1_epi8(b'0' as i8)), 9);
-        let dash = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'-' as i8));
-        !(_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(letter, digit), dash)) as u32)
-    }
-
-    /// See [`super::written_field`].
-    #[target_feature(enable = "sse2")]
-    #[inline]
-    pub(super) fn written_field(buf: &[u8], at: usize, n: usize, v: usize) -> Option<(bool, bool)> {
-        // Bits below `k` (k <= 16).
-        let below = |k: usize| (1u32 << k) - 1;
-        let mut name_ok = true;
-        let mut i = 0;
-        while i < n {
-            let k = (n - i).min(16);
-            if not_name(load(buf, at + i)?) & below(k) != 0 {
-                name_ok = false;
-                break;
-            }
-            i += 16;
-        }
-        let v0 = at + n + 2;
-        let mut i = 0;
-        while i < v {
-            let k = (v - i).min(16);
-            if not_value(load(buf, v0 + i)?) & below(k) != 0 {
-                return Some((name_ok, false));
-            }
-            i += 16;
-        }
-        Some((name_ok, true))
-    }
 
     /// The field-value check, 16 bytes at a time, exact per byte; `v` has
     /// at least 16 bytes and ends on a block that overlaps the one before.
