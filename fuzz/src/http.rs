@@ -404,3 +404,71 @@ pub fn check_all_ways(
     }
     whole
 }
+
+/// The response head parser against httparse (default configuration, 32 headers as the
+/// reader's default): every returned response's head parses the same (status, reason,
+/// header names and values), and when the reader refused the first final head for its
+/// syntax, httparse refuses the same bytes (interim 1xx heads it accepted are skipped).
+pub fn check_response_heads_against_httparse(run: &HttpRun, data: &[u8]) {
+    for m in &run.msgs {
+        let mut h = [httparse::EMPTY_HEADER; 32];
+        let mut r = httparse::Response::new(&mut h);
+        match r.parse(&m.raw) {
+            Ok(httparse::Status::Complete(_)) => {}
+            other => panic!("httparse refuses a head the reader accepted: {other:?} {m:?}"),
+        }
+        assert_eq!(r.code, Some(m.status), "status differs from httparse");
+        assert_eq!(
+            r.reason.unwrap_or(""),
+            m.line,
+            "reason differs from httparse"
+        );
+        let theirs: Vec<(String, Vec<u8>)> = owned(r.headers.iter().map(|h| (h.name, h.value)));
+        assert_eq!(theirs, m.headers, "headers differ from httparse");
+    }
+    let syntax = matches!(
+        run.end,
+        HttpEnd::Failed(
+            Error::InvalidVersion
+                | Error::InvalidStatus
+                | Error::InvalidHeaderName
+                | Error::InvalidHeaderValue
+                | Error::NulByte
+                | Error::ObsFold
+                | Error::InvalidNewLine
+                | Error::TooManyHeaders
+        )
+    );
+    if !run.msgs.is_empty() || !syntax {
+        return;
+    }
+    let mut at = 0;
+    loop {
+        let mut h = [httparse::EMPTY_HEADER; 32];
+        let mut r = httparse::Response::new(&mut h);
+        match r.parse(&data[at..]) {
+            Ok(httparse::Status::Complete(n)) => {
+                let code = r.code.unwrap_or(0);
+                if (100..200).contains(&code) && code != 101 {
+                    at += n;
+                    continue;
+                }
+                // A status out of 100..=999 is refused after httparse's syntax.
+                assert!(
+                    !(100..=999).contains(&code)
+                        && run.end == HttpEnd::Failed(Error::InvalidStatus),
+                    "httparse accepts a head the reader refused with {:?}",
+                    run.end
+                );
+                return;
+            }
+            Ok(httparse::Status::Partial) => {
+                panic!(
+                    "httparse wants more of a head the reader refused with {:?}",
+                    run.end
+                )
+            }
+            Err(_) => return,
+        }
+    }
+}

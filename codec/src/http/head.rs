@@ -13,6 +13,15 @@ pub(crate) struct HeaderSpan {
 }
 
 impl HeaderSpan {
+    /// The spans of a name and a value, as offsets into their message.
+    #[inline]
+    pub(crate) fn new(name: (usize, usize), value: (usize, usize)) -> Self {
+        HeaderSpan {
+            name: (name.0 as u32, name.1 as u32),
+            value: (value.0 as u32, value.1 as u32),
+        }
+    }
+
     #[inline]
     fn name<'a>(&self, msg: &'a [u8]) -> &'a [u8] {
         msg.get(self.name.0 as usize..self.name.1 as usize)
@@ -68,8 +77,7 @@ impl Facts {
 }
 
 /// Records header spans (relative to `msg`) into `out` and gathers the
-/// framing facts, rejecting duplicate and conflicting Content-Length and
-/// any Transfer-Encoding other than a single final `chunked`.
+/// framing facts ([`facts`]).
 pub(crate) fn record<const N: usize>(
     msg: &[u8],
     headers: &[httparse::Header<'_>],
@@ -77,31 +85,36 @@ pub(crate) fn record<const N: usize>(
 ) -> Result<Facts, Error> {
     out.clear();
     let base = msg.as_ptr() as usize;
-    // Two passes: a tight one for the positions, then one that only stops
-    // at names of the lengths that matter.
     for h in headers {
         let name = h.name.as_bytes();
         let n0 = (name.as_ptr() as usize).wrapping_sub(base);
         let v0 = (h.value.as_ptr() as usize).wrapping_sub(base);
-        let span = HeaderSpan {
-            name: (n0 as u32, (n0 + name.len()) as u32),
-            value: (v0 as u32, (v0 + h.value.len()) as u32),
-        };
+        let span = HeaderSpan::new((n0, n0 + name.len()), (v0, v0 + h.value.len()));
         out.push(span).map_err(|_| Error::TooManyHeaders)?;
     }
+    facts(msg, out)
+}
+
+/// Gathers the framing facts of the headers at `spans` in `msg`, rejecting
+/// duplicate and conflicting Content-Length and any Transfer-Encoding other
+/// than a single final `chunked`.
+#[inline]
+pub(crate) fn facts(msg: &[u8], spans: &[HeaderSpan]) -> Result<Facts, Error> {
     let mut f = Facts::default();
     let mut codings = 0u32;
-    for h in headers {
-        let name = h.name.as_bytes();
+    for s in spans {
+        // Only names of the lengths that matter are compared.
+        let name = s.name(msg);
         match name.len() {
             14 if eq_ignore_case(name, b"content-length") => {
+                let value = s.value(msg);
                 // The usual value is one plain number: no list to split.
-                if let (None, Some(n)) = (f.content_length, parse_decimal(h.value)) {
+                if let (None, Some(n)) = (f.content_length, parse_decimal(value)) {
                     f.content_length = Some(n);
                     continue;
                 }
                 let mut dup = f.content_length.is_some();
-                for item in h.value.split(|&c| c == b',') {
+                for item in value.split(|&c| c == b',') {
                     let n = parse_decimal(trim_ows(item)).ok_or(Error::InvalidContentLength)?;
                     match f.content_length {
                         Some(prev) if prev != n => return Err(Error::ConflictingContentLength),
@@ -116,7 +129,7 @@ pub(crate) fn record<const N: usize>(
             17 if eq_ignore_case(name, b"transfer-encoding") => {
                 f.transfer_encoding = true;
                 let mut any = false;
-                for coding in list_items(h.value) {
+                for coding in list_items(s.value(msg)) {
                     any = true;
                     codings += 1;
                     // A coding may carry parameters: `chunked` never does.
@@ -132,14 +145,15 @@ pub(crate) fn record<const N: usize>(
                 }
             }
             10 if eq_ignore_case(name, b"connection") => {
+                let value = s.value(msg);
                 // The usual value is a single option: no list to split.
-                if eq_ignore_case(h.value, b"keep-alive") {
+                if eq_ignore_case(value, b"keep-alive") {
                     f.conn_keep_alive = true;
-                } else if eq_ignore_case(h.value, b"close") {
+                } else if eq_ignore_case(value, b"close") {
                     f.conn_close = true;
                 } else {
-                    f.conn_close |= list_contains(h.value, b"close");
-                    f.conn_keep_alive |= list_contains(h.value, b"keep-alive");
+                    f.conn_close |= list_contains(value, b"close");
+                    f.conn_keep_alive |= list_contains(value, b"keep-alive");
                 }
             }
             _ => {}

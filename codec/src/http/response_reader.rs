@@ -17,21 +17,11 @@
 //! not [`keep_alive`](RestResponse::keep_alive), check
 //! [`unparsed`](ResponseReader::unparsed) and close.
 
-use core::mem::MaybeUninit;
-
 use super::error::Error;
 use super::head::{self, Framing, Headers, Trailers};
 use super::inbound::{Inbound, Parsed, Phase};
 use super::method::Method;
-
-/// Facts of the status line.
-#[derive(Debug, Clone, Copy, Default)]
-struct StatusLine {
-    version: u8,
-    status: u16,
-    reason: (usize, usize),
-    head_len: usize,
-}
+use super::response_head::{self, StatusLine};
 
 /// Decodes responses from storage `B`, with room for `N` headers.
 #[derive(Debug, Clone)]
@@ -201,35 +191,15 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>, const N: usize> ResponseReader<B, N> {
     /// interim response was skipped, `Some(true)` for a final response.
     fn poll_one_head(&mut self) -> Result<Option<bool>, Error> {
         let parsed = self.inner.parse_head(|data, spans| {
-            let mut raw = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; N];
-            let mut resp = httparse::Response::new(&mut []);
-            let status = httparse::ParserConfig::default()
-                .parse_response_with_uninit_headers(&mut resp, data, &mut raw)
-                .map_err(|e| {
-                    head::diagnose(data, e, Error::InvalidStatus, |d| {
-                        let mut raw = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; N];
-                        httparse::ParserConfig::default()
-                            .parse_response_with_uninit_headers(
-                                &mut httparse::Response::new(&mut []),
-                                d,
-                                &mut raw,
-                            )
-                            .err()
-                    })
-                })?;
-            let httparse::Status::Complete(head_len) = status else {
+            let Some(line) = response_head::parse(data, spans).map_err(|e| {
+                head::diagnose(data, e, Error::InvalidStatus, |d| {
+                    response_head::parse(d, &mut heapless::Vec::<_, N>::new()).err()
+                })
+            })?
+            else {
                 return Ok(None);
             };
-            let facts = head::record(data, resp.headers, spans)?;
-            let reason = resp.reason.unwrap_or_default();
-            let r0 = (reason.as_ptr() as usize).wrapping_sub(data.as_ptr() as usize);
-            let r0 = if r0 > data.len() { 0 } else { r0 };
-            let line = StatusLine {
-                version: resp.version.unwrap_or(1),
-                status: resp.code.unwrap_or(0),
-                reason: (r0, r0 + reason.len()),
-                head_len,
-            };
+            let facts = head::facts(data, spans)?;
             Ok(Some((line, facts)))
         })?;
         let Some((line, facts)) = parsed else {

@@ -1,0 +1,326 @@
+//! The usual status line and header line at a glance, a block of bytes at a
+//! time: 16 with SSE2 (the x86_64 baseline), 32 with AVX2 when the CPU has it
+//! (chosen once per head by [`response_head`](super::response_head)). Compiled
+//! on x86 targets with SSE2, not under Miri (which reads every line byte-wise).
+//!
+//! Each byte class the grammar needs (header-name alphabet, colon, OWS,
+//! field-value byte, high bit) is a compare or two per block and a bit mask,
+//! so a header line costs a few blocks and no byte loop. Only the usual form
+//! is taken here: a status line `HTTP/1.x NNN reason` CRLF at the start, and
+//! header lines `name: value` CRLF whose name is letters, digits and `-`.
+//! Anything else, and a line too near the end of the bytes for whole blocks,
+//! returns `None` and is left to the byte-wise parse, which decides every
+//! case; what is accepted here is exactly what that would accept, with the
+//! same spans (the differential test against httparse covers both).
+
+use super::head::HeaderSpan;
+use super::response_head::StatusLine;
+
+/// Byte classes of one block as bit masks (bit i for byte i). A value of
+/// the type proves the CPU has the instructions (see the implementations).
+pub(super) trait Blocks: Copy {
+    /// Block width in bytes (16 or 32).
+    const WIDTH: usize;
+    type V: Copy;
+    /// The block at `at`, if `data` holds `WIDTH` bytes from there.
+    fn load(self, data: &[u8], at: usize) -> Option<Self::V>;
+    /// Bytes that are not letters, digits or `-`.
+    fn not_name(self, v: Self::V) -> u32;
+    /// Bytes that are not field-value bytes (controls but HTAB, and DEL).
+    fn not_value(self, v: Self::V) -> u32;
+    /// SP and HTAB.
+    fn ows(self, v: Self::V) -> u32;
+    /// `:`.
+    fn colon(self, v: Self::V) -> u32;
+    /// Bytes with the high bit set (obs-text).
+    fn high(self, v: Self::V) -> u32;
+}
+
+/// The status line in its usual form at the start of `data`: its facts
+/// (`head_len` left 0) and where the headers start.
+#[inline(always)]
+pub(super) fn status_line<B: Blocks>(b: B, data: &[u8]) -> Option<(StatusLine, usize)> {
+    let version = match data.get(..9)? {
+        b"HTTP/1.1 " => 1,
+        b"HTTP/1.0 " => 0,
+        _ => return None,
+    };
+    let &[d0, d1, d2, b' '] = data.get(9..13)? else {
+        return None;
+    };
+    let digit = |d: u8| d.wrapping_sub(b'0') < 10;
+    if !(digit(d0) && digit(d1) && digit(d2)) {
+        return None;
+    }
+    let status = u16::from(d0 - b'0') * 100 + u16::from(d1 - b'0') * 10 + u16::from(d2 - b'0');
+    // The reason: field-value bytes up to CRLF; obs-text (a high bit)
+    // makes it read as empty.
+    let mut at = 13;
+    let mut high = 0;
+    let e = loop {
+        let v = b.load(data, at)?;
+        let bad = b.not_value(v);
+        if bad != 0 {
+            high |= b.high(v) & (bad & bad.wrapping_neg()).wrapping_sub(1);
+            break at + bad.trailing_zeros() as usize;
+        }
+        high |= b.high(v);
+        at += B::WIDTH;
+    };
+    if data.get(e..e + 2) != Some(b"\r\n") {
+        return None;
+    }
+    let reason = if high == 0 { (13, e) } else { (0, 0) };
+    let line = StatusLine {
+        version,
+        status,
+        reason,
+        head_len: 0,
+    };
+    Some((line, e + 2))
+}
+
+/// The header line at `i` in its usual form: its spans and where the next
+/// line starts.
+#[inline(always)]
+pub(super) fn header_line<B: Blocks>(b: B, data: &[u8], i: usize) -> Option<(HeaderSpan, usize)> {
+    // Name: whole blocks of the alphabet, then one whose first byte out of
+    // it (the lowest bit of `out`) is the colon.
+    let mut c = i;
+    let colon = loop {
+        let v = b.load(data, c)?;
+        let out = b.not_name(v);
+        if out != 0 {
+            break out & out.wrapping_neg() & b.colon(v);
+        }
+        c += B::WIDTH;
+    };
+    c += colon.trailing_zeros() as usize;
+    if colon == 0 || c == i {
+        return None;
+    }
+    // OWS and the value's end, from the block after the colon (OWS bytes
+    // are value bytes: the first byte out of the value ends it).
+    let mut at = c + 1;
+    let v = b.load(data, at)?;
+    let skip = (!b.ows(v)).trailing_zeros() as usize;
+    if skip >= B::WIDTH {
+        return None;
+    }
+    let value0 = at + skip;
+    let mut bad = b.not_value(v);
+    while bad == 0 {
+        at += B::WIDTH;
+        bad = b.not_value(b.load(data, at)?);
+    }
+    let e = at + bad.trailing_zeros() as usize;
+    if data.get(e..e + 2) != Some(b"\r\n") {
+        return None;
+    }
+    let mut end = e;
+    while end > value0 && matches!(data[end - 1], b' ' | b'\t') {
+        end -= 1;
+    }
+    Some((HeaderSpan::new((i, c), (value0, end)), e + 2))
+}
+
+pub(super) use x86::{Avx2, Sse2};
+
+mod x86 {
+    #[cfg(target_arch = "x86")]
+    use core::arch::x86::*;
+    #[cfg(target_arch = "x86_64")]
+    use core::arch::x86_64::*;
+
+    use super::Blocks;
+
+    /// SSE2, which the whole target has (the cfg of this module).
+    #[derive(Clone, Copy)]
+    pub(in crate::http) struct Sse2;
+
+    /// AVX2: only [`Avx2::detect`] makes one, on a CPU that has it.
+    #[derive(Clone, Copy)]
+    pub(in crate::http) struct Avx2(());
+
+    impl Avx2 {
+        /// An `Avx2` when the CPU (and OS) support AVX2.
+        #[inline]
+        pub(in crate::http) fn detect() -> Option<Avx2> {
+            crate::simd::cpu::features().avx2.then_some(Avx2(()))
+        }
+    }
+
+    impl Blocks for Sse2 {
+        const WIDTH: usize = 16;
+        type V = __m128i;
+
+        #[inline(always)]
+        fn load(self, data: &[u8], at: usize) -> Option<__m128i> {
+            let block = data.get(at..at + 16)?;
+            // SAFETY: `block` holds 16 bytes; the load is unaligned.
+            Some(unsafe { _mm_loadu_si128(block.as_ptr().cast()) })
+        }
+        #[inline(always)]
+        fn not_name(self, x: __m128i) -> u32 {
+            // SAFETY: the whole target has SSE2 (the cfg of this module).
+            unsafe { sse2::not_name(x) }
+        }
+        #[inline(always)]
+        fn not_value(self, x: __m128i) -> u32 {
+            // SAFETY: as above.
+            unsafe { sse2::not_value(x) }
+        }
+        #[inline(always)]
+        fn ows(self, x: __m128i) -> u32 {
+            // SAFETY: as above.
+            unsafe { sse2::ows(x) }
+        }
+        #[inline(always)]
+        fn colon(self, x: __m128i) -> u32 {
+            // SAFETY: as above.
+            unsafe { sse2::colon(x) }
+        }
+        #[inline(always)]
+        fn high(self, x: __m128i) -> u32 {
+            // SAFETY: as above.
+            unsafe { _mm_movemask_epi8(x) as u32 }
+        }
+    }
+
+    impl Blocks for Avx2 {
+        const WIDTH: usize = 32;
+        type V = __m256i;
+
+        #[inline(always)]
+        fn load(self, data: &[u8], at: usize) -> Option<__m256i> {
+            let block = data.get(at..at + 32)?;
+            // SAFETY: `block` holds 32 bytes; the load is unaligned; `self`
+            // exists only on a CPU with AVX2.
+            Some(unsafe { _mm256_loadu_si256(block.as_ptr().cast()) })
+        }
+        #[inline(always)]
+        fn not_name(self, x: __m256i) -> u32 {
+            // SAFETY: `self` exists only on a CPU with AVX2.
+            unsafe { avx2::not_name(x) }
+        }
+        #[inline(always)]
+        fn not_value(self, x: __m256i) -> u32 {
+            // SAFETY: as above.
+            unsafe { avx2::not_value(x) }
+        }
+        #[inline(always)]
+        fn ows(self, x: __m256i) -> u32 {
+            // SAFETY: as above.
+            unsafe { avx2::ows(x) }
+        }
+        #[inline(always)]
+        fn colon(self, x: __m256i) -> u32 {
+            // SAFETY: as above.
+            unsafe { avx2::colon(x) }
+        }
+        #[inline(always)]
+        fn high(self, x: __m256i) -> u32 {
+            // SAFETY: as above.
+            unsafe { _mm256_movemask_epi8(x) as u32 }
+        }
+    }
+
+    /// The SSE2 classes: unsigned `a <= n` is `min(a, n) == a`; folding to
+    /// lower case maps exactly the letters into a..=z.
+    mod sse2 {
+        #[cfg(target_arch = "x86")]
+        use core::arch::x86::*;
+        #[cfg(target_arch = "x86_64")]
+        use core::arch::x86_64::*;
+
+        #[target_feature(enable = "sse2")]
+        #[inline]
+        fn le(a: __m128i, n: i8) -> __m128i {
+            _mm_cmpeq_epi8(_mm_min_epu8(a, _mm_set1_epi8(n)), a)
+        }
+
+        #[target_feature(enable = "sse2")]
+        #[inline]
+        fn eq(a: __m128i, n: u8) -> __m128i {
+            _mm_cmpeq_epi8(a, _mm_set1_epi8(n as i8))
+        }
+
+        #[target_feature(enable = "sse2")]
+        #[inline]
+        pub(super) fn not_name(x: __m128i) -> u32 {
+            let lower = _mm_or_si128(x, _mm_set1_epi8(0x20));
+            let letter = le(_mm_sub_epi8(lower, _mm_set1_epi8(b'a' as i8)), 25);
+            let digit = le(_mm_sub_epi8(x, _mm_set1_epi8(b'0' as i8)), 9);
+            let ok = _mm_or_si128(_mm_or_si128(letter, digit), eq(x, b'-'));
+            !(_mm_movemask_epi8(ok) as u32) & 0xffff
+        }
+
+        #[target_feature(enable = "sse2")]
+        #[inline]
+        pub(super) fn not_value(x: __m128i) -> u32 {
+            let ctl = _mm_andnot_si128(eq(x, b'\t'), le(x, 0x1f));
+            _mm_movemask_epi8(_mm_or_si128(ctl, eq(x, 0x7f))) as u32
+        }
+
+        #[target_feature(enable = "sse2")]
+        #[inline]
+        pub(super) fn ows(x: __m128i) -> u32 {
+            _mm_movemask_epi8(_mm_or_si128(eq(x, b' '), eq(x, b'\t'))) as u32
+        }
+
+        #[target_feature(enable = "sse2")]
+        #[inline]
+        pub(super) fn colon(x: __m128i) -> u32 {
+            _mm_movemask_epi8(eq(x, b':')) as u32
+        }
+    }
+
+    /// The AVX2 classes, the same compares as SSE2's on 32 bytes.
+    mod avx2 {
+        #[cfg(target_arch = "x86")]
+        use core::arch::x86::*;
+        #[cfg(target_arch = "x86_64")]
+        use core::arch::x86_64::*;
+
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        fn le(a: __m256i, n: i8) -> __m256i {
+            _mm256_cmpeq_epi8(_mm256_min_epu8(a, _mm256_set1_epi8(n)), a)
+        }
+
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        fn eq(a: __m256i, n: u8) -> __m256i {
+            _mm256_cmpeq_epi8(a, _mm256_set1_epi8(n as i8))
+        }
+
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        pub(super) fn not_name(x: __m256i) -> u32 {
+            let lower = _mm256_or_si256(x, _mm256_set1_epi8(0x20));
+            let letter = le(_mm256_sub_epi8(lower, _mm256_set1_epi8(b'a' as i8)), 25);
+            let digit = le(_mm256_sub_epi8(x, _mm256_set1_epi8(b'0' as i8)), 9);
+            let ok = _mm256_or_si256(_mm256_or_si256(letter, digit), eq(x, b'-'));
+            !(_mm256_movemask_epi8(ok) as u32)
+        }
+
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        pub(super) fn not_value(x: __m256i) -> u32 {
+            let ctl = _mm256_andnot_si256(eq(x, b'\t'), le(x, 0x1f));
+            _mm256_movemask_epi8(_mm256_or_si256(ctl, eq(x, 0x7f))) as u32
+        }
+
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        pub(super) fn ows(x: __m256i) -> u32 {
+            _mm256_movemask_epi8(_mm256_or_si256(eq(x, b' '), eq(x, b'\t'))) as u32
+        }
+
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        pub(super) fn colon(x: __m256i) -> u32 {
+            _mm256_movemask_epi8(eq(x, b':')) as u32
+        }
+    }
+}
