@@ -75,18 +75,7 @@ pub(crate) fn name_run(s: &[u8]) -> usize {
     allow(dead_code)
 )]
 mod swar {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
-
-    /// `0x80` in each byte of `w` within `lo..=hi`, exact per byte (no
-    /// lane carries into the next).
-    #[inline(always)]
-    const fn in_range(w: u64, lo: u8, hi: u8) -> u64 {
-        let l = w & (0x7f * ONES);
-        let ge = l.wrapping_add((0x80 - lo as u64) * ONES);
-        let gt = l.wrapping_add((0x80 - hi as u64 - 1) * ONES);
-        ge & !gt & !w & HIGHS
-    }
+    use crate::http::scan::{HIGHS, ONES, in_range};
 
     /// `0x80` in each byte of `w` that is not a letter, digit or `-` (exact per byte).
     #[inline(always)]

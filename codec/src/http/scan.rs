@@ -7,9 +7,9 @@
 //! common alphabet.
 
 /// `0x01` in every byte of a word.
-const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+pub(super) const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
 /// `0x80` in every byte of a word.
-const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+pub(super) const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
 
 /// The 8 bytes of `s` from `at` as a word.
 #[inline(always)]
@@ -22,7 +22,7 @@ fn word(s: &[u8], at: usize) -> u64 {
 /// `0x80` in each byte of `w` within `lo..=hi`, `0` elsewhere (exact per
 /// byte: the sums stay below `0x100` in every lane, so nothing carries).
 #[inline(always)]
-const fn in_range(w: u64, lo: u8, hi: u8) -> u64 {
+pub(super) const fn in_range(w: u64, lo: u8, hi: u8) -> u64 {
     let l = w & (0x7f * ONES);
     let ge = l.wrapping_add((0x80 - lo as u64) * ONES);
     let gt = l.wrapping_add((0x80 - hi as u64 - 1) * ONES);
