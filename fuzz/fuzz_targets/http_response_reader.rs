@@ -19,7 +19,7 @@ fuzz_target!(|input: &[u8]| {
         return;
     };
     let run = check_all_ways(&setup, data, run_responses);
-    check_response_heads_against_httparse(&run, data);
+    check_response_heads_against_httparse(&setup, &run, data);
     for m in &run.msgs {
         check_response_roundtrip(m, setup.head);
     }
