@@ -159,7 +159,12 @@ mod x86 {
 
         #[inline(always)]
         fn load(self, data: &[u8], at: usize) -> Option<__m128i> {
-            let block = data.get(at..at + 16)?;
+            // `at > len - 16` rather than `at + 16 > len`: one compare with a
+            // bound the loops hoist, and no overflow check.
+            if data.len() < 16 || at > data.len() - 16 {
+                return None;
+            }
+            let block = &data[at..at + 16];
             // SAFETY: `block` holds 16 bytes; the load is unaligned.
             Some(unsafe { _mm_loadu_si128(block.as_ptr().cast()) })
         }
@@ -196,7 +201,12 @@ mod x86 {
 
         #[inline(always)]
         fn load(self, data: &[u8], at: usize) -> Option<__m256i> {
-            let block = data.get(at..at + 32)?;
+            // `at > len - 32` rather than `at + 32 > len`: one compare with a
+            // bound the loops hoist, and no overflow check.
+            if data.len() < 32 || at > data.len() - 32 {
+                return None;
+            }
+            let block = &data[at..at + 32];
             // SAFETY: `block` holds 32 bytes; the load is unaligned; `self`
             // exists only on a CPU with AVX2.
             Some(unsafe { _mm256_loadu_si256(block.as_ptr().cast()) })
