@@ -117,7 +117,8 @@ pub(super) fn header_line<B: Blocks>(b: B, data: &[u8], i: usize) -> Option<(Hea
         bad = b.not_value(b.load(data, at)?);
     }
     let e = at + bad.trailing_zeros() as usize;
-    if data.get(e..e + 2) != Some(b"\r\n") {
+    // As in `load`: a bound without an overflow check.
+    if data.len() < 2 || e > data.len() - 2 || data[e..e + 2] != *b"\r\n" {
         return None;
     }
     let mut end = e;
