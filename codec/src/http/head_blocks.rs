@@ -7,7 +7,8 @@
 //! field-value byte, high bit) is a compare or two per block and a bit mask,
 //! so a header line costs a few blocks and no byte loop. Only the usual form
 //! is taken here: a status line `HTTP/1.x NNN reason` CRLF at the start, and
-//! header lines `name: value` CRLF whose name is letters, digits and `-`.
+//! header lines `name: value` CRLF whose name is letters, digits and `-`
+//! (with AVX2: any token).
 //! Anything else, and a line too near the end of the bytes for whole blocks,
 //! returns `None` and is left to the byte-wise parse, which decides every
 //! case; what is accepted here is exactly what that would accept, with the
@@ -24,7 +25,9 @@ pub(super) trait Blocks: Copy {
     type V: Copy;
     /// The block at `at`, if `data` holds `WIDTH` bytes from there.
     fn load(self, data: &[u8], at: usize) -> Option<Self::V>;
-    /// Bytes that are not letters, digits or `-`.
+    /// Bytes out of the header-name alphabet taken here: letters, digits
+    /// and `-` (SSE2), or every `tchar` (AVX2); either way only bytes the
+    /// byte-wise parse accepts in a name.
     fn not_name(self, v: Self::V) -> u32;
     /// Bytes that are not field-value bytes (controls but HTAB, and DEL).
     fn not_value(self, v: Self::V) -> u32;
@@ -114,7 +117,8 @@ pub(super) fn header_line<B: Blocks>(b: B, data: &[u8], i: usize) -> Option<(Hea
         bad = b.not_value(b.load(data, at)?);
     }
     let e = at + bad.trailing_zeros() as usize;
-    if data.get(e..e + 2) != Some(b"\r\n") {
+    // As in `load`: a bound without an overflow check.
+    if data.len() < 2 || e > data.len() - 2 || data[e..e + 2] != *b"\r\n" {
         return None;
     }
     let mut end = e;
@@ -156,7 +160,12 @@ mod x86 {
 
         #[inline(always)]
         fn load(self, data: &[u8], at: usize) -> Option<__m128i> {
-            let block = data.get(at..at + 16)?;
+            // `at > len - 16` rather than `at + 16 > len`: one compare with a
+            // bound the loops hoist, and no overflow check.
+            if data.len() < 16 || at > data.len() - 16 {
+                return None;
+            }
+            let block = &data[at..at + 16];
             // SAFETY: `block` holds 16 bytes; the load is unaligned.
             Some(unsafe { _mm_loadu_si128(block.as_ptr().cast()) })
         }
@@ -193,7 +202,12 @@ mod x86 {
 
         #[inline(always)]
         fn load(self, data: &[u8], at: usize) -> Option<__m256i> {
-            let block = data.get(at..at + 32)?;
+            // `at > len - 32` rather than `at + 32 > len`: one compare with a
+            // bound the loops hoist, and no overflow check.
+            if data.len() < 32 || at > data.len() - 32 {
+                return None;
+            }
+            let block = &data[at..at + 32];
             // SAFETY: `block` holds 32 bytes; the load is unaligned; `self`
             // exists only on a CPU with AVX2.
             Some(unsafe { _mm256_loadu_si256(block.as_ptr().cast()) })
@@ -294,14 +308,46 @@ mod x86 {
             _mm256_cmpeq_epi8(a, _mm256_set1_epi8(n as i8))
         }
 
+        /// `tchar` as two nibble tables: bit `h` of `BY_LOW[l]` is set when
+        /// the byte `h << 4 | l` is a tchar (all are below 0x80), and
+        /// `BY_HIGH[h]` is that bit for `h` < 8, 0 above.
+        const BY_LOW: [u8; 16] = {
+            let mut t = [0u8; 16];
+            let mut c = 0;
+            while c < 0x80 {
+                if crate::http::syntax::TCHAR[c] {
+                    t[c & 15] |= 1 << (c >> 4);
+                }
+                c += 1;
+            }
+            t
+        };
+        const BY_HIGH: [u8; 16] = [1, 2, 4, 8, 16, 32, 64, 128, 0, 0, 0, 0, 0, 0, 0, 0];
+
+        /// A 16-byte table in both lanes.
+        const fn lanes(t: [u8; 16]) -> __m256i {
+            let mut w = [0u8; 32];
+            let mut i = 0;
+            while i < 32 {
+                w[i] = t[i & 15];
+                i += 1;
+            }
+            // SAFETY: `__m256i` is 32 plain bytes; every bit pattern is valid.
+            unsafe { core::mem::transmute::<[u8; 32], __m256i>(w) }
+        }
+
+        /// Bytes that are not `tchar`: a table lookup by each nibble
+        /// (`vpshufb` gives 0 for a byte with the high bit set, so
+        /// obs-text is out too).
         #[target_feature(enable = "avx2")]
         #[inline]
         pub(super) fn not_name(x: __m256i) -> u32 {
-            let lower = _mm256_or_si256(x, _mm256_set1_epi8(0x20));
-            let letter = le(_mm256_sub_epi8(lower, _mm256_set1_epi8(b'a' as i8)), 25);
-            let digit = le(_mm256_sub_epi8(x, _mm256_set1_epi8(b'0' as i8)), 9);
-            let ok = _mm256_or_si256(_mm256_or_si256(letter, digit), eq(x, b'-'));
-            !(_mm256_movemask_epi8(ok) as u32)
+            let high = _mm256_and_si256(_mm256_srli_epi16(x, 4), _mm256_set1_epi8(0x0f));
+            let bits = _mm256_and_si256(
+                _mm256_shuffle_epi8(lanes(BY_LOW), x),
+                _mm256_shuffle_epi8(lanes(BY_HIGH), high),
+            );
+            _mm256_movemask_epi8(_mm256_cmpeq_epi8(bits, _mm256_setzero_si256())) as u32
         }
 
         #[target_feature(enable = "avx2")]
@@ -321,6 +367,34 @@ mod x86 {
         #[inline]
         pub(super) fn colon(x: __m256i) -> u32 {
             _mm256_movemask_epi8(eq(x, b':')) as u32
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Avx2, Blocks, Sse2};
+    use crate::http::runs::is_name_fast;
+    use crate::http::syntax::is_tchar;
+
+    /// Every byte value at every position of a block: the name classes are
+    /// exactly tchar (AVX2) and letters, digits, `-` (SSE2).
+    #[test]
+    fn name_classes_are_exact() {
+        for c in 0..=255u8 {
+            for pos in 0..32 {
+                let mut block = [b'a'; 32];
+                block[pos] = c;
+                let want = |ok: bool| if ok { 0 } else { 1u32 << pos };
+                if let Some(b) = Avx2::detect() {
+                    let v = b.load(&block, 0).unwrap();
+                    assert_eq!(b.not_name(v), want(is_tchar(c)), "{c:#x} at {pos}");
+                }
+                if pos < 16 {
+                    let v = Sse2.load(&block, 0).unwrap();
+                    assert_eq!(Sse2.not_name(v), want(is_name_fast(c)), "{c:#x} at {pos}");
+                }
+            }
         }
     }
 }

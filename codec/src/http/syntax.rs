@@ -2,7 +2,7 @@
 //! byte-level helpers the readers and writers share.
 
 /// `tchar` of RFC 9110 §5.6.2, as a 256-entry table.
-static TCHAR: [bool; 256] = {
+pub(super) static TCHAR: [bool; 256] = {
     let mut t = [false; 256];
     let mut i = 0;
     while i < 256 {

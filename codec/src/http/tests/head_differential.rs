@@ -313,3 +313,33 @@ fn agrees_on_known_heads() {
         agree(head);
     }
 }
+
+/// Trailing OWS of every length ending at every offset around the 16- and
+/// 32-byte blocks (the block paths trim it from a bit mask, or byte-wise when
+/// the OWS reaches back into an earlier block).
+#[test]
+fn agrees_on_trailing_ows_across_blocks() {
+    let lens: Vec<usize> = if cfg!(miri) {
+        std::vec![0, 1, 15, 31, 33]
+    } else {
+        (0..=40).collect()
+    };
+    for &value_len in &lens {
+        for &ows_len in &[0usize, 1, 2, 15, 16, 17, 31, 32, 33] {
+            for tab in [false, true] {
+                let mut head = b"HTTP/1.1 200 OK\r\nAb: ".to_vec();
+                head.extend((0..value_len).map(|k| b'a' + (k % 26) as u8));
+                head.extend((0..ows_len).map(|k| if tab && k % 2 == 1 { b'\t' } else { b' ' }));
+                head.extend_from_slice(b"\r\nX: 1\r\n\r\n");
+                for &path in PATHS {
+                    assert_eq!(
+                        ours::<16>(&head, path),
+                        theirs::<16>(&head),
+                        "{path:?} {}",
+                        head.escape_ascii()
+                    );
+                }
+            }
+        }
+    }
+}
