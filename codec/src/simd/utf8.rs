@@ -22,11 +22,11 @@
 
 #[cfg(all(target_arch = "x86", target_feature = "sse2"))]
 use core::arch::x86::{__m128i, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128};
-#[cfg(target_arch = "x86")]
+#[cfg(all(target_arch = "x86", target_feature = "sse2"))]
 use core::arch::x86::{__m256i, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_or_si256};
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 use core::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128};
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 use core::arch::x86_64::{__m256i, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_or_si256};
 
 /// Whether `bytes` is entirely valid UTF-8. The fast path for complete payloads:
@@ -130,7 +130,10 @@ fn is_ascii_sse2(bytes: &[u8]) -> bool {
 /// built without the feature), so shorter inputs stay on the inlined SSE2
 /// code, where the call and the caller's spills around it would cost more
 /// than the wider loads save.
-#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+#[cfg(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "sse2"
+))]
 const AVX2_FROM: usize = 256;
 
 /// [`is_ascii`] with 32-byte loads: 128 bytes a loop step, then 32, the
@@ -140,7 +143,10 @@ const AVX2_FROM: usize = 256;
 /// # Safety
 /// The CPU must support AVX2 and the OS must save YMM state, as
 /// [`cpu::features()`](super::cpu::features)`.avx2` reports.
-#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+#[cfg(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "sse2"
+))]
 #[target_feature(enable = "avx2")]
 #[inline(never)]
 unsafe fn is_ascii_avx2(bytes: &[u8]) -> bool {
@@ -323,7 +329,10 @@ mod tests {
 
     /// Whether the AVX2 path may run here: under Miri (no `cpuid`) only
     /// when AVX2 is enabled at compile time (`-C target-feature=+avx2`).
-    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    #[cfg(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "sse2"
+    ))]
     fn have_avx2() -> bool {
         #[cfg(miri)]
         return cfg!(target_feature = "avx2");
@@ -354,7 +363,10 @@ mod tests {
             }
         }
         assert_eq!(is_ascii(v), first.is_none(), "{}", what());
-        #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+        #[cfg(all(
+            any(target_arch = "x86", target_arch = "x86_64"),
+            target_feature = "sse2"
+        ))]
         if have_avx2() {
             // SAFETY: the CPU has AVX2 (checked just above).
             let avx2 = unsafe { is_ascii_avx2(v) };
@@ -416,7 +428,10 @@ mod tests {
                 target_feature = "sse2"
             ))]
             assert!(is_ascii_sse2(&v), "{n}");
-            #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+            #[cfg(all(
+                any(target_arch = "x86", target_arch = "x86_64"),
+                target_feature = "sse2"
+            ))]
             if have_avx2() {
                 // SAFETY: the CPU has AVX2 (checked just above).
                 assert!(unsafe { is_ascii_avx2(&v) }, "avx2 {n}");
