@@ -55,6 +55,24 @@ impl core::fmt::Debug for MaskRng {
 
 const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
 
+/// ChaCha's `$n` double rounds (a column round, then a diagonal round) on
+/// `$x`: 16 words, or 16 vectors holding a word of several blocks each, with
+/// the `quarter` of that representation in scope where it is used.
+macro_rules! double_rounds {
+    ($x:expr, $n:expr) => {
+        for _ in 0..$n {
+            quarter($x, 0, 4, 8, 12);
+            quarter($x, 1, 5, 9, 13);
+            quarter($x, 2, 6, 10, 14);
+            quarter($x, 3, 7, 11, 15);
+            quarter($x, 0, 5, 10, 15);
+            quarter($x, 1, 6, 11, 12);
+            quarter($x, 2, 7, 8, 13);
+            quarter($x, 3, 4, 9, 14);
+        }
+    };
+}
+
 #[cfg_attr(
     all(target_arch = "x86_64", target_feature = "sse2", not(miri)),
     cfg(test)
@@ -143,16 +161,7 @@ mod sse2 {
             (c[0] >> 32) as i32,
         );
         let mut x = init;
-        for _ in 0..double_rounds {
-            quarter(&mut x, 0, 4, 8, 12);
-            quarter(&mut x, 1, 5, 9, 13);
-            quarter(&mut x, 2, 6, 10, 14);
-            quarter(&mut x, 3, 7, 11, 15);
-            quarter(&mut x, 0, 5, 10, 15);
-            quarter(&mut x, 1, 6, 11, 12);
-            quarter(&mut x, 2, 7, 8, 13);
-            quarter(&mut x, 3, 4, 9, 14);
-        }
+        double_rounds!(&mut x, double_rounds);
         let mut lanes = [[0u32; 4]; 16];
         for ((l, v), i) in lanes.iter_mut().zip(x).zip(init) {
             // SAFETY: `l` is 16 writable bytes; the store is unaligned.
@@ -275,16 +284,7 @@ mod avx2 {
             (c[7] >> 32) as i32,
         );
         let mut x = init;
-        for _ in 0..double_rounds {
-            quarter(&mut x, 0, 4, 8, 12);
-            quarter(&mut x, 1, 5, 9, 13);
-            quarter(&mut x, 2, 6, 10, 14);
-            quarter(&mut x, 3, 7, 11, 15);
-            quarter(&mut x, 0, 5, 10, 15);
-            quarter(&mut x, 1, 6, 11, 12);
-            quarter(&mut x, 2, 7, 8, 13);
-            quarter(&mut x, 3, 4, 9, 14);
-        }
+        double_rounds!(&mut x, double_rounds);
         let mut lanes = [[0u32; 8]; 16];
         for ((l, v), i) in lanes.iter_mut().zip(x).zip(init) {
             // SAFETY: `l` is 32 writable bytes; the store is unaligned.
@@ -307,16 +307,7 @@ mod avx2 {
 )]
 fn chacha_block(input: &[u32; 16], double_rounds: usize) -> [u32; 16] {
     let mut x = *input;
-    for _ in 0..double_rounds {
-        quarter(&mut x, 0, 4, 8, 12);
-        quarter(&mut x, 1, 5, 9, 13);
-        quarter(&mut x, 2, 6, 10, 14);
-        quarter(&mut x, 3, 7, 11, 15);
-        quarter(&mut x, 0, 5, 10, 15);
-        quarter(&mut x, 1, 6, 11, 12);
-        quarter(&mut x, 2, 7, 8, 13);
-        quarter(&mut x, 3, 4, 9, 14);
-    }
+    double_rounds!(&mut x, double_rounds);
     for (o, i) in x.iter_mut().zip(input.iter()) {
         *o = o.wrapping_add(*i);
     }
