@@ -7,12 +7,7 @@
 //! per byte (the tests compare them with byte-wise loops for every byte value
 //! at every position).
 
-/// A byte of a field value as RFC 9110 (and httparse) take it: HTAB, SP,
-/// VCHAR or obs-text; everything but the other controls and DEL.
-#[inline(always)]
-pub(crate) const fn is_value(c: u8) -> bool {
-    c == b'\t' || (c >= 0x20 && c != 0x7f)
-}
+use super::syntax::is_value_byte;
 
 /// A byte of the usual header-name alphabet: ASCII letter, digit or `-`.
 #[inline(always)]
@@ -20,7 +15,7 @@ pub(crate) const fn is_name_fast(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'-'
 }
 
-/// Length of the prefix of `s` made of field-value bytes ([`is_value`]).
+/// Length of the prefix of `s` made of field-value bytes ([`is_value_byte`]).
 #[inline]
 pub(crate) fn value_run(s: &[u8]) -> usize {
     #[cfg(all(
@@ -38,7 +33,7 @@ pub(crate) fn value_run(s: &[u8]) -> usize {
         not(miri)
     )))]
     {
-        swar::run(s, swar::bad_value, is_value)
+        swar::run(s, swar::bad_value, is_value_byte)
     }
 }
 
@@ -75,26 +70,20 @@ pub(crate) fn name_run(s: &[u8]) -> usize {
     allow(dead_code)
 )]
 mod swar {
-    use crate::http::scan::{HIGHS, ONES, in_range};
+    use crate::http::scan::{HIGHS, control_bits, name_bits};
 
     /// `0x80` in each byte of `w` that is not a letter, digit or `-` (exact per byte).
     #[inline(always)]
     pub(super) const fn bad_name(w: u64) -> u64 {
-        let ok = in_range(w | (0x20 * ONES), b'a', b'z')
-            | in_range(w, b'0', b'9')
-            | in_range(w, b'-', b'-');
-        !ok & HIGHS
+        !name_bits(w) & HIGHS
     }
 
     /// `0x80` in the first byte of `w` that is not a field-value byte, and
-    /// maybe in later ones (the borrows only run towards later bytes); 0 when
-    /// all are. HTAB is flagged: the caller looks at a flagged byte itself.
+    /// maybe in later ones; 0 when all are. HTAB is flagged: the caller looks
+    /// at a flagged byte itself.
     #[inline(always)]
     pub(super) const fn bad_value(w: u64) -> u64 {
-        let below = w.wrapping_sub(0x20 * ONES) & !w;
-        let d = w ^ (0x7f * ONES);
-        let del = d.wrapping_sub(ONES) & !d;
-        (below | del) & HIGHS
+        control_bits(w)
     }
 
     /// The prefix of `s` in the class: `bad` finds a word's first byte
@@ -141,7 +130,7 @@ mod sse2 {
         _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8, _mm_sub_epi8,
     };
 
-    use super::{is_name_fast, is_value};
+    use super::{is_name_fast, is_value_byte};
 
     /// Bit i set when byte i of `x` is out of the class (exact per byte).
     #[target_feature(enable = "sse2")]
@@ -179,7 +168,7 @@ mod sse2 {
             }
             i += 16;
         }
-        let ok = if NAME { is_name_fast } else { is_value };
+        let ok = if NAME { is_name_fast } else { is_value_byte };
         while i < n && ok(s[i]) {
             i += 1;
         }
@@ -233,9 +222,9 @@ mod tests {
 
     #[test]
     fn value_run_is_exact() {
-        check(value_run, is_value, b'v');
-        check(value_run, is_value, b'\t');
-        check(value_run, is_value, 0x80);
+        check(value_run, is_value_byte, b'v');
+        check(value_run, is_value_byte, b'\t');
+        check(value_run, is_value_byte, 0x80);
     }
 
     #[test]
@@ -246,8 +235,16 @@ mod tests {
 
     #[test]
     fn swar_is_exact() {
-        check(|s| swar::run(s, swar::bad_value, is_value), is_value, b'v');
-        check(|s| swar::run(s, swar::bad_value, is_value), is_value, b'\t');
+        check(
+            |s| swar::run(s, swar::bad_value, is_value_byte),
+            is_value_byte,
+            b'v',
+        );
+        check(
+            |s| swar::run(s, swar::bad_value, is_value_byte),
+            is_value_byte,
+            b'\t',
+        );
         check(
             |s| swar::run(s, swar::bad_name, is_name_fast),
             is_name_fast,

@@ -36,22 +36,35 @@ const fn letter_bits(w: u64) -> u64 {
     in_range(w | (0x20 * ONES), b'a', b'z') >> 2
 }
 
-/// Whether every byte of `w` is an ASCII letter, digit or `-` (the usual
-/// alphabet of header names).
+/// `0x80` in each byte of `w` that is an ASCII letter, digit or `-` (the
+/// usual alphabet of header names), `0` elsewhere (exact per byte).
 #[inline(always)]
-const fn word_is_name(w: u64) -> bool {
-    let ok = (letter_bits(w) << 2) | in_range(w, b'0', b'9') | in_range(w, b'-', b'-');
-    ok == HIGHS
+pub(super) const fn name_bits(w: u64) -> u64 {
+    (letter_bits(w) << 2) | in_range(w, b'0', b'9') | in_range(w, b'-', b'-')
 }
 
-/// Whether some byte of `w` is below 0x20 or is 0x7f (exact for the word as
-/// a whole; the borrows may blame the wrong byte, never the wrong word).
+/// Whether every byte of `w` is an ASCII letter, digit or `-`.
 #[inline(always)]
-const fn word_has_control(w: u64) -> bool {
+const fn word_is_name(w: u64) -> bool {
+    name_bits(w) == HIGHS
+}
+
+/// `0x80` in the lowest-order byte of `w` that is below 0x20 or is 0x7f, and
+/// maybe in higher-order ones (the borrows only run upwards); `0` when there
+/// is none. Exact for the word as a whole and for its first such byte in a
+/// little-endian load.
+#[inline(always)]
+pub(super) const fn control_bits(w: u64) -> u64 {
     let below = w.wrapping_sub(0x20 * ONES) & !w;
     let d = w ^ (0x7f * ONES);
     let del = d.wrapping_sub(ONES) & !d;
-    (below | del) & HIGHS != 0
+    (below | del) & HIGHS
+}
+
+/// Whether some byte of `w` is below 0x20 or is 0x7f.
+#[inline(always)]
+const fn word_has_control(w: u64) -> bool {
+    control_bits(w) != 0
 }
 
 /// Whether all of `s` satisfies `ok`, eight bytes at a time: `fast` clears a
