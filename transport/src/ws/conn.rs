@@ -654,6 +654,21 @@ impl<S: Stream, M: Masking> Conn<S, M> {
     /// close is answered and then returned; after our close, data is discarded until the
     /// peer's close.
     pub fn recv<'a>(&'a mut self, wait: bool) -> Result<Option<Message<'a>>, Error> {
+        // Evented with sticky readiness (tokio), the last read drained the socket and
+        // left no byte in the reader, nothing waits to be written, the connection is
+        // still reading: the answer is "nothing now" without touching the reader (with
+        // no byte buffered, `advance` finds no frame) or the socket (the skipped read
+        // below). The flag is consumed, so the call after the caller's wait reads.
+        if self.io.drained
+            && !wait
+            && self.io.sticky_readiness
+            && self.reader.buffered() == 0
+            && matches!(self.io.state, State::Open | State::CloseSent { .. })
+            && !self.io.wants_write()
+        {
+            self.io.drained = false;
+            return Ok(None);
+        }
         let mut read_deadline = Deadline::After(self.io.read_timeout);
         loop {
             match self.io.state {
