@@ -685,7 +685,15 @@ impl<S: Stream, M: Masking> Conn<S, M> {
             }
             // Advance first, borrow after: the message is borrowed for `'a` only on the
             // path that returns it, so the loop can go on reading into the reader.
-            match self.reader.advance() {
+            // With no byte buffered there is no frame to find (a frame in progress
+            // waits for more bytes), so the common case, the last read ended on a
+            // message boundary, goes straight to the read.
+            let advanced = if self.reader.buffered() == 0 {
+                Ok(false)
+            } else {
+                self.reader.advance()
+            };
+            match advanced {
                 Ok(true) => {
                     let deliver = match self.reader.message() {
                         Some(msg) => self.io.on_message(&msg)?,

@@ -371,3 +371,69 @@ fn after_a_draining_read_nothing_left_is_lost() {
     assert_eq!(c.recv(false).unwrap(), None);
     assert_eq!(decode(&c.io.stream.output), ["Close(None)"]);
 }
+
+/// Frames arriving in pieces of every size, each piece read by its own `recv(false)`
+/// calls (drained or not, sticky or not): every message comes out whole and in order
+/// (fragmented ones with empty fragments and a ping between fragments, a 16-bit
+/// length, an empty message), and the pong is sent. Reads that end inside a frame,
+/// on a frame boundary or on a message boundary all look the same to the caller.
+#[test]
+fn messages_survive_every_split_of_the_input() {
+    use tickwire_codec::ws::OpCode;
+    let input = client_frames(|w, out| {
+        let mut buf = vec![0u8; 1024];
+        let mut frame = |w: &mut FrameWriter<MaskRng>, op, fin, p: &[u8]| {
+            let n = w.encode_frame(op, fin, p, &mut buf).unwrap();
+            out.extend_from_slice(&buf[..n]);
+        };
+        frame(w, OpCode::Binary, true, b"one");
+        frame(w, OpCode::Text, false, b"fra");
+        frame(w, OpCode::Continuation, false, b"");
+        frame(w, OpCode::Ping, true, b"pp");
+        frame(w, OpCode::Continuation, true, b"gment");
+        frame(w, OpCode::Binary, true, &[7u8; 300]);
+        frame(w, OpCode::Binary, true, b"");
+        frame(w, OpCode::Binary, false, b"");
+        frame(w, OpCode::Continuation, true, b"");
+        frame(w, OpCode::Text, true, "héllo".as_bytes());
+        frame(w, OpCode::Close, true, &[0x03, 0xe8]);
+    });
+    // A control frame is delivered as it arrives, inside the fragmented text.
+    let want = [
+        "Binary([111, 110, 101])".to_string(),
+        "Ping([112, 112])".to_string(),
+        "Text(\"fragment\")".to_string(),
+        format!("Binary({:?})", [7u8; 300]),
+        "Binary([])".to_string(),
+        "Binary([])".to_string(),
+        "Text(\"héllo\")".to_string(),
+        "Close(Some(CloseFrame { code: CloseCode(1000), reason: \"\" }))".to_string(),
+    ];
+    for piece in 1..=input.len() {
+        for (drains, sticky) in [(true, true), (true, false), (false, false)] {
+            let mut c = server(Vec::new(), usize::MAX, 4096);
+            c.io.stream.drains = drains;
+            c.io.sticky_readiness = sticky;
+            let mut got = Vec::new();
+            for chunk in input.chunks(piece) {
+                c.io.stream.input.extend_from_slice(chunk);
+                // A caller with sticky readiness comes back after a `None` only
+                // when new bytes arrived; poll until two `None`s in a row.
+                let mut nones = 0;
+                while nones < 2 {
+                    match c.recv(false).unwrap() {
+                        Some(m) => {
+                            got.push(format!("{m:?}"));
+                            nones = 0;
+                        }
+                        None => nones += 1,
+                    }
+                }
+            }
+            assert_eq!(got, want, "piece {piece}, drains {drains}, sticky {sticky}");
+            assert!(c.is_closed());
+            let out = decode(&c.io.stream.output);
+            assert_eq!(out.first().map(String::as_str), Some("Pong([112, 112])"));
+        }
+    }
+}
