@@ -22,7 +22,7 @@
 //! (client and echo threads, runtimes included, callgrind) against 44.3k, 3.8x fewer
 //! (77 B JSON text: 12.1k against 44.8k); over plain TCP 4.7k against 34.8k. In time
 //! the round trip is dominated by the kernel's wake-ups, which both pay (about
-//! 1.1-1.2x faster on a shared 2-core machine). Our path wins on both counts and
+//! 1.05-1.1x faster on a shared, loaded 2-core machine). Our path wins on both counts and
 //! keeps one TLS implementation, so the choice stays.
 //!
 //! Waiting costs one system call per message more than the blocking path: a blocking
