@@ -18,25 +18,28 @@
 //! tokio-rustls is not used. Measured against it (perf suite "tokio loopback", TLS
 //! rows: tokio-tungstenite 0.30 over tokio-rustls 0.26 with the same rustls 0.23
 //! configs, ring, TLS 1.3, each side on a `current_thread` runtime, echo on the other
-//! core): per round trip of a 40 B binary message, 12.6k user-space instructions
-//! (client and echo threads, runtimes included, callgrind) against 44.3k, 3.5x fewer
-//! (77 B JSON text: 13.0k against 44.8k); over plain TCP 5.6k against 34.8k. In time
+//! core): per round trip of a 40 B binary message, 11.7k user-space instructions
+//! (client and echo threads, runtimes included, callgrind) against 44.3k, 3.8x fewer
+//! (77 B JSON text: 12.1k against 44.8k); over plain TCP 4.7k against 34.8k. In time
 //! the round trip is dominated by the kernel's wake-ups, which both pay (about
-//! 1.1-1.2x faster on a shared 2-core machine). Our path wins on both counts and
+//! 1.05-1.1x faster on a shared, loaded 2-core machine). Our path wins on both counts and
 //! keeps one TLS implementation, so the choice stays.
 //!
 //! Waiting costs one system call per message more than the blocking path: a blocking
 //! connection sleeps in its socket's read (send, recv per hop), an async one in the
 //! reactor's `epoll_wait` and then reads (send, `epoll_wait`, recv), as tokio's own
 //! sockets do (after a short read the next read waits for readiness first, so no
-//! read ends in `WouldBlock`). The waits go through `poll_read_ready` /
-//! `poll_write_ready` (the waker kept in the registration's slot), and a send returns
-//! without a second flush when the evented call wrote everything. Against the same
-//! echo server the tokio client costs about 1.8k instructions per round trip more
-//! than the blocking one (5.6k against 3.8k for 40 B over plain TCP, both threads
-//! counted): tokio's park, reactor dispatch, readiness and wake-up about 0.95k, the
-//! non-blocking try before each wait (it returns at once) about 0.2k, our futures'
-//! state machines about 0.2k, and the rest the benchmark's own async loop.
+//! read ends in `WouldBlock`). A `recv` without a deadline is one poll function: it
+//! answers "nothing now" at once after a read that drained the socket, polls
+//! `poll_read_ready` (the waker kept in the registration's slot), and after the
+//! wake-up takes and clears the readiness before reading; a send returns without a
+//! second flush when the evented call wrote everything. Against the same echo server
+//! the tokio client costs about 1.5k instructions per round trip more than the
+//! blocking one (4.7k against 3.2k for 40 B over plain TCP, both threads counted;
+//! the client threads alone 2.4k against 0.93k): tokio's park, timer and I/O driver,
+//! reactor dispatch, wake-up and scheduler loop (with its busy-time clock reads)
+//! about 1.0k, the two readiness polls per message 0.18k, our futures about 0.15k,
+//! and the rest the benchmark's own async loop.
 
 pub mod rest;
 pub mod ws;

@@ -654,6 +654,21 @@ impl<S: Stream, M: Masking> Conn<S, M> {
     /// close is answered and then returned; after our close, data is discarded until the
     /// peer's close.
     pub fn recv<'a>(&'a mut self, wait: bool) -> Result<Option<Message<'a>>, Error> {
+        // Evented with sticky readiness (tokio), the last read drained the socket and
+        // left no byte in the reader, nothing waits to be written, the connection is
+        // still reading: the answer is "nothing now" without touching the reader (with
+        // no byte buffered, `advance` finds no frame) or the socket (the skipped read
+        // below). The flag is consumed, so the call after the caller's wait reads.
+        if self.io.drained
+            && !wait
+            && self.io.sticky_readiness
+            && self.reader.buffered() == 0
+            && matches!(self.io.state, State::Open | State::CloseSent { .. })
+            && !self.io.wants_write()
+        {
+            self.io.drained = false;
+            return Ok(None);
+        }
         let mut read_deadline = Deadline::After(self.io.read_timeout);
         loop {
             match self.io.state {
@@ -670,7 +685,15 @@ impl<S: Stream, M: Masking> Conn<S, M> {
             }
             // Advance first, borrow after: the message is borrowed for `'a` only on the
             // path that returns it, so the loop can go on reading into the reader.
-            match self.reader.advance() {
+            // With no byte buffered there is no frame to find (a frame in progress
+            // waits for more bytes), so the common case, the last read ended on a
+            // message boundary, goes straight to the read.
+            let advanced = if self.reader.buffered() == 0 {
+                Ok(false)
+            } else {
+                self.reader.advance()
+            };
+            match advanced {
                 Ok(true) => {
                     let deliver = match self.reader.message() {
                         Some(msg) => self.io.on_message(&msg)?,

@@ -304,3 +304,136 @@ fn short_read_skips_the_would_block_read_only_with_sticky_readiness() {
         assert_eq!(got.as_deref(), Some("Binary([116, 119, 111])"));
     }
 }
+
+/// A server connection whose reads are trusted to drain (sticky readiness, as under
+/// tokio), reading `input` and writing at most `budget` bytes.
+fn sticky_server(input: Vec<u8>, budget: usize) -> Conn<Mock, NoMask> {
+    let mut c = server(input, budget, 4096);
+    c.io.stream.drains = true;
+    c.io.sticky_readiness = true;
+    c
+}
+
+/// The "nothing now" answer after a draining read (no read, no reader step) is given
+/// only when nothing is left to do: buffered frames are still delivered, a partial
+/// frame still waits for its bytes, pending output is still written, and a failed
+/// connection still says so.
+#[test]
+fn after_a_draining_read_nothing_left_is_lost() {
+    // Two whole frames and the first 3 bytes of a third, in one read.
+    let mut input = binary_frame(b"one");
+    input.extend(binary_frame(b"two"));
+    let third = binary_frame(b"three");
+    input.extend_from_slice(&third[..3]);
+    let mut c = sticky_server(input, usize::MAX);
+    assert_eq!(c.recv(false).unwrap(), Some(Message::Binary(b"one")));
+    assert_eq!(c.recv(false).unwrap(), Some(Message::Binary(b"two")));
+    assert_eq!(c.io.stream.reads, 1);
+    // The partial frame: no read (the socket is drained), nothing delivered.
+    assert_eq!(c.recv(false).unwrap(), None);
+    assert_eq!(c.io.stream.reads, 1);
+    c.io.stream.input.extend_from_slice(&third[3..]);
+    assert_eq!(c.recv(false).unwrap(), Some(Message::Binary(b"three")));
+    assert_eq!(c.io.stream.reads, 2);
+    // Drained and empty: "nothing now" without a read, then the next call reads.
+    assert_eq!(c.recv(false).unwrap(), None);
+    assert_eq!(c.io.stream.reads, 2);
+    assert_eq!(c.recv(false).unwrap(), None);
+    assert_eq!(c.io.stream.reads, 3);
+
+    // A pong the socket could not take is written by the next call, though it reads
+    // nothing.
+    let input = client_frames(|w, out| encode_ping(w, out, b"p"));
+    let mut c = sticky_server(input, 0);
+    assert_eq!(c.recv(false).unwrap(), Some(Message::Ping(b"p")));
+    assert!(c.io.wants_write());
+    c.io.stream.budget = usize::MAX;
+    assert_eq!(c.recv(false).unwrap(), None);
+    assert_eq!(c.io.stream.reads, 1);
+    assert!(!c.io.wants_write());
+    assert_eq!(decode(&c.io.stream.output), ["Pong([112])"]);
+
+    // A protocol error in a draining read: every later call reports the failure.
+    let mut c = sticky_server(vec![0x81, 0x81, 0, 0, 0, 0, 0xC0], usize::MAX);
+    assert!(matches!(c.recv(false), Err(Error::Protocol(_))));
+    assert!(matches!(c.recv(false), Err(Error::AlreadyClosed)));
+    assert!(matches!(c.recv(false), Err(Error::AlreadyClosed)));
+
+    // The peer's close: answered, delivered, then `None` for good.
+    let input = client_frames(|w, out| {
+        let mut buf = [0u8; 64];
+        let n = w.encode_close(None, "", &mut buf).unwrap();
+        out.extend_from_slice(&buf[..n]);
+    });
+    let mut c = sticky_server(input, usize::MAX);
+    assert_eq!(c.recv(false).unwrap(), Some(Message::Close(None)));
+    assert!(c.is_closed());
+    assert_eq!(c.recv(false).unwrap(), None);
+    assert_eq!(decode(&c.io.stream.output), ["Close(None)"]);
+}
+
+/// Frames arriving in pieces of every size, each piece read by its own `recv(false)`
+/// calls (drained or not, sticky or not): every message comes out whole and in order
+/// (fragmented ones with empty fragments and a ping between fragments, a 16-bit
+/// length, an empty message), and the pong is sent. Reads that end inside a frame,
+/// on a frame boundary or on a message boundary all look the same to the caller.
+#[test]
+fn messages_survive_every_split_of_the_input() {
+    use tickwire_codec::ws::OpCode;
+    let input = client_frames(|w, out| {
+        let mut buf = vec![0u8; 1024];
+        let mut frame = |w: &mut FrameWriter<MaskRng>, op, fin, p: &[u8]| {
+            let n = w.encode_frame(op, fin, p, &mut buf).unwrap();
+            out.extend_from_slice(&buf[..n]);
+        };
+        frame(w, OpCode::Binary, true, b"one");
+        frame(w, OpCode::Text, false, b"fra");
+        frame(w, OpCode::Continuation, false, b"");
+        frame(w, OpCode::Ping, true, b"pp");
+        frame(w, OpCode::Continuation, true, b"gment");
+        frame(w, OpCode::Binary, true, &[7u8; 300]);
+        frame(w, OpCode::Binary, true, b"");
+        frame(w, OpCode::Binary, false, b"");
+        frame(w, OpCode::Continuation, true, b"");
+        frame(w, OpCode::Text, true, "héllo".as_bytes());
+        frame(w, OpCode::Close, true, &[0x03, 0xe8]);
+    });
+    // A control frame is delivered as it arrives, inside the fragmented text.
+    let want = [
+        "Binary([111, 110, 101])".to_string(),
+        "Ping([112, 112])".to_string(),
+        "Text(\"fragment\")".to_string(),
+        format!("Binary({:?})", [7u8; 300]),
+        "Binary([])".to_string(),
+        "Binary([])".to_string(),
+        "Text(\"héllo\")".to_string(),
+        "Close(Some(CloseFrame { code: CloseCode(1000), reason: \"\" }))".to_string(),
+    ];
+    for piece in 1..=input.len() {
+        for (drains, sticky) in [(true, true), (true, false), (false, false)] {
+            let mut c = server(Vec::new(), usize::MAX, 4096);
+            c.io.stream.drains = drains;
+            c.io.sticky_readiness = sticky;
+            let mut got = Vec::new();
+            for chunk in input.chunks(piece) {
+                c.io.stream.input.extend_from_slice(chunk);
+                // A caller with sticky readiness comes back after a `None` only
+                // when new bytes arrived; poll until two `None`s in a row.
+                let mut nones = 0;
+                while nones < 2 {
+                    match c.recv(false).unwrap() {
+                        Some(m) => {
+                            got.push(format!("{m:?}"));
+                            nones = 0;
+                        }
+                        None => nones += 1,
+                    }
+                }
+            }
+            assert_eq!(got, want, "piece {piece}, drains {drains}, sticky {sticky}");
+            assert!(c.is_closed());
+            let out = decode(&c.io.stream.output);
+            assert_eq!(out.first().map(String::as_str), Some("Pong([112, 112])"));
+        }
+    }
+}

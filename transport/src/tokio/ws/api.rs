@@ -41,6 +41,16 @@ impl Lazy {
     }
 }
 
+/// Where a `recv` poll stopped.
+pub(crate) enum RecvStep {
+    /// A message is ready in the reader.
+    Message,
+    /// The close handshake is complete.
+    Closed,
+    /// The wait needs a deadline: wait under it, then poll again.
+    Deadline,
+}
+
 /// The earlier of two optional deadlines.
 pub(crate) fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
     match (a, b) {
@@ -73,18 +83,22 @@ macro_rules! async_api {
             pub async fn recv(
                 &mut self,
             ) -> Result<Option<$crate::ws::Message<'_>>, $crate::ws::Error> {
+                use $crate::tokio::ws::api::RecvStep;
                 self.established().await?;
                 let mut read = $crate::tokio::ws::api::Lazy::After(self.timeouts.read);
+                let mut waiting = false;
                 loop {
-                    // Decide first, borrow after: the message is fetched again from the
-                    // reader (it stays current until the next call) so the loop can go
-                    // on using `self`.
-                    if self.ws.try_recv()?.is_some() {
-                        break;
-                    }
-                    if self.ws.is_closed() {
-                        self.finish_close().await;
-                        return Ok(None);
+                    // Without a deadline everything happens in this one poll function
+                    // (no timer, no nested future); with one it says so and the wait
+                    // below runs under the deadline.
+                    let step = std::future::poll_fn(|cx| self.poll_recv(&mut waiting, cx));
+                    match step.await? {
+                        RecvStep::Message => break,
+                        RecvStep::Closed => {
+                            self.finish_close().await;
+                            return Ok(None);
+                        }
+                        RecvStep::Deadline => {}
                     }
                     let read_at = read.get();
                     let deadline = $crate::tokio::ws::api::earliest(read_at, self.ws.timeout_at());
@@ -96,7 +110,41 @@ macro_rules! async_api {
                         }
                     }
                 }
+                // Decide first, borrow after: the message is fetched again from the
+                // reader (it stays current until the next call).
                 Ok(self.ws.conn.reader.message())
+            }
+
+            /// `recv` up to a message, the end of the close handshake or a wait that
+            /// needs a deadline (read timeout, or our close awaiting the peer's),
+            /// waiting for readiness in between. After `Pending`, `waiting` says the
+            /// next poll takes the readiness first (clearing it) and then retries.
+            fn poll_recv(
+                &mut self,
+                waiting: &mut bool,
+                cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<Result<$crate::tokio::ws::api::RecvStep, $crate::ws::Error>> {
+                use std::task::Poll;
+                use $crate::tokio::ws::api::RecvStep;
+                loop {
+                    if *waiting {
+                        match self.ready.poll_wait(self.ws.wants_write(), cx) {
+                            Poll::Ready(r) => r?,
+                            Poll::Pending => return Poll::Pending,
+                        }
+                        *waiting = false;
+                    }
+                    if self.ws.try_recv()?.is_some() {
+                        return Poll::Ready(Ok(RecvStep::Message));
+                    }
+                    if self.ws.is_closed() {
+                        return Poll::Ready(Ok(RecvStep::Closed));
+                    }
+                    if self.timeouts.read.is_some() || self.ws.timeout_at().is_some() {
+                        return Poll::Ready(Ok(RecvStep::Deadline));
+                    }
+                    *waiting = true;
+                }
             }
 
             /// After the close handshake: write what is still buffered (the echo of the

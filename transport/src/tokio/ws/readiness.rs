@@ -75,6 +75,19 @@ impl Readiness {
         }
     }
 
+    /// Poll for readability (and writability, with `write`); `Ready` (what was seen
+    /// is cleared) means: retry the operation.
+    #[inline]
+    pub fn poll_wait(&self, write: bool, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        if let Poll::Ready(r) = self.poll_read(cx) {
+            return Poll::Ready(r);
+        }
+        if write {
+            return self.poll_write(cx);
+        }
+        Poll::Pending
+    }
+
     /// Poll for readiness in `interest`; `Ready` (what was seen is cleared) means:
     /// retry the operation.
     fn poll_interest(&self, interest: Interest, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
