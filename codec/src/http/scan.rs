@@ -106,6 +106,15 @@ pub(crate) fn field_value(v: &[u8], ok: impl Fn(u8) -> bool + Copy) -> bool {
 /// Whether every byte of `s` satisfies `ok` (a `tchar`).
 #[inline]
 pub(crate) fn token(s: &[u8], ok: impl Fn(u8) -> bool + Copy) -> bool {
+    #[cfg(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "sse2",
+        not(miri)
+    ))]
+    if s.len() >= 8 {
+        // SAFETY: SSE2 is enabled for the whole target (cfg above).
+        return unsafe { sse2::is_name(s) } || s.iter().all(|&c| ok(c));
+    }
     all_by_words(s, word_is_name, ok)
 }
 
@@ -148,13 +157,48 @@ mod sse2 {
     #[cfg(target_arch = "x86")]
     use core::arch::x86::{
         __m128i, _mm_andnot_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8,
-        _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+        _mm_movemask_epi8, _mm_or_si128, _mm_set_epi64x, _mm_set1_epi8, _mm_sub_epi8,
     };
     #[cfg(target_arch = "x86_64")]
     use core::arch::x86_64::{
         __m128i, _mm_andnot_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8,
-        _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+        _mm_movemask_epi8, _mm_or_si128, _mm_set_epi64x, _mm_set1_epi8, _mm_sub_epi8,
     };
+
+    /// Whether every byte of `s` (8 bytes or more) is an ASCII letter, digit
+    /// or `-`, 16 bytes at a time: two overlapping words for fewer than 16,
+    /// else blocks, the last overlapping the one before.
+    #[target_feature(enable = "sse2")]
+    #[inline]
+    pub(super) fn is_name(s: &[u8]) -> bool {
+        let n = s.len();
+        debug_assert!(n >= 8);
+        let out = |x: __m128i| {
+            // Folding to lower case maps exactly the letters into a..=z;
+            // unsigned `a <= b` is `min(a, b) == a`.
+            let le = |a: __m128i, b: i8| _mm_cmpeq_epi8(_mm_min_epu8(a, _mm_set1_epi8(b)), a);
+            let lower = _mm_or_si128(x, _mm_set1_epi8(0x20));
+            let letter = le(_mm_sub_epi8(lower, _mm_set1_epi8(b'a' as i8)), 25);
+            let digit = le(_mm_sub_epi8(x, _mm_set1_epi8(b'0' as i8)), 9);
+            let dash = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'-' as i8));
+            _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(letter, digit), dash)) != 0xffff
+        };
+        if n < 16 {
+            let x = _mm_set_epi64x(super::word(s, n - 8) as i64, super::word(s, 0) as i64);
+            return !out(x);
+        }
+        let p = s.as_ptr();
+        // SAFETY: callers pass at + 16 <= n, so the 16 bytes are inside `s`.
+        let block = |at: usize| unsafe { _mm_loadu_si128(p.add(at).cast::<__m128i>()) };
+        let mut i = 0;
+        while i + 16 < n {
+            if out(block(i)) {
+                return false;
+            }
+            i += 16;
+        }
+        !out(block(n - 16))
+    }
 
     /// The field-value check, 16 bytes at a time, exact per byte; `v` has
     /// at least 16 bytes and ends on a block that overlaps the one before.
@@ -250,6 +294,25 @@ mod tests {
         assert!(token(b"X-MBX-APIKEY", is_tchar));
         assert!(token(b"x_weird!name~", is_tchar));
         assert!(!token(b"Content-Type:", is_tchar));
+    }
+
+    /// The SSE2 name test alone (no byte-wise second look) is exact for
+    /// letters, digits and `-` at every length from 8.
+    #[cfg(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "sse2",
+        not(miri)
+    ))]
+    #[test]
+    fn sse2_name_alphabet_is_exact() {
+        let name = |c: u8| c.is_ascii_alphanumeric() || c == b'-';
+        probes(|v| {
+            if v.len() >= 8 {
+                // SAFETY: SSE2 is enabled for the whole target (cfg above).
+                let got = unsafe { sse2::is_name(v) };
+                assert_eq!(got, v.iter().all(|&c| name(c)), "{v:x?}");
+            }
+        });
     }
 
     #[test]
