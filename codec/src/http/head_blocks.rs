@@ -45,11 +45,16 @@ pub(super) trait Blocks: Copy {
 /// (`head_len` left 0) and where the headers start.
 #[inline(always)]
 pub(super) fn status_line<B: Blocks>(b: B, data: &[u8]) -> Option<(StatusLine, usize)> {
-    let version = match data.get(..9)? {
-        b"HTTP/1.1 " => 1,
-        b"HTTP/1.0 " => 0,
+    // `HTTP/1.` and the minor digit as one word, then the space.
+    let word = u64::from_le_bytes(*data.first_chunk::<8>()?);
+    let version = match word {
+        w if w == u64::from_le_bytes(*b"HTTP/1.1") => 1,
+        w if w == u64::from_le_bytes(*b"HTTP/1.0") => 0,
         _ => return None,
     };
+    if data.get(8) != Some(&b' ') {
+        return None;
+    }
     let &[d0, d1, d2, b' '] = data.get(9..13)? else {
         return None;
     };
@@ -184,9 +189,9 @@ mod x86 {
             if data.len() < 16 || at > data.len() - 16 {
                 return None;
             }
-            let block = &data[at..at + 16];
-            // SAFETY: `block` holds 16 bytes; the load is unaligned.
-            Some(unsafe { _mm_loadu_si128(block.as_ptr().cast()) })
+            // SAFETY: `at <= len - 16` (checked above), so the 16 bytes from
+            // `at` are inside `data`; the load is unaligned.
+            Some(unsafe { _mm_loadu_si128(data.as_ptr().add(at).cast()) })
         }
         #[inline(always)]
         fn not_name(self, x: __m128i) -> u32 {
@@ -227,10 +232,10 @@ mod x86 {
             if data.len() < 32 || at > data.len() - 32 {
                 return None;
             }
-            let block = &data[at..at + 32];
-            // SAFETY: `block` holds 32 bytes; the load is unaligned; `self`
-            // exists only on a CPU with AVX2.
-            Some(unsafe { _mm256_loadu_si256(block.as_ptr().cast()) })
+            // SAFETY: `at <= len - 32` (checked above), so the 32 bytes from
+            // `at` are inside `data`; the load is unaligned; `self` exists
+            // only on a CPU with AVX2.
+            Some(unsafe { _mm256_loadu_si256(data.as_ptr().add(at).cast()) })
         }
         #[inline(always)]
         fn not_name(self, x: __m256i) -> u32 {
