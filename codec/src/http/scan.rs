@@ -118,6 +118,23 @@ pub(crate) fn token(s: &[u8], ok: impl Fn(u8) -> bool + Copy) -> bool {
     all_by_words(s, word_is_name, ok)
 }
 
+/// Whether every byte of `p` may be sent in a request target (visible
+/// ASCII other than `#`), and whether one of them is `?` (a query).
+#[inline]
+pub(crate) fn path(p: &[u8]) -> (bool, bool) {
+    #[cfg(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "sse2",
+        not(miri)
+    ))]
+    if p.len() >= 8 {
+        // SAFETY: SSE2 is enabled for the whole target (cfg above).
+        return unsafe { sse2::path(p) };
+    }
+    let ok = p.iter().all(|&c| c > b' ' && c < 0x7f && c != b'#');
+    (ok, p.contains(&b'?'))
+}
+
 /// Whether words `x` and `y` are equal ignoring ASCII case: bytes equal, or
 /// differing in bit 5 only where `y` holds a letter (then `x` holds the
 /// same letter in the other case). When `y` is a constant, so is its letter
@@ -156,12 +173,12 @@ pub(crate) fn eq_ignore_case(a: &[u8], b: &[u8]) -> bool {
 mod sse2 {
     #[cfg(target_arch = "x86")]
     use core::arch::x86::{
-        __m128i, _mm_andnot_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8,
+        __m128i, _mm_andnot_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_min_epu8,
         _mm_movemask_epi8, _mm_or_si128, _mm_set_epi64x, _mm_set1_epi8, _mm_sub_epi8,
     };
     #[cfg(target_arch = "x86_64")]
     use core::arch::x86_64::{
-        __m128i, _mm_andnot_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8,
+        __m128i, _mm_andnot_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_min_epu8,
         _mm_movemask_epi8, _mm_or_si128, _mm_set_epi64x, _mm_set1_epi8, _mm_sub_epi8,
     };
 
@@ -198,6 +215,45 @@ mod sse2 {
             i += 16;
         }
         !out(block(n - 16))
+    }
+
+    /// [`path`](super::path) for 8 bytes or more: two overlapping words
+    /// for fewer than 16, else blocks, the last overlapping the one before.
+    #[target_feature(enable = "sse2")]
+    #[inline]
+    pub(super) fn path(p: &[u8]) -> (bool, bool) {
+        let n = p.len();
+        debug_assert!(n >= 8);
+        // Bytes out of the target alphabet, and `?`.
+        let classes = |x: __m128i| {
+            let eq = |b: u8| _mm_cmpeq_epi8(x, _mm_set1_epi8(b as i8));
+            // Unsigned `x <= 0x20` is `min(x, 0x20) == x`, `x >= 0x7f` is
+            // `max(x, 0x7f) == x`.
+            let low = _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x20)), x);
+            let high = _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(0x7f)), x);
+            let bad = _mm_or_si128(_mm_or_si128(low, high), eq(b'#'));
+            (_mm_movemask_epi8(bad), _mm_movemask_epi8(eq(b'?')))
+        };
+        if n < 16 {
+            let x = _mm_set_epi64x(super::word(p, n - 8) as i64, super::word(p, 0) as i64);
+            let (bad, query) = classes(x);
+            return (bad == 0, query != 0);
+        }
+        let ptr = p.as_ptr();
+        // SAFETY: callers pass at + 16 <= n, so the 16 bytes are inside `p`.
+        let block = |at: usize| unsafe { _mm_loadu_si128(ptr.add(at).cast::<__m128i>()) };
+        let mut query = 0;
+        let mut i = 0;
+        while i + 16 < n {
+            let (bad, q) = classes(block(i));
+            if bad != 0 {
+                return (false, false);
+            }
+            query |= q;
+            i += 16;
+        }
+        let (bad, q) = classes(block(n - 16));
+        (bad == 0, (query | q) != 0)
     }
 
     /// The field-value check, 16 bytes at a time, exact per byte; `v` has
@@ -286,6 +342,25 @@ mod tests {
                 "{v:x?}"
             );
         });
+    }
+
+    #[test]
+    fn path_matches_bytewise() {
+        let ok = |c: u8| c > b' ' && c < 0x7f && c != b'#';
+        probes(|v| {
+            let (valid, query) = path(v);
+            assert_eq!(valid, v.iter().all(|&c| ok(c)), "{v:x?}");
+            if valid {
+                assert_eq!(query, v.contains(&b'?'), "{v:x?}");
+            }
+        });
+        for len in 1..=40 {
+            for at in 0..len {
+                let mut v = [b'/'; 40];
+                v[at] = b'?';
+                assert_eq!(path(&v[..len]), (true, true), "{len} {at}");
+            }
+        }
     }
 
     #[test]
