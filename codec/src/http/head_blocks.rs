@@ -22,6 +22,8 @@ use super::response_head::StatusLine;
 pub(super) trait Blocks: Copy {
     /// Block width in bytes (16 or 32).
     const WIDTH: usize;
+    /// A bit for each byte of a block.
+    const MASK: u32;
     type V: Copy;
     /// The block at `at`, if `data` holds `WIDTH` bytes from there.
     fn load(self, data: &[u8], at: usize) -> Option<Self::V>;
@@ -43,11 +45,16 @@ pub(super) trait Blocks: Copy {
 /// (`head_len` left 0) and where the headers start.
 #[inline(always)]
 pub(super) fn status_line<B: Blocks>(b: B, data: &[u8]) -> Option<(StatusLine, usize)> {
-    let version = match data.get(..9)? {
-        b"HTTP/1.1 " => 1,
-        b"HTTP/1.0 " => 0,
+    // `HTTP/1.` and the minor digit as one word, then the space.
+    let word = u64::from_le_bytes(*data.first_chunk::<8>()?);
+    let version = match word {
+        w if w == u64::from_le_bytes(*b"HTTP/1.1") => 1,
+        w if w == u64::from_le_bytes(*b"HTTP/1.0") => 0,
         _ => return None,
     };
+    if data.get(8) != Some(&b' ') {
+        return None;
+    }
     let &[d0, d1, d2, b' '] = data.get(9..13)? else {
         return None;
     };
@@ -85,47 +92,63 @@ pub(super) fn status_line<B: Blocks>(b: B, data: &[u8]) -> Option<(StatusLine, u
 
 /// The header line at `i` in its usual form: its spans and where the next
 /// line starts.
+///
+/// The block that holds the colon also yields the OWS after it, the value's
+/// end when the line ends in that block, and whether the byte before the
+/// line end is OWS: a line of up to a block costs one load.
 #[inline(always)]
 pub(super) fn header_line<B: Blocks>(b: B, data: &[u8], i: usize) -> Option<(HeaderSpan, usize)> {
     // Name: whole blocks of the alphabet, then one whose first byte out of
-    // it (the lowest bit of `out`) is the colon.
+    // it (at `k`) must be the colon.
     let mut c = i;
-    let colon = loop {
+    let (v, k) = loop {
         let v = b.load(data, c)?;
         let out = b.not_name(v);
         if out != 0 {
-            break out & out.wrapping_neg() & b.colon(v);
+            break (v, out.trailing_zeros());
         }
         c += B::WIDTH;
     };
-    c += colon.trailing_zeros() as usize;
-    if colon == 0 || c == i {
+    if (b.colon(v) >> k) & 1 == 0 || c + k as usize == i {
         return None;
     }
-    // OWS and the value's end, from the block after the colon (OWS bytes
-    // are value bytes: the first byte out of the value ends it).
-    let mut at = c + 1;
-    let v = b.load(data, at)?;
-    let skip = (!b.ows(v)).trailing_zeros() as usize;
-    if skip >= B::WIDTH {
+    // The bytes of this block after the colon (none if it is the last one).
+    let after = ((u64::from(u32::MAX) << (k + 1)) & u64::from(u32::MAX)) as u32;
+    let ows = b.ows(v);
+    // OWS runs to the end of the block: rare, left to the byte-wise parse.
+    let lead = !ows & after & B::MASK;
+    if lead == 0 {
         return None;
     }
-    let value0 = at + skip;
-    let mut bad = b.not_value(v);
-    while bad == 0 {
-        at += B::WIDTH;
-        bad = b.not_value(b.load(data, at)?);
-    }
-    let e = at + bad.trailing_zeros() as usize;
+    let value0 = c + lead.trailing_zeros() as usize;
+    // The value's end: the first byte out of the value alphabet after the
+    // colon (OWS bytes are value bytes, so it is at value0 or later).
+    let bad = b.not_value(v) & after;
+    let (e, ows_before) = if bad != 0 {
+        let at = bad.trailing_zeros();
+        // The byte before it is in this block (the colon at the earliest).
+        (c + at as usize, (ows >> (at - 1)) & 1 != 0)
+    } else {
+        let mut at = c + B::WIDTH;
+        let mut bad = b.not_value(b.load(data, at)?);
+        while bad == 0 {
+            at += B::WIDTH;
+            bad = b.not_value(b.load(data, at)?);
+        }
+        let e = at + bad.trailing_zeros() as usize;
+        (e, matches!(data[e - 1], b' ' | b'\t'))
+    };
     // As in `load`: a bound without an overflow check.
     if data.len() < 2 || e > data.len() - 2 || data[e..e + 2] != *b"\r\n" {
         return None;
     }
     let mut end = e;
-    while end > value0 && matches!(data[end - 1], b' ' | b'\t') {
-        end -= 1;
+    if ows_before {
+        while end > value0 && matches!(data[end - 1], b' ' | b'\t') {
+            end -= 1;
+        }
     }
-    Some((HeaderSpan::new((i, c), (value0, end)), e + 2))
+    Some((HeaderSpan::new((i, c + k as usize), (value0, end)), e + 2))
 }
 
 pub(super) use x86::{Avx2, Sse2};
@@ -156,6 +179,7 @@ mod x86 {
 
     impl Blocks for Sse2 {
         const WIDTH: usize = 16;
+        const MASK: u32 = 0xffff;
         type V = __m128i;
 
         #[inline(always)]
@@ -165,9 +189,9 @@ mod x86 {
             if data.len() < 16 || at > data.len() - 16 {
                 return None;
             }
-            let block = &data[at..at + 16];
-            // SAFETY: `block` holds 16 bytes; the load is unaligned.
-            Some(unsafe { _mm_loadu_si128(block.as_ptr().cast()) })
+            // SAFETY: `at <= len - 16` (checked above), so the 16 bytes from
+            // `at` are inside `data`; the load is unaligned.
+            Some(unsafe { _mm_loadu_si128(data.as_ptr().add(at).cast()) })
         }
         #[inline(always)]
         fn not_name(self, x: __m128i) -> u32 {
@@ -198,6 +222,7 @@ mod x86 {
 
     impl Blocks for Avx2 {
         const WIDTH: usize = 32;
+        const MASK: u32 = u32::MAX;
         type V = __m256i;
 
         #[inline(always)]
@@ -207,10 +232,10 @@ mod x86 {
             if data.len() < 32 || at > data.len() - 32 {
                 return None;
             }
-            let block = &data[at..at + 32];
-            // SAFETY: `block` holds 32 bytes; the load is unaligned; `self`
-            // exists only on a CPU with AVX2.
-            Some(unsafe { _mm256_loadu_si256(block.as_ptr().cast()) })
+            // SAFETY: `at <= len - 32` (checked above), so the 32 bytes from
+            // `at` are inside `data`; the load is unaligned; `self` exists
+            // only on a CPU with AVX2.
+            Some(unsafe { _mm256_loadu_si256(data.as_ptr().add(at).cast()) })
         }
         #[inline(always)]
         fn not_name(self, x: __m256i) -> u32 {
@@ -395,6 +420,69 @@ mod tests {
                     assert_eq!(Sse2.not_name(v), want(is_name_fast(c)), "{c:#x} at {pos}");
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod line_tests {
+    use super::{Avx2, Blocks, Sse2, header_line};
+    use crate::http::head::HeaderSpan;
+    use crate::http::response_head::parse_with;
+    use std::vec::Vec;
+
+    /// The byte-wise parse of the header line at `i` (after a status line).
+    fn bytewise(data: &[u8]) -> Option<HeaderSpan> {
+        let mut spans = heapless::Vec::<HeaderSpan, 4>::new();
+        match parse_with(data, &mut spans, |_| None, |_, _| None) {
+            Ok(Some(_)) => spans.first().copied(),
+            _ => None,
+        }
+    }
+
+    /// Whatever a block path accepts, the byte-wise parse accepts with the
+    /// same spans and line end: names, OWS, values and trailing OWS of every
+    /// length around the block widths, at every offset of the line.
+    fn check<B: Blocks>(b: B) {
+        const STATUS: &[u8] = b"HTTP/1.1 200 OK\r\n";
+        let mut taken = 0;
+        for pad in 0..2 {
+            for name_len in [1, 2, 7, 15, 16, 17, 30, 31, 32, 33] {
+                for lead in [&b""[..], b" ", b"\t", b"  \t "] {
+                    for value_len in [0, 1, 5, 14, 15, 16, 17, 31, 32, 33, 45, 64] {
+                        for trail in [&b""[..], b" ", b"\t ", b"x "] {
+                            let mut line = Vec::new();
+                            line.extend(core::iter::repeat_n(b'a' + pad, name_len));
+                            line.push(b':');
+                            line.extend_from_slice(lead);
+                            line.extend(core::iter::repeat_n(b'v', value_len));
+                            line.extend_from_slice(trail);
+                            line.extend_from_slice(b"\r\n");
+                            for tail in [0usize, 2, 40] {
+                                let mut data = STATUS.to_vec();
+                                data.extend_from_slice(&line);
+                                data.extend_from_slice(b"\r\n");
+                                data.extend(core::iter::repeat_n(b'z', tail));
+                                let want = bytewise(&data);
+                                if let Some((span, next)) = header_line(b, &data, STATUS.len()) {
+                                    taken += 1;
+                                    assert_eq!(Some(span), want, "{:?}", line);
+                                    assert_eq!(next, STATUS.len() + line.len());
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(taken > 1000, "the block path took only {taken} lines");
+    }
+
+    #[test]
+    fn block_lines_match_bytewise() {
+        check(Sse2);
+        if let Some(b) = Avx2::detect() {
+            check(b);
         }
     }
 }

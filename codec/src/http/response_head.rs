@@ -147,46 +147,58 @@ pub(super) fn parse_with<const N: usize>(
             line.head_len = line_end!(data, i, E::NewLine);
             return Ok(Some(line));
         }
-        let name0 = i;
-        // Name: the usual alphabet at speed, other tchars byte by byte.
-        i += name_run(&data[i..]);
-        loop {
-            let b = byte!(data, i);
-            if b == b':' && i > name0 {
-                break;
-            }
-            if !is_tchar(b) {
-                return Err(E::HeaderName);
-            }
-            i += 1 + name_run(&data[i + 1..]);
-        }
-        let name1 = i;
-        i += 1;
-        // OWS before the value.
-        let mut b = byte!(data, i);
-        while b == b' ' || b == b'\t' {
-            i += 1;
-            b = byte!(data, i);
-        }
-        let value0 = i;
-        i += value_run(&data[i..]);
-        let b = byte!(data, i);
-        if b != b'\r' && b != b'\n' {
-            return Err(E::HeaderValue);
-        }
-        let mut value1 = i;
-        i = line_end!(data, i, E::HeaderValue);
-        while value1 > value0 && matches!(data[value1 - 1], b' ' | b'\t') {
-            value1 -= 1;
-        }
-        spans
-            .push(HeaderSpan::new((name0, name1), (value0, value1)))
-            .map_err(|_| E::TooManyHeaders)?;
+        let (span, next) = match header_line(data, i)? {
+            Some(found) => found,
+            None => return Ok(None),
+        };
+        spans.push(span).map_err(|_| E::TooManyHeaders)?;
+        i = next;
     }
 }
 
-/// The status line, byte-wise: its facts and where the headers start.
-#[inline]
+/// The header line at `i`, byte-wise: its spans and where the next line
+/// starts. Out of line: the block paths take the usual lines, and the
+/// parse loop stays small without this one's registers and constants.
+#[inline(never)]
+fn header_line(data: &[u8], mut i: usize) -> Result<Option<(HeaderSpan, usize)>, E> {
+    let name0 = i;
+    // Name: the usual alphabet at speed, other tchars byte by byte.
+    i += name_run(&data[i..]);
+    loop {
+        let b = byte!(data, i);
+        if b == b':' && i > name0 {
+            break;
+        }
+        if !is_tchar(b) {
+            return Err(E::HeaderName);
+        }
+        i += 1 + name_run(&data[i + 1..]);
+    }
+    let name1 = i;
+    i += 1;
+    // OWS before the value.
+    let mut b = byte!(data, i);
+    while b == b' ' || b == b'\t' {
+        i += 1;
+        b = byte!(data, i);
+    }
+    let value0 = i;
+    i += value_run(&data[i..]);
+    let b = byte!(data, i);
+    if b != b'\r' && b != b'\n' {
+        return Err(E::HeaderValue);
+    }
+    let mut value1 = i;
+    i = line_end!(data, i, E::HeaderValue);
+    while value1 > value0 && matches!(data[value1 - 1], b' ' | b'\t') {
+        value1 -= 1;
+    }
+    Ok(Some((HeaderSpan::new((name0, name1), (value0, value1)), i)))
+}
+
+/// The status line, byte-wise: its facts and where the headers start (out
+/// of line, like [`header_line`]).
+#[inline(never)]
 fn status_line(data: &[u8]) -> Result<Option<(StatusLine, usize)>, E> {
     let mut i = 0;
     while matches!(byte!(data, i), b'\r' | b'\n') {

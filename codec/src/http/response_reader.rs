@@ -190,18 +190,13 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>, const N: usize> ResponseReader<B, N> {
     /// Parses one head: `None` when incomplete, `Some(false)` when an
     /// interim response was skipped, `Some(true)` for a final response.
     fn poll_one_head(&mut self) -> Result<Option<bool>, Error> {
-        let parsed = self.inner.parse_head(|data, spans| {
-            let Some(line) = response_head::parse(data, spans).map_err(|e| {
-                head::diagnose(data, e, Error::InvalidStatus, |d| {
-                    response_head::parse(d, &mut heapless::Vec::<_, N>::new()).err()
-                })
-            })?
-            else {
-                return Ok(None);
-            };
-            let facts = head::facts(data, spans)?;
-            Ok(Some((line, facts)))
-        })?;
+        let parsed =
+            self.inner
+                .parse_head(|data, spans| match response_head::parse(data, spans) {
+                    Ok(Some(line)) => Ok(Some((line, head::facts(data, spans)?))),
+                    Ok(None) => Ok(None),
+                    Err(e) => Err(diagnose_head::<N>(data, e)),
+                })?;
         let Some((line, facts)) = parsed else {
             self.inner.head_partial()?;
             return Ok(None);
@@ -225,6 +220,17 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>, const N: usize> ResponseReader<B, N> {
         self.inner.begin_body(line.head_len, framing)?;
         Ok(Some(true))
     }
+}
+
+/// The precise error for a head the parser refused (out of line: the error
+/// path re-parses with a span list of its own, which the hot path's frame
+/// need not hold).
+#[cold]
+#[inline(never)]
+fn diagnose_head<const N: usize>(data: &[u8], e: httparse::Error) -> Error {
+    head::diagnose(data, e, Error::InvalidStatus, |d| {
+        response_head::parse(d, &mut heapless::Vec::<_, N>::new()).err()
+    })
 }
 
 /// A complete response, borrowed from its [`ResponseReader`].

@@ -106,7 +106,33 @@ pub(crate) fn field_value(v: &[u8], ok: impl Fn(u8) -> bool + Copy) -> bool {
 /// Whether every byte of `s` satisfies `ok` (a `tchar`).
 #[inline]
 pub(crate) fn token(s: &[u8], ok: impl Fn(u8) -> bool + Copy) -> bool {
+    #[cfg(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "sse2",
+        not(miri)
+    ))]
+    if s.len() >= 8 {
+        // SAFETY: SSE2 is enabled for the whole target (cfg above).
+        return unsafe { sse2::is_name(s) } || s.iter().all(|&c| ok(c));
+    }
     all_by_words(s, word_is_name, ok)
+}
+
+/// Whether every byte of `p` may be sent in a request target (visible
+/// ASCII other than `#`), and whether one of them is `?` (a query).
+#[inline]
+pub(crate) fn path(p: &[u8]) -> (bool, bool) {
+    #[cfg(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "sse2",
+        not(miri)
+    ))]
+    if p.len() >= 8 {
+        // SAFETY: SSE2 is enabled for the whole target (cfg above).
+        return unsafe { sse2::path(p) };
+    }
+    let ok = p.iter().all(|&c| c > b' ' && c < 0x7f && c != b'#');
+    (ok, p.contains(&b'?'))
 }
 
 /// Whether words `x` and `y` are equal ignoring ASCII case: bytes equal, or
@@ -147,14 +173,88 @@ pub(crate) fn eq_ignore_case(a: &[u8], b: &[u8]) -> bool {
 mod sse2 {
     #[cfg(target_arch = "x86")]
     use core::arch::x86::{
-        __m128i, _mm_andnot_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8,
-        _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+        __m128i, _mm_andnot_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_min_epu8,
+        _mm_movemask_epi8, _mm_or_si128, _mm_set_epi64x, _mm_set1_epi8, _mm_sub_epi8,
     };
     #[cfg(target_arch = "x86_64")]
     use core::arch::x86_64::{
-        __m128i, _mm_andnot_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8,
-        _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+        __m128i, _mm_andnot_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_min_epu8,
+        _mm_movemask_epi8, _mm_or_si128, _mm_set_epi64x, _mm_set1_epi8, _mm_sub_epi8,
     };
+
+    /// Whether every byte of `s` (8 bytes or more) is an ASCII letter, digit
+    /// or `-`, 16 bytes at a time: two overlapping words for fewer than 16,
+    /// else blocks, the last overlapping the one before.
+    #[target_feature(enable = "sse2")]
+    #[inline]
+    pub(super) fn is_name(s: &[u8]) -> bool {
+        let n = s.len();
+        debug_assert!(n >= 8);
+        let out = |x: __m128i| {
+            // Folding to lower case maps exactly the letters into a..=z;
+            // unsigned `a <= b` is `min(a, b) == a`.
+            let le = |a: __m128i, b: i8| _mm_cmpeq_epi8(_mm_min_epu8(a, _mm_set1_epi8(b)), a);
+            let lower = _mm_or_si128(x, _mm_set1_epi8(0x20));
+            let letter = le(_mm_sub_epi8(lower, _mm_set1_epi8(b'a' as i8)), 25);
+            let digit = le(_mm_sub_epi8(x, _mm_set1_epi8(b'0' as i8)), 9);
+            let dash = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'-' as i8));
+            _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(letter, digit), dash)) != 0xffff
+        };
+        if n < 16 {
+            let x = _mm_set_epi64x(super::word(s, n - 8) as i64, super::word(s, 0) as i64);
+            return !out(x);
+        }
+        let p = s.as_ptr();
+        // SAFETY: callers pass at + 16 <= n, so the 16 bytes are inside `s`.
+        let block = |at: usize| unsafe { _mm_loadu_si128(p.add(at).cast::<__m128i>()) };
+        let mut i = 0;
+        while i + 16 < n {
+            if out(block(i)) {
+                return false;
+            }
+            i += 16;
+        }
+        !out(block(n - 16))
+    }
+
+    /// [`path`](super::path) for 8 bytes or more: two overlapping words
+    /// for fewer than 16, else blocks, the last overlapping the one before.
+    #[target_feature(enable = "sse2")]
+    #[inline]
+    pub(super) fn path(p: &[u8]) -> (bool, bool) {
+        let n = p.len();
+        debug_assert!(n >= 8);
+        // Bytes out of the target alphabet, and `?`.
+        let classes = |x: __m128i| {
+            let eq = |b: u8| _mm_cmpeq_epi8(x, _mm_set1_epi8(b as i8));
+            // Unsigned `x <= 0x20` is `min(x, 0x20) == x`, `x >= 0x7f` is
+            // `max(x, 0x7f) == x`.
+            let low = _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x20)), x);
+            let high = _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(0x7f)), x);
+            let bad = _mm_or_si128(_mm_or_si128(low, high), eq(b'#'));
+            (_mm_movemask_epi8(bad), _mm_movemask_epi8(eq(b'?')))
+        };
+        if n < 16 {
+            let x = _mm_set_epi64x(super::word(p, n - 8) as i64, super::word(p, 0) as i64);
+            let (bad, query) = classes(x);
+            return (bad == 0, query != 0);
+        }
+        let ptr = p.as_ptr();
+        // SAFETY: callers pass at + 16 <= n, so the 16 bytes are inside `p`.
+        let block = |at: usize| unsafe { _mm_loadu_si128(ptr.add(at).cast::<__m128i>()) };
+        let mut query = 0;
+        let mut i = 0;
+        while i + 16 < n {
+            let (bad, q) = classes(block(i));
+            if bad != 0 {
+                return (false, false);
+            }
+            query |= q;
+            i += 16;
+        }
+        let (bad, q) = classes(block(n - 16));
+        (bad == 0, (query | q) != 0)
+    }
 
     /// The field-value check, 16 bytes at a time, exact per byte; `v` has
     /// at least 16 bytes and ends on a block that overlaps the one before.
@@ -245,11 +345,49 @@ mod tests {
     }
 
     #[test]
+    fn path_matches_bytewise() {
+        let ok = |c: u8| c > b' ' && c < 0x7f && c != b'#';
+        probes(|v| {
+            let (valid, query) = path(v);
+            assert_eq!(valid, v.iter().all(|&c| ok(c)), "{v:x?}");
+            if valid {
+                assert_eq!(query, v.contains(&b'?'), "{v:x?}");
+            }
+        });
+        for len in 1..=40 {
+            for at in 0..len {
+                let mut v = [b'/'; 40];
+                v[at] = b'?';
+                assert_eq!(path(&v[..len]), (true, true), "{len} {at}");
+            }
+        }
+    }
+
+    #[test]
     fn token_matches_bytewise() {
         probes(|v| assert_eq!(token(v, is_tchar), v.iter().all(|&c| is_tchar(c)), "{v:x?}"));
         assert!(token(b"X-MBX-APIKEY", is_tchar));
         assert!(token(b"x_weird!name~", is_tchar));
         assert!(!token(b"Content-Type:", is_tchar));
+    }
+
+    /// The SSE2 name test alone (no byte-wise second look) is exact for
+    /// letters, digits and `-` at every length from 8.
+    #[cfg(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "sse2",
+        not(miri)
+    ))]
+    #[test]
+    fn sse2_name_alphabet_is_exact() {
+        let name = |c: u8| c.is_ascii_alphanumeric() || c == b'-';
+        probes(|v| {
+            if v.len() >= 8 {
+                // SAFETY: SSE2 is enabled for the whole target (cfg above).
+                let got = unsafe { sse2::is_name(v) };
+                assert_eq!(got, v.iter().all(|&c| name(c)), "{v:x?}");
+            }
+        });
     }
 
     #[test]

@@ -122,7 +122,7 @@ pub fn hex_digits(mut n: u64, out: &mut [u8; 16]) -> usize {
 
 /// Parses a Content-Length value: 1*DIGIT, no sign, no spaces inside,
 /// no overflow of `u64`.
-#[inline]
+#[inline(always)]
 pub fn parse_decimal(v: &[u8]) -> Option<u64> {
     if v.is_empty() || v.len() > 20 {
         return None;
