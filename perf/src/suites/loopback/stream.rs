@@ -34,7 +34,7 @@ pub const PER_SAMPLE: usize = 32 * 1024;
 /// Distinct payloads the sender cycles through.
 const DISTINCT: usize = 16;
 
-/// Frames per sender write: 480 x 134 B = 64,320 B.
+/// Frames per sender write: 480 x 136 B = 65,280 B.
 const BLOCK: usize = 30 * DISTINCT;
 
 const NOTE_TW: &str = "receiver: ws::ServerConnection::recv (blocking), unmask + checks; \
