@@ -483,13 +483,26 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
             self.fast = 0;
             return Err(Error::InvalidUtf8);
         }
-        // `ready` is `None` and `last_rsv` 0 already (see `idle`).
-        self.fast = len << 2 | if text { FAST_TEXT } else { FAST_BINARY };
-        Ok(Some(Payload {
-            ptr: payload.as_ptr(),
-            len,
-            text,
-        }))
+        // `ready` is `None` and `last_rsv` 0 already (see `idle`). The two
+        // kinds return apart, each with its constant `text`, so that an
+        // inlined caller's `match` on the message's kind can be threaded
+        // through to its arm.
+        let ptr = payload.as_ptr();
+        if text {
+            self.fast = len << 2 | FAST_TEXT;
+            Ok(Some(Payload {
+                ptr,
+                len,
+                text: true,
+            }))
+        } else {
+            self.fast = len << 2 | FAST_BINARY;
+            Ok(Some(Payload {
+                ptr,
+                len,
+                text: false,
+            }))
+        }
     }
 
     /// The message the last [`advance`](Self::advance) (or [`next`](Self::next))
