@@ -303,7 +303,7 @@ mod tests {
     use std::vec;
     use std::vec::Vec;
 
-    const MAX_LEN: usize = if cfg!(miri) { 100 } else { 1100 };
+    const MAX_LEN: usize = if cfg!(miri) { 200 } else { 1100 };
     const KEYS: [[u8; 4]; 2] = [[0x37, 0xfa, 0x21, 0x3d], [0x01, 0x80, 0xff, 0x7e]];
     const GUARD: usize = 32;
     const SENTINEL: u8 = 0xA5;
@@ -346,7 +346,7 @@ mod tests {
         if cfg!(miri) {
             // Every length up to two SSE2 vectors, then the block edges.
             (0..=33)
-                .chain([47, 48, 63, 64, 65, 96, 97, MAX_LEN])
+                .chain([47, 48, 63, 64, 65, 96, 97, 127, 128, 129, 144, 161, MAX_LEN])
                 .collect()
         } else {
             (0..=MAX_LEN).collect()
