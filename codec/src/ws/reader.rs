@@ -162,8 +162,10 @@ pub struct FrameReader<B> {
     allowed_rsv: u8,
     frame: Option<FrameState>,
     msg: Option<MsgState>,
-    /// The mask bit (`0x80` or 0) a frame must carry in this role.
-    want_mask: u8,
+    /// The mask bit a frame must carry in this role, where the fast path
+    /// finds it in the frame's first two bytes read as a little-endian
+    /// `u16`: `0x8000` (server) or 0 (client).
+    want_mask: u16,
     /// No frame or message in progress, no close received and `last_rsv`
     /// zero: the fast path may take the next frame, and it need not store
     /// `last_rsv`. Kept by [`advance_general`](Self::advance_general), the
@@ -175,22 +177,19 @@ pub struct FrameReader<B> {
     /// the buffer is touched again.
     ready: Option<Ready>,
     /// The message the last `advance` finished on the fast path (then
-    /// `ready` is `None`): the `fast_len` bytes before `pos`. The fast path
-    /// stores `pos` and `fast_len`, and `fast` only when the kind changes:
-    /// two stores a message, where a `Ready` would take three more (tests
-    /// on this machine showed each store a message adds to the chance that
-    /// one of them 4K-aliases a caller's stack slot or a load of the input).
-    fast: Fast,
-    fast_len: usize,
+    /// `ready` is `None`): 0 for none, else its length times 4 plus
+    /// [`FAST_TEXT`] or [`FAST_BINARY`]; it is the `len` bytes before `pos`.
+    /// The fast path stores `pos` and this, two stores a message, where a
+    /// `Ready` would take three more (tests on this machine showed each
+    /// store a message adds to the chance that one of them 4K-aliases a
+    /// caller's stack slot or a load of the input).
+    fast: usize,
 }
 
-/// Whether the last message came from the fast path, and its kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Fast {
-    None,
-    Text,
-    Binary,
-}
+/// [`FrameReader::fast`]'s kind bits (its low two) for a text message.
+const FAST_TEXT: usize = 1;
+/// [`FrameReader::fast`]'s kind bits for a binary message.
+const FAST_BINARY: usize = 2;
 
 impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
     /// A reader for `role` (the role of *this* endpoint) with default limits.
@@ -216,15 +215,14 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
             frame: None,
             msg: None,
             want_mask: match role {
-                Role::Server => 0x80,
+                Role::Server => 0x8000,
                 Role::Client => 0,
             },
             idle: true,
             last_rsv: 0,
             closed: false,
             ready: None,
-            fast: Fast::None,
-            fast_len: 0,
+            fast: 0,
         }
     }
 
@@ -268,7 +266,7 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
     pub fn spare_mut(&mut self) -> &mut [u8] {
         // Compaction may move the finished message: it is no longer available.
         self.ready = None;
-        self.fast = Fast::None;
+        self.fast = 0;
         // Bytes that can be reclaimed: everything before the live data, plus
         // (inside a fragmented message) the headers of the fragments already
         // folded into the message, which sit between its end and `pos`.
@@ -368,7 +366,7 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
 
     fn advance_slow(&mut self) -> Result<bool, Error> {
         self.ready = None;
-        self.fast = Fast::None;
+        self.fast = 0;
         loop {
             if self.frame.is_none() {
                 let data = &self.buf.as_ref()[self.pos..self.end];
@@ -398,15 +396,24 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
     /// The fast path of [`next`](Self::next) and [`advance`](Self::advance):
     /// no message in progress and a whole final text or binary frame in the
     /// buffer, with RSV bits clear, masked as the role requires, a 7- or
-    /// 16-bit length within the limits. Unmasks it, validates text, consumes
+    /// 16-bit length within the limits, and at least 4 bytes buffered (a
+    /// frame of 2 or 3 bytes, a payload of 0 or 1 byte, takes the general
+    /// path when nothing follows it). Unmasks it, validates text, consumes
     /// it, records it (in `fast`) and returns where it lies. `Ok(None)` for
     /// everything else (a partial frame, a control frame, fragments, anything
     /// invalid), with nothing changed: the general path handles those, with
     /// the same results, errors included.
     ///
     /// It reads what it needs once into locals and stores only the new
-    /// position and the message's length: inlined into a caller's loop, a
-    /// message costs no other memory traffic than its own bytes.
+    /// position and the message's length and kind: inlined into a caller's
+    /// loop, a message costs no other memory traffic than its own bytes.
+    /// The checks of the first two header bytes are one subtraction and one
+    /// test. The 7- and 16-bit lengths then take separate copies of the
+    /// rest (`take!`), each with its header size a constant and its length's
+    /// range known, so the UTF-8 check's size classes that range rules out
+    /// cost nothing; a branch rather than a select, which measured slower
+    /// here (the select puts the length's load and the header's arithmetic
+    /// on the chain from one frame's position to the next).
     #[inline(always)]
     fn whole_frame(&mut self) -> Result<Option<Payload>, Error> {
         if !self.idle {
@@ -416,72 +423,96 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
         let Some(data) = self.buf.as_mut().get_mut(pos..end) else {
             return Ok(None);
         };
-        let [b0, b1, ..] = *data else {
+        let [b0, b1, b2, b3, ..] = *data else {
             return Ok(None);
         };
-        // 0x81 (final text) or 0x82 (final binary): FIN set, RSV clear.
-        let kind = b0.wrapping_sub(0x81);
-        let want_mask = self.want_mask;
-        // One test for both: the mask bit, if wrong, makes the value >= 0x80.
-        if kind | ((b1 ^ want_mask) & 0x80) > 1 {
+        // Byte 0 must be 0x81 (final text) or 0x82 (final binary): FIN set,
+        // RSV clear; byte 1's top bit the role's mask bit. With the mask bit
+        // flipped to 0 when it is right, the two bytes minus 0x81 leave
+        // byte 0 at 0 or 1 (and byte 1 unchanged) exactly then; any other
+        // byte 0 leaves a bit of 0xFE set (below 0x81 it borrows, leaving
+        // 0x7F..=0xFF), a wrong mask bit leaves 0x8000.
+        let t = (u16::from_le_bytes([b0, b1]) ^ self.want_mask).wrapping_sub(0x81);
+        if t & 0x80FE != 0 {
             return Ok(None);
         }
-        let (len, mut hl) = match b1 & 0x7F {
-            126 => match *data {
-                [_, _, a, b, ..] if u16::from_be_bytes([a, b]) >= 126 => {
-                    (usize::from(u16::from_be_bytes([a, b])), 4)
+        let text = t & 1 == 0;
+        // The rest, for a header of `$hl` bytes before any key (a constant)
+        // and a payload of `$len` bytes.
+        macro_rules! take {
+            ($hl:literal, $len:expr) => {{
+                let len: usize = $len;
+                // `max_frame <= max_message` (set so in `with_config`): one compare.
+                if len > self.max_frame {
+                    return Ok(None);
                 }
-                _ => return Ok(None),
+                let Some((_, rest)) = data.split_at_mut_checked($hl) else {
+                    return Ok(None);
+                };
+                // A server's frames carry the key after the length.
+                let (payload, valid, used) = if self.want_mask != 0 {
+                    let Some((&mut key, rest)) = rest.split_first_chunk_mut::<4>() else {
+                        return Ok(None);
+                    };
+                    let Some(payload) = rest.get_mut(..len) else {
+                        return Ok(None);
+                    };
+                    // Masked text: unmask and check for ASCII in one pass;
+                    // only a payload with a non-ASCII byte gets the full
+                    // UTF-8 check.
+                    let valid = if text {
+                        apply_mask_ascii(payload, key, 0) || utf8::is_valid_non_ascii(payload)
+                    } else {
+                        apply_mask_widest(payload, key, 0);
+                        true
+                    };
+                    (payload, valid, $hl + 4 + len)
+                } else {
+                    let Some(payload) = rest.get_mut(..len) else {
+                        return Ok(None);
+                    };
+                    let valid = !text || utf8::is_valid(payload);
+                    (payload, valid, $hl + len)
+                };
+                self.pos = pos + used;
+                if !valid {
+                    self.ready = None;
+                    self.fast = 0;
+                    return Err(Error::InvalidUtf8);
+                }
+                // `ready` is `None` and `last_rsv` 0 already (see `idle`).
+                // The two kinds return apart, each with its constant `text`,
+                // so that an inlined caller's `match` on the message's kind
+                // can be threaded through to its arm.
+                let ptr = payload.as_ptr();
+                if text {
+                    self.fast = len << 2 | FAST_TEXT;
+                    Ok(Some(Payload {
+                        ptr,
+                        len,
+                        text: true,
+                    }))
+                } else {
+                    self.fast = len << 2 | FAST_BINARY;
+                    Ok(Some(Payload {
+                        ptr,
+                        len,
+                        text: false,
+                    }))
+                }
+            }};
+        }
+        // The mask bit is now clear: the high byte is the 7-bit length.
+        // 126: the 16-bit length in bytes 2 and 3, which must be 126 or more
+        // (minimal encoding); 127 (a 64-bit length) is not taken here.
+        match t >> 8 {
+            126 => match u16::from_be_bytes([b2, b3]) {
+                len @ 126.. => take!(4, usize::from(len)),
+                _ => Ok(None),
             },
-            127 => return Ok(None),
-            n => (usize::from(n), 2),
-        };
-        let key = if want_mask != 0 {
-            let Some(k) = data.get(hl..hl + 4) else {
-                return Ok(None);
-            };
-            hl += 4;
-            Some([k[0], k[1], k[2], k[3]])
-        } else {
-            None
-        };
-        // `max_frame <= max_message` (set so in `with_config`): one compare.
-        if len > self.max_frame {
-            return Ok(None);
+            len @ 0..126 => take!(2, usize::from(len)),
+            _ => Ok(None),
         }
-        let Some(payload) = data.get_mut(hl..hl + len) else {
-            return Ok(None);
-        };
-        let text = kind == 0;
-        let valid = match key {
-            // Masked text: unmask and check for ASCII in one pass; only a
-            // payload with a non-ASCII byte gets the full UTF-8 check.
-            Some(key) if text => {
-                apply_mask_ascii(payload, key, 0) || utf8::is_valid_non_ascii(payload)
-            }
-            Some(key) => {
-                apply_mask_widest(payload, key, 0);
-                true
-            }
-            None => !text || utf8::is_valid(payload),
-        };
-        self.pos = pos + hl + len;
-        if !valid {
-            self.ready = None;
-            self.fast = Fast::None;
-            return Err(Error::InvalidUtf8);
-        }
-        // `ready` is `None` and `last_rsv` 0 already (see `idle`).
-        self.fast_len = len;
-        let fast = if text { Fast::Text } else { Fast::Binary };
-        if self.fast != fast {
-            self.fast = fast;
-        }
-        Ok(Some(Payload {
-            ptr: payload.as_ptr(),
-            len,
-            text,
-        }))
     }
 
     /// The message the last [`advance`](Self::advance) (or [`next`](Self::next))
@@ -491,11 +522,14 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
     pub fn message(&self) -> Option<Message<'_>> {
         let buf = self.buf.as_ref();
         let bytes = |start: usize, len: usize| buf.get(start..start + len).unwrap_or(&[]);
-        let fast = || bytes(self.pos.wrapping_sub(self.fast_len), self.fast_len);
-        match self.fast {
-            Fast::Text => return Some(Message::Text(checked_str(fast()))),
-            Fast::Binary => return Some(Message::Binary(fast())),
-            Fast::None => {}
+        if self.fast != 0 {
+            let len = self.fast >> 2;
+            let bytes = bytes(self.pos.wrapping_sub(len), len);
+            return Some(if self.fast & 3 == FAST_TEXT {
+                Message::Text(checked_str(bytes))
+            } else {
+                Message::Binary(bytes)
+            });
         }
         Some(match self.ready? {
             Ready::Text { start, len } => Message::Text(checked_str(bytes(start, len))),
@@ -637,11 +671,11 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
 fn checked_str(bytes: &[u8]) -> &str {
     debug_assert!(core::str::from_utf8(bytes).is_ok());
     // SAFETY: only called on the span of a `Ready::Text`, a `Ready::Close`
-    // reason or a `Fast::Text` message (`fast_len` bytes before `pos`).
+    // reason or a fast-path text message (`fast >> 2` bytes before `pos`).
     // `advance_payload` validated a text message's bytes (whole, or
     // incrementally with nothing left over), `parse_close` the reason's and
-    // `whole_frame` the fast message's before that `Ready` or `Fast` was
-    // recorded (with `pos` and `fast_len`), and neither the bytes nor `pos`
+    // `whole_frame` the fast message's before that `Ready` or `fast` was
+    // recorded (with `pos`), and neither the bytes nor `pos`
     // can change while it stands: every `&mut` access to the buffer
     // (`spare_mut`, `feed`, `advance`) clears it or replaces it first.
     unsafe { core::str::from_utf8_unchecked(bytes) }
@@ -751,6 +785,167 @@ mod tests {
         r.feed(&wire);
         assert!(matches!(r.next(), Ok(Some(Message::Close(Some(_))))));
         assert_eq!(r.next(), Err(Error::FrameAfterClose));
+    }
+
+    /// What `next` gives on `wire` (fed whole) and what is left buffered,
+    /// and the same through the general path alone (`advance_general`,
+    /// then `message`): the fast path must answer exactly as the general
+    /// path would, errors included, for whatever the frame's first bytes.
+    fn both_paths(role: Role, cfg: Config, wire: &[u8]) {
+        let (mut fast_buf, mut slow_buf) = ([0u8; 512], [0u8; 512]);
+        let mut fast = FrameReader::with_config(role, &mut fast_buf[..], cfg);
+        let mut slow = FrameReader::with_config(role, &mut slow_buf[..], cfg);
+        assert_eq!(fast.feed(wire), wire.len());
+        assert_eq!(slow.feed(wire), wire.len());
+        let want = match slow.advance_general() {
+            Ok(true) => std::format!("{:?}", Ok::<_, Error>(slow.message())),
+            Ok(false) => std::format!("{:?}", Ok::<_, Error>(None::<Message<'_>>)),
+            Err(e) => std::format!("{:?}", Err::<Option<Message<'_>>, _>(e)),
+        };
+        let want = (want, slow.buffered());
+        let got = (std::format!("{:?}", fast.next()), fast.buffered());
+        assert_eq!(got, want, "{role:?} {:02x?}", &wire[..wire.len().min(8)]);
+    }
+
+    /// Every first and second header byte, in both roles, with lengths of
+    /// every encoding (7-bit, minimal and non-minimal 16-bit, 64-bit), a
+    /// frame cut short and a frame followed by the next one's first bytes:
+    /// the fast path's arithmetic on the header takes exactly the frames it
+    /// may and leaves the others to the general path.
+    #[test]
+    fn fast_path_header_bytes_match_general_path() {
+        let cfg = Config {
+            max_frame_size: 300,
+            ..Config::default()
+        };
+        let key = [0x11, 0x80, 0xfe, 0x3c];
+        let b0s: Vec<u8> = if cfg!(miri) {
+            vec![
+                0x00, 0x01, 0x02, 0x80, 0x81, 0x82, 0x83, 0x88, 0x89, 0xC1, 0xFF,
+            ]
+        } else {
+            (0..=255).collect()
+        };
+        for role in [Role::Client, Role::Server] {
+            for &b0 in &b0s {
+                for b1 in 0..=255u8 {
+                    if cfg!(miri) && !matches!(b1 & 0x7F, 0..=2 | 125..=127) {
+                        continue;
+                    }
+                    let exts: &[&[u8]] = match b1 & 0x7F {
+                        126 => &[
+                            &[0, 0],
+                            &[0, 125],
+                            &[0, 126],
+                            &[1, 0x2C],
+                            &[1, 0x2D],
+                            &[0xFF, 0xFF],
+                        ],
+                        127 => &[&[0, 0, 0, 0, 0, 0, 0, 0], &[0, 0, 0, 0, 0, 1, 0, 0]],
+                        _ => &[&[]],
+                    };
+                    for ext in exts {
+                        let mut head = vec![b0, b1];
+                        head.extend_from_slice(ext);
+                        let len = match b1 & 0x7F {
+                            126 => usize::from(u16::from_be_bytes([ext[0], ext[1]])),
+                            127 => usize::from(ext[5]) << 16,
+                            n => usize::from(n),
+                        };
+                        if b1 & 0x80 != 0 {
+                            head.extend_from_slice(&key);
+                        }
+                        // An ASCII payload, masked if the frame says so;
+                        // the longest ones stay partial (buffer of 512).
+                        let mut body: Vec<u8> =
+                            (0..len.min(400)).map(|i| b'a' + (i % 26) as u8).collect();
+                        if b1 & 0x80 != 0 {
+                            for (i, b) in body.iter_mut().enumerate() {
+                                *b ^= key[i % 4];
+                            }
+                        }
+                        let mut wire = head.clone();
+                        wire.extend_from_slice(&body);
+                        both_paths(role, cfg, &wire);
+                        // Followed by the next frame's first bytes.
+                        wire.extend_from_slice(&[0x81, 0x00, 0x82]);
+                        both_paths(role, cfg, &wire);
+                        // Cut short (on the last byte, or inside the header).
+                        both_paths(
+                            role,
+                            cfg,
+                            &wire[..head.len() + body.len().saturating_sub(1)],
+                        );
+                        both_paths(role, cfg, &head[..head.len().min(3)]);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Frames of every payload length up to 300 (7- and 16-bit lengths),
+    /// text (ASCII, valid and invalid UTF-8 at either end) and binary, in
+    /// both roles and at every start offset modulo 16: the fast path gives
+    /// what the general path gives.
+    #[test]
+    fn fast_path_lengths_and_payloads_match_general_path() {
+        let max = if cfg!(miri) { 40 } else { 300 };
+        for role in [Role::Client, Role::Server] {
+            let key = (role == Role::Server).then_some([0xA5, 0x01, 0x80, 0x7F]);
+            for len in 0..=max {
+                if cfg!(miri) && !matches!(len, 0..=4 | 15..=17 | 31..=33) {
+                    continue;
+                }
+                let ascii: Vec<u8> = (0..len).map(|i| b' ' + (i * 7 % 95) as u8).collect();
+                let mut payloads = vec![(0x81, ascii.clone()), (0x82, ascii.clone())];
+                if len >= 2 {
+                    for at in [0, len - 2] {
+                        let mut p = ascii.clone();
+                        p[at..at + 2].copy_from_slice("é".as_bytes());
+                        payloads.push((0x81, p.clone()));
+                        p[at + 1] = b'x'; // a lead byte without its continuation
+                        payloads.push((0x81, p));
+                    }
+                }
+                for (b0, p) in payloads {
+                    for pad in 0..16 {
+                        if cfg!(miri) && pad > 1 {
+                            break;
+                        }
+                        // `pad` bytes of an earlier frame consumed first shift
+                        // this frame's start.
+                        let mut wire = Vec::new();
+                        if pad >= 2 {
+                            let filler = vec![b'-'; pad - 2];
+                            wire.extend(frame(0x82, &filler, key));
+                        }
+                        let skip = wire.len();
+                        wire.extend(frame(b0, &p, key));
+                        let cfg = Config::default();
+                        let (mut fast_buf, mut slow_buf) = ([0u8; 1024], [0u8; 1024]);
+                        let mut fast = FrameReader::with_config(role, &mut fast_buf[..], cfg);
+                        let mut slow = FrameReader::with_config(role, &mut slow_buf[..], cfg);
+                        fast.feed(&wire);
+                        slow.feed(&wire);
+                        if skip > 0 {
+                            assert!(matches!(fast.next(), Ok(Some(Message::Binary(_)))));
+                            assert!(matches!(slow.next(), Ok(Some(Message::Binary(_)))));
+                        }
+                        let want = match slow.advance_general() {
+                            Ok(true) => Ok(slow.message()),
+                            Ok(false) => Ok(None),
+                            Err(e) => Err(e),
+                        };
+                        let got = fast.next();
+                        assert_eq!(got, want, "{role:?} len {len} pad {pad} b0 {b0:#x}");
+                        assert_eq!(fast.buffered(), slow.buffered());
+                        if let Ok(Some(m)) = want {
+                            assert_eq!(fast.message(), Some(m));
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// Invalid UTF-8 in a whole frame is an error on the fast path in both
