@@ -32,13 +32,13 @@
 
 #[cfg(target_arch = "x86")]
 use core::arch::x86::{
-    __m128i, __m256i, _mm_loadu_si128, _mm_set1_epi32, _mm_storeu_si128, _mm_xor_si128,
-    _mm256_loadu_si256, _mm256_set1_epi32, _mm256_storeu_si256, _mm256_xor_si256,
+    __m128i, __m256i, _mm_loadu_si128, _mm_or_si128, _mm_set1_epi32, _mm_storeu_si128,
+    _mm_xor_si128, _mm256_loadu_si256, _mm256_set1_epi32, _mm256_storeu_si256, _mm256_xor_si256,
 };
 #[cfg(target_arch = "x86_64")]
 use core::arch::x86_64::{
-    __m128i, __m256i, _mm_loadu_si128, _mm_set1_epi32, _mm_storeu_si128, _mm_xor_si128,
-    _mm256_loadu_si256, _mm256_set1_epi32, _mm256_storeu_si256, _mm256_xor_si256,
+    __m128i, __m256i, _mm_loadu_si128, _mm_or_si128, _mm_set1_epi32, _mm_storeu_si128,
+    _mm_xor_si128, _mm256_loadu_si256, _mm256_set1_epi32, _mm256_storeu_si256, _mm256_xor_si256,
 };
 
 // ---------------------------------------------------------------------------
@@ -310,11 +310,12 @@ fn copy_scalar(dst: &mut [u8], src: &[u8], k: u32) {
 // SSE2
 // ---------------------------------------------------------------------------
 
-/// The SSE2 masking path. Up to 128 bytes it is straight-line code: the
-/// first and the last `m` bytes (m = 16, 32 or 64, the smallest with
-/// `2m >= len`) are loaded, XORed with the key at their phase and stored,
-/// every load before any store, so the bytes both halves cover are masked
-/// once. Longer inputs loop over 64 bytes per step. Inlined when the whole
+/// The SSE2 masking path. Up to 128 bytes it is straight-line code
+/// ([`head_tail_sse2`], shared with `mask_ascii`): the first and the last
+/// `m` bytes (m = 16, 32 or 64, the smallest with `2m >= len`) are loaded,
+/// XORed with the key at their phase and stored, every load before any
+/// store, so the bytes both halves cover are masked once. Longer inputs
+/// loop over 64 bytes per step. Inlined when the whole
 /// target has SSE2, as `mask_ascii::mask_ascii_sse2` explains.
 ///
 /// # Safety
@@ -349,39 +350,11 @@ unsafe fn mask_sse2(buf: &mut [u8], k: u32) {
             _mm_storeu_si128(p.add($at).cast::<__m128i>(), $v)
         };
     }
-    if len <= 32 {
-        // SAFETY: 16 <= len: the 16 bytes at 0 and at len - 16 are inside
-        // `buf`; both are loaded before either is stored.
-        unsafe {
-            let (a, t) = (get!(0, kv), get!(len - 16, kt));
-            put!(0, a);
-            put!(len - 16, t);
-        }
-    } else if len <= 64 {
-        // SAFETY: 32 < len: the 32 bytes at 0 and at len - 32 are inside `buf`.
-        unsafe {
-            let (a, b) = (get!(0, kv), get!(16, kv));
-            let (s, t) = (get!(len - 32, kt), get!(len - 16, kt));
-            put!(0, a);
-            put!(16, b);
-            put!(len - 32, s);
-            put!(len - 16, t);
-        }
-    } else if len <= 128 {
-        // SAFETY: 64 < len: the 64 bytes at 0 and at len - 64 are inside `buf`.
-        unsafe {
-            let (a, b, c, d) = (get!(0, kv), get!(16, kv), get!(32, kv), get!(48, kv));
-            let (q, r) = (get!(len - 64, kt), get!(len - 48, kt));
-            let (s, t) = (get!(len - 32, kt), get!(len - 16, kt));
-            put!(0, a);
-            put!(16, b);
-            put!(32, c);
-            put!(48, d);
-            put!(len - 64, q);
-            put!(len - 48, r);
-            put!(len - 32, s);
-            put!(len - 16, t);
-        }
+    if len <= 128 {
+        // SAFETY: 16 <= len <= 128, `p` is `buf`'s start; the caller
+        // guarantees SSE2. The OR of the masked bytes is not needed here
+        // (dead code once inlined).
+        unsafe { head_tail_sse2(p, len, kv, kt) };
     } else {
         // SAFETY: len > 128: the 16 bytes at len - 16 are inside `buf`;
         // read before the loop may store to them.
@@ -411,6 +384,76 @@ unsafe fn mask_sse2(buf: &mut [u8], k: u32) {
         if i < len {
             // SAFETY: as for the load of `tail`.
             unsafe { put!(len - 16, tail) };
+        }
+    }
+}
+
+/// Masks 16 to 128 bytes at `p` in straight-line code: the first and the
+/// last `m` bytes (m = 16, 32 or 64, the smallest with `2m >= len`), every
+/// load before any store, so the bytes both halves cover are masked once.
+/// `kv` is the key of a vector at phase 0, `kt` that of the vectors ending
+/// at `len`. Returns the OR of the masked vectors, which covers every byte:
+/// `mask_ascii` tests its high bits, [`mask_sse2`] drops it (the ORs are then
+/// dead code, as the function is always inlined).
+///
+/// # Safety
+/// The CPU must support SSE2; `16 <= len <= 128` and `p` is valid for `len`
+/// bytes of reads and writes.
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+#[inline(always)]
+#[allow(unused_unsafe)]
+pub(super) unsafe fn head_tail_sse2(p: *mut u8, len: usize, kv: __m128i, kt: __m128i) -> __m128i {
+    // The 16 bytes at `$at`, XORed with `$k`; a store back; an OR.
+    macro_rules! get {
+        ($at:expr, $k:expr) => {
+            _mm_xor_si128(_mm_loadu_si128(p.add($at).cast::<__m128i>()), $k)
+        };
+    }
+    macro_rules! put {
+        ($at:expr, $v:expr) => {
+            _mm_storeu_si128(p.add($at).cast::<__m128i>(), $v)
+        };
+    }
+    macro_rules! or {
+        ($a:expr, $b:expr) => {
+            _mm_or_si128($a, $b)
+        };
+    }
+    if len <= 32 {
+        // SAFETY: 16 <= len: the 16 bytes at 0 and at len - 16 are inside
+        // the caller's `len` bytes; both are loaded before either is stored.
+        unsafe {
+            let (a, t) = (get!(0, kv), get!(len - 16, kt));
+            put!(0, a);
+            put!(len - 16, t);
+            or!(a, t)
+        }
+    } else if len <= 64 {
+        // SAFETY: 32 < len: the 32 bytes at 0 and at len - 32 are inside.
+        unsafe {
+            let (a, b) = (get!(0, kv), get!(16, kv));
+            let (s, t) = (get!(len - 32, kt), get!(len - 16, kt));
+            put!(0, a);
+            put!(16, b);
+            put!(len - 32, s);
+            put!(len - 16, t);
+            or!(or!(a, b), or!(s, t))
+        }
+    } else {
+        // SAFETY: 64 < len <= 128: the 64 bytes at 0 and at len - 64 are inside.
+        unsafe {
+            let (a, b, c, d) = (get!(0, kv), get!(16, kv), get!(32, kv), get!(48, kv));
+            let (q, r) = (get!(len - 64, kt), get!(len - 48, kt));
+            let (s, t) = (get!(len - 32, kt), get!(len - 16, kt));
+            put!(0, a);
+            put!(16, b);
+            put!(32, c);
+            put!(48, d);
+            put!(len - 64, q);
+            put!(len - 48, r);
+            put!(len - 32, s);
+            put!(len - 16, t);
+            or!(or!(or!(a, b), or!(c, d)), or!(or!(q, r), or!(s, t)))
         }
     }
 }

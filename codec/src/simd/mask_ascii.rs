@@ -28,7 +28,7 @@ use core::arch::x86_64::{
 };
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-use super::mask::advance;
+use super::mask::{advance, head_tail_sse2};
 use super::mask::{key_word, mask_scalar};
 use super::utf8::is_ascii;
 
@@ -113,11 +113,11 @@ fn mask_ascii_scalar(buf: &mut [u8], k: u32) -> bool {
 /// CPU has SSE2, hence `unsafe`; the intrinsic calls sit in `unsafe` blocks,
 /// which the `#[target_feature]` build does not need (`unused_unsafe`).
 ///
-/// Up to 128 bytes it is straight-line code, shaped as `mask::mask_sse2`:
-/// the first and the last `m` bytes (m = 16, 32 or 64, the smallest with
-/// `2m >= len`), every load before any store, so the bytes both halves
-/// cover are unmasked once (and ORed twice, which changes nothing). Longer
-/// inputs loop over 64 bytes per step.
+/// Up to 128 bytes it is the straight-line code it shares with
+/// `mask::mask_sse2` (`mask::head_tail_sse2`: the first and the last `m`
+/// bytes, every load before any store), whose OR of the unmasked vectors it
+/// tests for a high bit (bytes both halves cover are ORed twice, which
+/// changes nothing). Longer inputs loop over 64 bytes per step.
 ///
 /// # Safety
 /// The CPU must support SSE2.
@@ -156,44 +156,10 @@ unsafe fn mask_ascii_sse2(buf: &mut [u8], k: u32) -> bool {
             _mm_or_si128($a, $b)
         };
     }
-    let acc = if len <= 64 {
-        if len <= 32 {
-            // SAFETY: 16 <= len: the 16 bytes at 0 and at len - 16 are
-            // inside `buf`; both are loaded before either is stored.
-            unsafe {
-                let (a, t) = (get!(0, kv), get!(len - 16, kt));
-                put!(0, a);
-                put!(len - 16, t);
-                or!(a, t)
-            }
-        } else {
-            // SAFETY: 32 < len: the 32 bytes at 0 and at len - 32 are inside `buf`.
-            unsafe {
-                let (a, b) = (get!(0, kv), get!(16, kv));
-                let (s, t) = (get!(len - 32, kt), get!(len - 16, kt));
-                put!(0, a);
-                put!(16, b);
-                put!(len - 32, s);
-                put!(len - 16, t);
-                or!(or!(a, b), or!(s, t))
-            }
-        }
-    } else if len <= 128 {
-        // SAFETY: 64 < len: the 64 bytes at 0 and at len - 64 are inside `buf`.
-        unsafe {
-            let (a, b, c, d) = (get!(0, kv), get!(16, kv), get!(32, kv), get!(48, kv));
-            let (q, r) = (get!(len - 64, kt), get!(len - 48, kt));
-            let (s, t) = (get!(len - 32, kt), get!(len - 16, kt));
-            put!(0, a);
-            put!(16, b);
-            put!(32, c);
-            put!(48, d);
-            put!(len - 64, q);
-            put!(len - 48, r);
-            put!(len - 32, s);
-            put!(len - 16, t);
-            or!(or!(or!(a, b), or!(c, d)), or!(or!(q, r), or!(s, t)))
-        }
+    let acc = if len <= 128 {
+        // SAFETY: 16 <= len <= 128, `p` is `buf`'s start; the caller
+        // guarantees SSE2.
+        unsafe { head_tail_sse2(p, len, kv, kt) }
     } else {
         // SAFETY: len > 128: the 16 bytes at len - 16 are inside `buf`;
         // read before the loop may store to them.
