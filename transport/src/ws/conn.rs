@@ -654,21 +654,6 @@ impl<S: Stream, M: Masking> Conn<S, M> {
     /// close is answered and then returned; after our close, data is discarded until the
     /// peer's close.
     pub fn recv<'a>(&'a mut self, wait: bool) -> Result<Option<Message<'a>>, Error> {
-        // Evented with sticky readiness (tokio), the last read drained the socket and
-        // left no byte in the reader, nothing waits to be written, the connection is
-        // still reading: the answer is "nothing now" without touching the reader (with
-        // no byte buffered, `advance` finds no frame) or the socket (the skipped read
-        // below). The flag is consumed, so the call after the caller's wait reads.
-        if self.io.drained
-            && !wait
-            && self.io.sticky_readiness
-            && self.reader.buffered() == 0
-            && matches!(self.io.state, State::Open | State::CloseSent { .. })
-            && !self.io.wants_write()
-        {
-            self.io.drained = false;
-            return Ok(None);
-        }
         let mut read_deadline = Deadline::After(self.io.read_timeout);
         loop {
             match self.io.state {
@@ -710,29 +695,34 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                     return Err(Error::Protocol(e));
                 }
             }
-            let spare = self.reader.spare_mut();
-            if spare.is_empty() {
-                // The limits keep a message plus overhead within the buffer; be safe anyway.
-                self.fail(CloseCode::TOO_BIG);
-                return Err(Error::Protocol(WsError::MessageTooLarge));
-            }
             // Waiting with no deadline and nothing to write: sleep in the read itself.
             let block = wait
                 && self.io.state == State::Open
                 && self.io.read_timeout.is_none()
                 && !self.io.wants_write();
-            let asked = spare.len();
             // After a read that drained the socket, a non-blocking read would only say
             // `WouldBlock`: wait for readiness first where the wait remembers an arrival
             // since the read (our own edge-triggered poll when we are about to wait on
             // it, tokio's readiness). A read that blocks by itself needs no such
-            // shortcut, and `try_recv` in blocking mode always reads.
+            // shortcut, and `try_recv` in blocking mode always reads. Decided before
+            // the reader's spare room is asked for: a skipped read needs none (with
+            // tokio, "nothing now" after a draining read touches neither the reader's
+            // buffer nor the socket; the flag is consumed, so the call after the
+            // caller's wait reads).
             let drained = std::mem::take(&mut self.io.drained);
             let skip =
                 drained && !block && (self.io.sticky_readiness || (wait && self.io.is_blocking()));
+            let mut asked = 0;
             let outcome = if skip {
                 Ok(ReadOutcome::WouldBlock)
             } else {
+                let spare = self.reader.spare_mut();
+                if spare.is_empty() {
+                    // The limits keep a message plus overhead within the buffer; be safe anyway.
+                    self.fail(CloseCode::TOO_BIG);
+                    return Err(Error::Protocol(WsError::MessageTooLarge));
+                }
+                asked = spare.len();
                 let mode = if block {
                     self.io.sock_blocking().map(|_| ())
                 } else {
