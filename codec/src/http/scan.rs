@@ -204,17 +204,7 @@ mod sse2 {
             let x = _mm_set_epi64x(super::word(s, n - 8) as i64, super::word(s, 0) as i64);
             return !out(x);
         }
-        let p = s.as_ptr();
-        // SAFETY: callers pass at + 16 <= n, so the 16 bytes are inside `s`.
-        let block = |at: usize| unsafe { _mm_loadu_si128(p.add(at).cast::<__m128i>()) };
-        let mut i = 0;
-        while i + 16 < n {
-            if out(block(i)) {
-                return false;
-            }
-            i += 16;
-        }
-        !out(block(n - 16))
+        all_blocks(s, |x| !out(x))
     }
 
     /// [`path`](super::path) for 8 bytes or more: two overlapping words
@@ -261,26 +251,35 @@ mod sse2 {
     #[target_feature(enable = "sse2")]
     #[inline]
     pub(super) fn field_value(v: &[u8]) -> bool {
-        let n = v.len();
-        debug_assert!(n >= 16);
-        let p = v.as_ptr();
-        let bad = |at: usize| {
-            // SAFETY: callers pass at + 16 <= n, so the 16 bytes are inside `v`.
-            let x = unsafe { _mm_loadu_si128(p.add(at).cast::<__m128i>()) };
+        debug_assert!(v.len() >= 16);
+        all_blocks(v, |x| {
             // Unsigned x <= 0x1f exactly when min(x, 0x1f) == x.
             let ctl = _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x1f)), x);
             let tab = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\t' as i8));
             let del = _mm_cmpeq_epi8(x, _mm_set1_epi8(0x7f));
-            _mm_movemask_epi8(_mm_or_si128(_mm_andnot_si128(tab, ctl), del)) != 0
-        };
+            _mm_movemask_epi8(_mm_or_si128(_mm_andnot_si128(tab, ctl), del)) == 0
+        })
+    }
+
+    /// Whether `ok` holds for every 16-byte block of `s` (16 bytes or more),
+    /// the last block overlapping the one before: the block-wise twin of
+    /// [`all_by_words`](super::all_by_words).
+    #[target_feature(enable = "sse2")]
+    #[inline]
+    fn all_blocks(s: &[u8], ok: impl Fn(__m128i) -> bool) -> bool {
+        let n = s.len();
+        debug_assert!(n >= 16);
+        let p = s.as_ptr();
+        // SAFETY: every `at` below has at + 16 <= n, so the 16 bytes are inside `s`.
+        let block = |at: usize| unsafe { _mm_loadu_si128(p.add(at).cast::<__m128i>()) };
         let mut i = 0;
         while i + 16 < n {
-            if bad(i) {
+            if !ok(block(i)) {
                 return false;
             }
             i += 16;
         }
-        !bad(n - 16)
+        ok(block(n - 16))
     }
 }
 
