@@ -181,11 +181,7 @@ fn is_path(p: &[u8]) -> bool {
     super::scan::path(p).0
 }
 
-/// Checks a header before it is written. Kept out of line: with the checks
-/// this cheap, inlined into a caller that passes literals the compiler would
-/// run them at compile time, and the benchmark rows would stop measuring
-/// the run-time check every request with run-time values pays.
-#[inline(never)]
+/// Checks a header before it is written.
 pub(crate) fn check_header(name: &[u8], value: &[u8]) -> Result<(), BuildError> {
     if !is_token(name) {
         return Err(BuildError::InvalidHeaderName);
