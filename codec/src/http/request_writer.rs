@@ -75,7 +75,8 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> RequestWriter<B> {
         while let [rest @ .., b'/'] = b {
             b = rest;
         }
-        if !b.is_empty() && (b[0] != b'/' || !is_path(b) || b.contains(&b'?')) {
+        // Target bytes only, and no query: `(valid, has '?')` must be `(true, false)`.
+        if !b.is_empty() && (b[0] != b'/' || super::scan::path(b) != (true, false)) {
             return Err(BuildError::InvalidPath);
         }
         let headers = self.fixed_end - self.base_len;
@@ -174,11 +175,6 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> RequestWriter<B> {
     pub fn head(&mut self, path: &str) -> RequestBuilder<'_, Line> {
         self.request(Method::Head, path)
     }
-}
-
-/// A path or target byte: visible ASCII except `#`.
-fn is_path(p: &[u8]) -> bool {
-    super::scan::path(p).0
 }
 
 /// Checks a header before it is written.
@@ -757,6 +753,28 @@ mod tests {
             BuildError::InvalidPath
         );
         assert_eq!(w.set_base_path("api").unwrap_err(), BuildError::InvalidPath);
+        // A base path is target bytes without a query, short (byte-wise scan) or
+        // long (block scan).
+        for bad in [
+            "/a?b",
+            "/a#b",
+            "/a b",
+            "/a\r\nX",
+            "/api/v3/orders?x=1",
+            "/api/v3/orders#frag",
+            "/api/v3/ord ers/x",
+            "/api/v3/orders\r\nX: y",
+        ] {
+            assert_eq!(
+                w.set_base_path(bad).unwrap_err(),
+                BuildError::InvalidPath,
+                "{bad:?}"
+            );
+        }
+        for good in ["/a", "/api/v3/orders/abc-DEF_1.2~x"] {
+            w.set_base_path(good).unwrap();
+        }
+        w.set_base_path("").unwrap();
         // The writer is still usable after errors.
         assert_eq!(
             w.get("/").finish().unwrap().as_bytes(),
