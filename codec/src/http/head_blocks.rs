@@ -93,62 +93,61 @@ pub(super) fn status_line<B: Blocks>(b: B, data: &[u8]) -> Option<(StatusLine, u
 /// The header line at `i` in its usual form: its spans and where the next
 /// line starts.
 ///
-/// The block that holds the colon also yields the OWS after it, the value's
-/// end when the line ends in that block, and whether the byte before the
-/// line end is OWS: a line of up to a block costs one load.
+/// The line end is found from the line start alone (the first byte that is
+/// not a field-value byte), so the next line's start depends on one block
+/// classification per block of the line and nothing else; the name, the
+/// colon, the OWS and the CRLF are checked beside that chain, and the CPU
+/// runs those checks while it goes on to the next lines (they only branch,
+/// and the branches are predicted). Bytes before the end are all field-value
+/// bytes, so the value needs no check of its own.
 #[inline(always)]
 pub(super) fn header_line<B: Blocks>(b: B, data: &[u8], i: usize) -> Option<(HeaderSpan, usize)> {
-    // Name: whole blocks of the alphabet, then one whose first byte out of
-    // it (at `k`) must be the colon.
-    let mut c = i;
-    let (v, k) = loop {
-        let v = b.load(data, c)?;
-        let out = b.not_name(v);
-        if out != 0 {
-            break (v, out.trailing_zeros());
-        }
-        c += B::WIDTH;
-    };
-    if (b.colon(v) >> k) & 1 == 0 || c + k as usize == i {
-        return None;
-    }
-    // The bytes of this block after the colon (none if it is the last one).
-    let after = ((u64::from(u32::MAX) << (k + 1)) & u64::from(u32::MAX)) as u32;
-    let ows = b.ows(v);
-    // OWS runs to the end of the block: rare, left to the byte-wise parse.
-    let lead = !ows & after & B::MASK;
-    if lead == 0 {
-        return None;
-    }
-    let value0 = c + lead.trailing_zeros() as usize;
-    // The value's end: the first byte out of the value alphabet after the
-    // colon (OWS bytes are value bytes, so it is at value0 or later).
-    let bad = b.not_value(v) & after;
-    let (e, ows_before) = if bad != 0 {
-        let at = bad.trailing_zeros();
-        // The byte before it is in this block (the colon at the earliest).
-        (c + at as usize, (ows >> (at - 1)) & 1 != 0)
-    } else {
-        let mut at = c + B::WIDTH;
-        let mut bad = b.not_value(b.load(data, at)?);
+    let first = b.load(data, i)?;
+    // The line end: the first byte out of the value alphabet (a control byte).
+    let e = {
+        let mut at = i;
+        let mut bad = b.not_value(first);
         while bad == 0 {
             at += B::WIDTH;
             bad = b.not_value(b.load(data, at)?);
         }
-        let e = at + bad.trailing_zeros() as usize;
-        (e, matches!(data[e - 1], b' ' | b'\t'))
+        at + bad.trailing_zeros() as usize
     };
     // As in `load`: a bound without an overflow check.
     if data.len() < 2 || e > data.len() - 2 || data[e..e + 2] != *b"\r\n" {
         return None;
     }
-    let mut end = e;
-    if ows_before {
-        while end > value0 && matches!(data[end - 1], b' ' | b'\t') {
-            end -= 1;
+    // Name: whole blocks of the alphabet, then one whose first byte out of
+    // it (at `k`) must be the colon. A control byte is out of the alphabet,
+    // so the colon found is before `e` or there is none.
+    let mut c = i;
+    let mut v = first;
+    let k = loop {
+        let out = b.not_name(v);
+        if out != 0 {
+            break out.trailing_zeros();
         }
+        c += B::WIDTH;
+        v = b.load(data, c)?;
+    };
+    let colon = c + k as usize;
+    if (b.colon(v) >> k) & 1 == 0 || colon == i {
+        return None;
     }
-    Some((HeaderSpan::new((i, c + k as usize), (value0, end)), e + 2))
+    // OWS after the colon, within its block (the bytes after it; none if it
+    // is the last one). OWS running to the block end is rare: byte-wise.
+    let after = ((u64::from(u32::MAX) << (k + 1)) & u64::from(u32::MAX)) as u32;
+    let lead = !b.ows(v) & after & B::MASK;
+    if lead == 0 {
+        return None;
+    }
+    // Not past `e`: the byte there is a control byte, not OWS.
+    let value0 = c + lead.trailing_zeros() as usize;
+    let mut end = e;
+    while end > value0 && matches!(data[end - 1], b' ' | b'\t') {
+        end -= 1;
+    }
+    Some((HeaderSpan::new((i, colon), (value0, end)), e + 2))
 }
 
 pub(super) use x86::{Avx2, Sse2};

@@ -63,7 +63,13 @@ macro_rules! line_end {
 
 /// Parses the head at the start of `data`, recording each header's name and
 /// value into `spans` (cleared first; at most `N`, more is
-/// [`TooManyHeaders`](E::TooManyHeaders)). `Ok(None)`: not complete yet.
+/// [`TooManyHeaders`](E::TooManyHeaders)) and the status line into `out`.
+/// `Ok(false)`: not complete yet (`out` unchanged).
+///
+/// The status line goes out through `out`, not the return value: returned
+/// in memory from this out-of-line function, it was copied by the caller
+/// with wide loads across the narrower stores that had just written it, a
+/// store-forwarding stall that cost the REST round trip ~10 ticks.
 ///
 /// On x86 the usual lines go through the block paths, AVX2 when the CPU has
 /// it, else SSE2; elsewhere (and under Miri) every line is read byte-wise.
@@ -71,7 +77,8 @@ macro_rules! line_end {
 pub(crate) fn parse<const N: usize>(
     data: &[u8],
     spans: &mut heapless::Vec<HeaderSpan, N>,
-) -> Result<Option<StatusLine>, E> {
+    out: &mut StatusLine,
+) -> Result<bool, E> {
     #[cfg(all(
         any(target_arch = "x86", target_arch = "x86_64"),
         target_feature = "sse2",
@@ -81,21 +88,34 @@ pub(crate) fn parse<const N: usize>(
         use super::head_blocks::{Avx2, Sse2, header_line, status_line};
         if let Some(b) = Avx2::detect() {
             // SAFETY: `Avx2::detect` found AVX2 on this CPU.
-            return unsafe { parse_avx2(b, data, spans) };
+            return unsafe { parse_avx2(b, data, spans, out) };
         }
-        parse_with(
+        let parsed = parse_with(
             data,
             spans,
             |d| status_line(Sse2, d),
             |d, i| header_line(Sse2, d, i),
-        )
+        );
+        emit(parsed, out)
     }
     #[cfg(not(all(
         any(target_arch = "x86", target_arch = "x86_64"),
         target_feature = "sse2",
         not(miri)
     )))]
-    parse_with(data, spans, |_| None, |_, _| None)
+    emit(parse_with(data, spans, |_| None, |_, _| None), out)
+}
+
+/// The status line of a complete head into `out`.
+#[inline(always)]
+fn emit(parsed: Result<Option<StatusLine>, E>, out: &mut StatusLine) -> Result<bool, E> {
+    match parsed? {
+        Some(line) => {
+            *out = line;
+            Ok(true)
+        }
+        None => Ok(false),
+    }
 }
 
 /// [`parse`] compiled for AVX2 (its block paths inlined with it).
@@ -109,14 +129,16 @@ fn parse_avx2<const N: usize>(
     b: super::head_blocks::Avx2,
     data: &[u8],
     spans: &mut heapless::Vec<HeaderSpan, N>,
-) -> Result<Option<StatusLine>, E> {
+    out: &mut StatusLine,
+) -> Result<bool, E> {
     use super::head_blocks::{header_line, status_line};
-    parse_with(
+    let parsed = parse_with(
         data,
         spans,
         |d| status_line(b, d),
         |d, i| header_line(b, d, i),
-    )
+    );
+    emit(parsed, out)
 }
 
 /// The parse, with `status_fast` and `line_fast` taking the usual lines

@@ -190,21 +190,24 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>, const N: usize> ResponseReader<B, N> {
     /// Parses one head: `None` when incomplete, `Some(false)` when an
     /// interim response was skipped, `Some(true)` for a final response.
     fn poll_one_head(&mut self) -> Result<Option<bool>, Error> {
+        // The status line is parsed straight into `self.line` (see
+        // `response_head::parse`).
+        let out = &mut self.line;
         let parsed =
             self.inner
-                .parse_head(|data, spans| match response_head::parse(data, spans) {
-                    Ok(Some(line)) => Ok(Some((line, head::facts(data, spans)?))),
-                    Ok(None) => Ok(None),
+                .parse_head(|data, spans| match response_head::parse(data, spans, out) {
+                    Ok(true) => Ok(Some(head::facts(data, spans)?)),
+                    Ok(false) => Ok(None),
                     Err(e) => Err(diagnose_head::<N>(data, e)),
                 })?;
-        let Some((line, facts)) = parsed else {
+        let Some(facts) = parsed else {
             self.inner.head_partial()?;
             return Ok(None);
         };
+        let line = self.line;
         if !(100..=999).contains(&line.status) {
             return Err(Error::InvalidStatus);
         }
-        self.line = line;
         self.inner.facts = facts;
         // Smuggling checks apply to every response, bodiless or not.
         let framing = facts.framing(true)?;
@@ -229,7 +232,12 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>, const N: usize> ResponseReader<B, N> {
 #[inline(never)]
 fn diagnose_head<const N: usize>(data: &[u8], e: httparse::Error) -> Error {
     head::diagnose(data, e, Error::InvalidStatus, |d| {
-        response_head::parse(d, &mut heapless::Vec::<_, N>::new()).err()
+        response_head::parse(
+            d,
+            &mut heapless::Vec::<_, N>::new(),
+            &mut StatusLine::default(),
+        )
+        .err()
     })
 }
 

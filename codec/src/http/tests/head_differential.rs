@@ -51,7 +51,10 @@ const PATHS: &[Path] = &[
 fn ours<const N: usize>(data: &[u8], path: Path) -> Outcome {
     let mut spans = heapless::Vec::<HeaderSpan, N>::new();
     let parsed = match path {
-        Path::Dispatched => response_head::parse(data, &mut spans),
+        Path::Dispatched => {
+            let mut line = response_head::StatusLine::default();
+            response_head::parse(data, &mut spans, &mut line).map(|done| done.then_some(line))
+        }
         Path::Bytewise => response_head::parse_with(data, &mut spans, |_| None, |_, _| None),
         #[cfg(all(target_arch = "x86_64", not(miri)))]
         Path::Sse2 => {
