@@ -179,6 +179,7 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> RequestWriter<B> {
 }
 
 /// Checks a header before it is written.
+#[inline(always)]
 pub(crate) fn check_header(name: &[u8], value: &[u8]) -> Result<(), BuildError> {
     if !is_token(name) {
         return Err(BuildError::InvalidHeaderName);
