@@ -122,32 +122,48 @@ pub(super) fn header_line<B: Blocks>(b: B, data: &[u8], i: usize) -> Option<(Hea
     // so the colon found is before `e` or there is none.
     let mut c = i;
     let mut v = first;
-    let k = loop {
+    let (k, out) = loop {
         let out = b.not_name(v);
         if out != 0 {
-            break out.trailing_zeros();
+            break (out.trailing_zeros(), out);
         }
         c += B::WIDTH;
         v = b.load(data, c)?;
     };
     let colon = c + k as usize;
-    if (b.colon(v) >> k) & 1 == 0 || colon == i {
+    // The first byte out of the name alphabet (its lowest bit) must be the
+    // colon.
+    if b.colon(v) & out & out.wrapping_neg() == 0 || colon == i {
         return None;
     }
-    // OWS after the colon, within its block (the bytes after it; none if it
-    // is the last one). OWS running to the block end is rare: byte-wise.
-    let after = ((u64::from(u32::MAX) << (k + 1)) & u64::from(u32::MAX)) as u32;
+    // OWS after the colon, within its block: the bytes above the colon's
+    // bit (none if it is the last one). OWS running to the block end is
+    // rare: byte-wise.
+    let after = !(out ^ out.wrapping_sub(1));
     let lead = !b.ows(v) & after & B::MASK;
     if lead == 0 {
         return None;
     }
     // Not past `e`: the byte there is a control byte, not OWS.
     let value0 = c + lead.trailing_zeros() as usize;
+    // Trailing OWS. Every byte before `e` is a field-value byte (HTAB, SP,
+    // VCHAR, obs-text), so one at or below SP is SP or HTAB: one compare.
     let mut end = e;
-    while end > value0 && matches!(data[end - 1], b' ' | b'\t') {
-        end -= 1;
+    if end > value0 && data[end - 1] <= b' ' {
+        end = trim_end(data, value0, end);
     }
     Some((HeaderSpan::new((i, colon), (value0, end)), e + 2))
+}
+
+/// `end` moved back over the trailing OWS of `data[value0..end]`, out of
+/// line: most values have none (one compare in [`header_line`]).
+#[cold]
+#[inline(never)]
+fn trim_end(data: &[u8], value0: usize, mut end: usize) -> usize {
+    while end > value0 && matches!(data.get(end - 1), Some(b' ' | b'\t')) {
+        end -= 1;
+    }
+    end
 }
 
 pub(super) use x86::{Avx2, Sse2};
