@@ -28,7 +28,7 @@ use super::error::BuildError;
 use super::method::Method;
 use super::percent;
 use super::syntax::{dec_digits, eq_ignore_case, is_field_value, is_token};
-use crate::simd::copy::copy_short;
+use crate::simd::copy::copy;
 
 /// Headers the codec writes itself; setting them by hand is
 /// [`BuildError::ReservedHeader`] (a second Content-Length is a smuggling vector).
@@ -240,7 +240,7 @@ impl<'w, S> RequestBuilder<'w, S> {
         }
         match self.buf.get_mut(self.at..self.at + bytes.len()) {
             Some(dst) => {
-                copy_short(dst, bytes);
+                copy(dst, bytes);
                 self.at += bytes.len();
             }
             None => self.err = Some(BuildError::BufferFull),
@@ -262,9 +262,9 @@ impl<'w, S> RequestBuilder<'w, S> {
         let (d_name, rest) = dst.split_at_mut(n);
         let (d_sep, rest) = rest.split_at_mut(2);
         let (d_value, d_end) = rest.split_at_mut(v);
-        copy_short(d_name, name);
+        copy(d_name, name);
         d_sep.copy_from_slice(b": ");
-        copy_short(d_value, value);
+        copy(d_value, value);
         d_end.copy_from_slice(b"\r\n");
         self.at += n + v + 4;
     }
