@@ -42,26 +42,11 @@ pub fn copy(dst: &mut [u8], src: &[u8]) {
             dst[n / 2] = src[n / 2];
             dst[n - 1] = src[n - 1];
         }
-        4..=7 => {
-            block::<4>(dst, src, 0);
-            block::<4>(dst, src, n - 4);
-        }
-        8..=15 => {
-            block::<8>(dst, src, 0);
-            block::<8>(dst, src, n - 8);
-        }
-        16..=32 => {
-            block::<16>(dst, src, 0);
-            block::<16>(dst, src, n - 16);
-        }
-        33..=64 => {
-            block::<32>(dst, src, 0);
-            block::<32>(dst, src, n - 32);
-        }
-        65..=128 => {
-            block::<64>(dst, src, 0);
-            block::<64>(dst, src, n - 64);
-        }
+        4..=7 => head_tail::<4>(dst, src),
+        8..=15 => head_tail::<8>(dst, src),
+        16..=32 => head_tail::<16>(dst, src),
+        33..=64 => head_tail::<32>(dst, src),
+        65..=128 => head_tail::<64>(dst, src),
         129..=256 => {
             block::<64>(dst, src, 0);
             block::<64>(dst, src, 64);
@@ -126,6 +111,14 @@ unsafe fn copy_avx2(d: *mut u8, s: *const u8, n: usize) {
         store!(n - 64, h);
         store!(n - 32, i);
     }
+}
+
+/// The first and the last `N` bytes of `src` into `dst` (overlapping when
+/// `src` is shorter than `2 * N`): all of `src` when `N <= len <= 2 * N`.
+#[inline(always)]
+fn head_tail<const N: usize>(dst: &mut [u8], src: &[u8]) {
+    block::<N>(dst, src, 0);
+    block::<N>(dst, src, src.len().wrapping_sub(N));
 }
 
 /// `dst[at..at + N] = src[at..at + N]`, a no-op if out of range (never, as
