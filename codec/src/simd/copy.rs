@@ -16,9 +16,9 @@
 //! values, paths) and of control frames. Longer payloads go to
 //! `copy_from_slice`.
 
-#[cfg(all(target_arch = "x86", not(miri)))]
+#[cfg(target_arch = "x86")]
 use core::arch::x86::{__m256i, _mm256_loadu_si256, _mm256_storeu_si256};
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(target_arch = "x86_64")]
 use core::arch::x86_64::{__m256i, _mm256_loadu_si256, _mm256_storeu_si256};
 
 /// Copy `src` into `dst[..src.len()]`; `dst` must be at least as long
@@ -71,15 +71,41 @@ pub fn copy(dst: &mut [u8], src: &[u8]) {
 #[target_feature(enable = "avx2")]
 #[inline]
 unsafe fn copy_avx2(d: *mut u8, s: *const u8, n: usize) {
+    // SAFETY: the caller's contract is this one's.
+    unsafe { head_tail_avx2(d, s, n, |v| v, |v| v) }
+}
+
+/// `n` bytes (32 or more) from `s` to `d` as 32-byte blocks from the start
+/// and, up to 256 bytes, from the end (overlapping in the middle); longer,
+/// whole blocks from the start and one last block at `n - 32`. Each block
+/// counted from the start passes through `head` on its way, each from the
+/// end through `tail`: the plain copy ([`copy`], up to 256 bytes) and the
+/// masked copy (`simd::mask`, a key for each) share it.
+///
+/// Every block is loaded before the first store: the pointers are raw, so
+/// the compiler keeps source order, and a load issued after a store to an
+/// address the CPU cannot yet tell apart waits on its disambiguation
+/// (measured: the first load after a store was the hot spot of encode).
+///
+/// # Safety
+/// AVX2 with YMM state; `32 <= n`; `s` valid for `n` bytes of reads, `d`
+/// for `n` bytes of writes, not overlapping.
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(super) unsafe fn head_tail_avx2(
+    d: *mut u8,
+    s: *const u8,
+    n: usize,
+    head: impl Fn(__m256i) -> __m256i,
+    tail: impl Fn(__m256i) -> __m256i,
+) {
     // The 32 bytes at `$at` of `s`, and a store of one to `d` at `$at`.
-    // Every block is loaded before the first store: the pointers are raw, so
-    // the compiler keeps source order, and a load issued after a store to an
-    // address the CPU cannot yet tell apart waits on its disambiguation
-    // (measured: the first load after a store was the hot spot of encode).
     macro_rules! load {
         ($at:expr) => {
-            // SAFETY: every use below has `$at + 32 <= n` (32 <= n, and the
-            // branches bound n from below), inside `s` by the caller's contract.
+            // SAFETY: every use below has `$at + 32 <= n` (32 <= n, the
+            // branches bound n from below, the loop `at` from above), inside
+            // `s` by the caller's contract.
             unsafe { _mm256_loadu_si256(s.add($at).cast::<__m256i>()) }
         };
     }
@@ -91,25 +117,44 @@ unsafe fn copy_avx2(d: *mut u8, s: *const u8, n: usize) {
     }
     if n <= 64 {
         let (a, b) = (load!(0), load!(n - 32));
-        store!(0, a);
-        store!(n - 32, b);
+        store!(0, head(a));
+        store!(n - 32, tail(b));
     } else if n <= 128 {
         let (a, b, c, e) = (load!(0), load!(32), load!(n - 64), load!(n - 32));
-        store!(0, a);
-        store!(32, b);
-        store!(n - 64, c);
-        store!(n - 32, e);
-    } else {
+        store!(0, head(a));
+        store!(32, head(b));
+        store!(n - 64, tail(c));
+        store!(n - 32, tail(e));
+    } else if n <= 256 {
         let (a, b, c, e) = (load!(0), load!(32), load!(64), load!(96));
         let (f, g, h, i) = (load!(n - 128), load!(n - 96), load!(n - 64), load!(n - 32));
-        store!(0, a);
-        store!(32, b);
-        store!(64, c);
-        store!(96, e);
-        store!(n - 128, f);
-        store!(n - 96, g);
-        store!(n - 64, h);
-        store!(n - 32, i);
+        store!(0, head(a));
+        store!(32, head(b));
+        store!(64, head(c));
+        store!(96, head(e));
+        store!(n - 128, tail(f));
+        store!(n - 96, tail(g));
+        store!(n - 64, tail(h));
+        store!(n - 32, tail(i));
+    } else {
+        // Longer: whole blocks from the start (two per step), then the last
+        // 32 bytes as a tail block, overlapping the one before.
+        let mut at = 0;
+        while at + 64 <= n {
+            let (a, b) = (load!(at), load!(at + 32));
+            store!(at, head(a));
+            store!(at + 32, head(b));
+            at += 64;
+        }
+        if at + 32 <= n {
+            let a = load!(at);
+            store!(at, head(a));
+            at += 32;
+        }
+        if at < n {
+            let t = load!(n - 32);
+            store!(n - 32, tail(t));
+        }
     }
 }
 

@@ -636,72 +636,18 @@ fn copy_avx2(dst: &mut [u8], src: &[u8], k: u32) {
     let (d, s) = (dst.as_mut_ptr(), src.as_ptr());
     let kv = _mm256_set1_epi32(k as i32);
     let kt = _mm256_set1_epi32(advance(k, n) as i32);
-    // `src[at..at + 32]`, and `dst[at..at + 32] = v ^ key`; the fixed-size
-    // cases load every block before the first store, as in
-    // `simd::copy::copy_avx2` (a load behind a store to an address not yet
-    // known apart waits on its disambiguation).
-    macro_rules! ld {
-        ($at:expr) => {
-            _mm256_loadu_si256(s.add($at).cast::<__m256i>())
-        };
-    }
-    macro_rules! st {
-        ($at:expr, $v:expr, $k:expr) => {
-            _mm256_storeu_si256(d.add($at).cast::<__m256i>(), _mm256_xor_si256($v, $k))
-        };
-    }
-    macro_rules! mv {
-        ($at:expr, $k:expr) => {{
-            let v = ld!($at);
-            st!($at, v, $k);
-        }};
-    }
-    // SAFETY (every block below): each load or store at `at` has 32 <= n
-    // and at + 32 <= n <= both lengths, so it reads inside `src` and writes
-    // inside `dst` (which cannot overlap `src`: it is `&mut`).
-    if n <= 64 {
-        unsafe {
-            let (a, b) = (ld!(0), ld!(n - 32));
-            st!(0, a, kv);
-            st!(n - 32, b, kt);
-        }
-    } else if n <= 128 {
-        unsafe {
-            let (a, b, c, e) = (ld!(0), ld!(32), ld!(n - 64), ld!(n - 32));
-            st!(0, a, kv);
-            st!(32, b, kv);
-            st!(n - 64, c, kt);
-            st!(n - 32, e, kt);
-        }
-    } else if n <= 256 {
-        unsafe {
-            let (a, b, c, e) = (ld!(0), ld!(32), ld!(64), ld!(96));
-            let (f, g, h, i) = (ld!(n - 128), ld!(n - 96), ld!(n - 64), ld!(n - 32));
-            st!(0, a, kv);
-            st!(32, b, kv);
-            st!(64, c, kv);
-            st!(96, e, kv);
-            st!(n - 128, f, kt);
-            st!(n - 96, g, kt);
-            st!(n - 64, h, kt);
-            st!(n - 32, i, kt);
-        }
-    } else {
-        let mut i = 0;
-        while i + 64 <= n {
-            unsafe {
-                mv!(i, kv);
-                mv!(i + 32, kv);
-            }
-            i += 64;
-        }
-        if i + 32 <= n {
-            unsafe { mv!(i, kv) };
-            i += 32;
-        }
-        if i < n {
-            unsafe { mv!(n - 32, kt) };
-        }
+    // SAFETY: AVX2 is this function's feature; 32 <= n and n is at most
+    // both lengths, so `src` has n bytes to read and `dst` n to write (not
+    // overlapping `src`: it is `&mut`). The blocks from the start take the
+    // key at the start, the block(s) from the end the key at n - 32 and on.
+    unsafe {
+        crate::simd::copy::head_tail_avx2(
+            d,
+            s,
+            n,
+            |v| _mm256_xor_si256(v, kv),
+            |v| _mm256_xor_si256(v, kt),
+        );
     }
 }
 
