@@ -37,6 +37,11 @@ pub(super) trait Blocks: Copy {
     fn ows(self, v: Self::V) -> u32;
     /// `:`.
     fn colon(self, v: Self::V) -> u32;
+    /// The LF bytes of the 64 bytes at `at` as bits.
+    ///
+    /// # Safety
+    /// `at + 64 <= data.len()`.
+    unsafe fn lf64(self, data: &[u8], at: usize) -> u64;
     /// Bytes with the high bit set (obs-text).
     fn high(self, v: Self::V) -> u32;
 }
@@ -91,68 +96,146 @@ pub(super) fn status_line<B: Blocks>(b: B, data: &[u8]) -> Option<(StatusLine, u
 }
 
 /// The header line at `i` in its usual form: its spans and where the next
-/// line starts.
-///
-/// The line end is found from the line start alone (the first byte that is
-/// not a field-value byte), so the next line's start depends on one block
-/// classification per block of the line and nothing else; the name, the
-/// colon, the OWS and the CRLF are checked beside that chain, and the CPU
-/// runs those checks while it goes on to the next lines (they only branch,
-/// and the branches are predicted). Bytes before the end are all field-value
-/// bytes, so the value needs no check of its own.
-#[inline(always)]
+/// line starts (with a line-end walk of its own; a parse uses one
+/// [`LineEnds`] for all its lines).
+#[cfg(test)]
 pub(super) fn header_line<B: Blocks>(b: B, data: &[u8], i: usize) -> Option<(HeaderSpan, usize)> {
-    let first = b.load(data, i)?;
-    // The line end: the first byte out of the value alphabet (a control byte).
-    let e = {
-        let mut at = i;
-        let mut bad = b.not_value(first);
-        while bad == 0 {
-            at += B::WIDTH;
-            bad = b.not_value(b.load(data, at)?);
+    LineEnds::new().header_line(b, data, i)
+}
+
+/// The line feeds of a head as bits, 64 bytes at a time, found ahead of the
+/// header walk.
+///
+/// Each line's end is the next bit: the next line's start follows from this
+/// one's by a `tzcnt` and a bit clear, not by loading and classifying the
+/// line's bytes (a load, five vector operations and a mask move, line after
+/// line). The windows' loads do not depend on the lines, so they run ahead;
+/// each line's bytes are checked beside the walk.
+#[derive(Clone, Copy)]
+pub(super) struct LineEnds {
+    /// Bit k: an LF at `base + k` not taken yet (bits before the walk are clear).
+    bits: u64,
+    /// The window's start; before the first window, 64 before 0 (wrapping),
+    /// so that the first one starts at the first line asked for.
+    base: usize,
+}
+
+impl LineEnds {
+    pub(super) const fn new() -> Self {
+        LineEnds {
+            bits: 0,
+            base: 0usize.wrapping_sub(64),
         }
-        at + bad.trailing_zeros() as usize
-    };
-    // As in `load`: a bound without an overflow check.
-    if data.len() < 2 || e > data.len() - 2 || data[e..e + 2] != *b"\r\n" {
-        return None;
     }
-    // Name: whole blocks of the alphabet, then one whose first byte out of
-    // it (at `k`) must be the colon. A control byte is out of the alphabet,
-    // so the colon found is before `e` or there is none.
-    let mut c = i;
-    let mut v = first;
-    let (k, out) = loop {
-        let out = b.not_name(v);
-        if out != 0 {
-            break (out.trailing_zeros(), out);
+
+    /// The first LF at or after `i`, where `i` is the first line asked for
+    /// or just after the LF given out last.
+    ///
+    /// Every line the parse accepts, on any path, ends just after the first
+    /// LF from its start (no byte of a name, OWS or value is an LF, and a CR
+    /// must be followed by one), so the LF given out for a line is that
+    /// line's end whether or not the block path takes the line, and the
+    /// walk stays with the parse. When no window can be read (fewer than 64
+    /// bytes in all, or none left) every later line is read byte-wise.
+    #[inline(always)]
+    fn find<B: Blocks>(&mut self, b: B, data: &[u8], i: usize) -> Option<usize> {
+        while self.bits == 0 {
+            // The next window, or the first at `i`; LFs between `i` and
+            // the next window's start were all given out.
+            self.fill(b, data, self.base.wrapping_add(64).max(i))?;
         }
-        c += B::WIDTH;
-        v = b.load(data, c)?;
-    };
-    let colon = c + k as usize;
-    // The first byte out of the name alphabet (its lowest bit) must be the
-    // colon.
-    if b.colon(v) & out & out.wrapping_neg() == 0 || colon == i {
-        return None;
+        let lf = self.base + self.bits.trailing_zeros() as usize;
+        self.bits &= self.bits - 1;
+        Some(lf)
     }
-    // OWS after the colon, within its block: the bytes above the colon's
-    // bit (none if it is the last one). OWS running to the block end is
-    // rare: byte-wise.
-    let after = !(out ^ out.wrapping_sub(1));
-    let lead = !b.ows(v) & after & B::MASK;
-    if lead == 0 {
-        return None;
+
+    /// The window holding `at` (the last 64 bytes of `data` when fewer
+    /// remain), its bits before `at` cleared; `None` when `data` ends before
+    /// `at` or holds fewer than 64 bytes.
+    #[inline(always)]
+    fn fill<B: Blocks>(&mut self, b: B, data: &[u8], at: usize) -> Option<()> {
+        let base = at.min(data.len().checked_sub(64)?);
+        let skip = at - base;
+        if skip >= 64 {
+            return None;
+        }
+        // SAFETY: `base <= len - 64`.
+        self.bits = unsafe { b.lf64(data, base) } & (u64::MAX << skip);
+        self.base = base;
+        Some(())
     }
-    // Not past `e`: the byte there is a control byte, not OWS.
-    let value0 = c + lead.trailing_zeros() as usize;
-    // Trailing OWS. Every byte before `e` is a field-value byte (HTAB, SP,
-    // VCHAR, obs-text), so one at or below SP is SP or HTAB: one compare.
-    let mut end = e;
-    if end > value0 && data[end - 1] <= b' ' {
-        end = trim_end(data, value0, end);
+
+    /// The header line at `i` in its usual form: its spans and where the
+    /// next line starts.
+    ///
+    /// The line ends at the first LF from `i` ([`find`](Self::find)),
+    /// which must follow a CR, and that CR must be the first byte from `i`
+    /// that is not a field-value byte; so the value needs no check of its
+    /// own. The name, the colon and the OWS are checked in the first block.
+    /// That check also means a wrong LF from the walk could only make this
+    /// path leave a line to the byte-wise parse, never accept a wrong one.
+    #[inline(always)]
+    pub(super) fn header_line<B: Blocks>(
+        &mut self,
+        b: B,
+        data: &[u8],
+        i: usize,
+    ) -> Option<(HeaderSpan, usize)> {
+        let lf = self.find(b, data, i)?;
+        let first = b.load(data, i)?;
+        // The first byte from `i` that is not a field-value byte (a control
+        // byte) must be a CR just before that LF.
+        let e = {
+            let mut at = i;
+            let mut bad = b.not_value(first);
+            while bad == 0 {
+                at += B::WIDTH;
+                bad = b.not_value(b.load(data, at)?);
+            }
+            at + bad.trailing_zeros() as usize
+        };
+        // SAFETY (when `e + 1 == lf`): `e < lf < data.len()`, as `find`
+        // gives out LFs inside `data`.
+        if e + 1 != lf || unsafe { *data.get_unchecked(e) } != b'\r' {
+            return None;
+        }
+        // Name: whole blocks of the alphabet, then one whose first byte out of
+        // it (at `k`) must be the colon. A control byte is out of the alphabet,
+        // so the colon found is before `e` or there is none.
+        let mut c = i;
+        let mut v = first;
+        let (k, out) = loop {
+            let out = b.not_name(v);
+            if out != 0 {
+                break (out.trailing_zeros(), out);
+            }
+            c += B::WIDTH;
+            v = b.load(data, c)?;
+        };
+        let colon = c + k as usize;
+        // The first byte out of the name alphabet (its lowest bit) must be the
+        // colon.
+        if b.colon(v) & out & out.wrapping_neg() == 0 || colon == i {
+            return None;
+        }
+        // OWS after the colon, within its block: the bytes above the colon's
+        // bit (none if it is the last one). OWS running to the block end is
+        // rare: byte-wise.
+        let after = !(out ^ out.wrapping_sub(1));
+        let lead = !b.ows(v) & after & B::MASK;
+        if lead == 0 {
+            return None;
+        }
+        // Not past `e`: the byte there is a control byte, not OWS.
+        let value0 = c + lead.trailing_zeros() as usize;
+        // Trailing OWS. Every byte before `e` is a field-value byte (HTAB, SP,
+        // VCHAR, obs-text), so one at or below SP is SP or HTAB: one compare.
+        let mut end = e;
+        if end > value0 && data[end - 1] <= b' ' {
+            end = trim_end(data, value0, end);
+        }
+        Some((HeaderSpan::new((i, colon), (value0, end)), lf + 1))
     }
-    Some((HeaderSpan::new((i, colon), (value0, end)), e + 2))
 }
 
 /// `end` moved back over the trailing OWS of `data[value0..end]`, out of
@@ -229,6 +312,12 @@ mod x86 {
             unsafe { sse2::colon(x) }
         }
         #[inline(always)]
+        unsafe fn lf64(self, data: &[u8], at: usize) -> u64 {
+            // SAFETY: the caller keeps the 64 bytes from `at` inside `data`
+            // (the loads are unaligned); the whole target has SSE2.
+            unsafe { sse2::lf64(data.as_ptr().add(at)) }
+        }
+        #[inline(always)]
         fn high(self, x: __m128i) -> u32 {
             // SAFETY: as above.
             unsafe { _mm_movemask_epi8(x) as u32 }
@@ -271,6 +360,12 @@ mod x86 {
         fn colon(self, x: __m256i) -> u32 {
             // SAFETY: as above.
             unsafe { avx2::colon(x) }
+        }
+        #[inline(always)]
+        unsafe fn lf64(self, data: &[u8], at: usize) -> u64 {
+            // SAFETY: the caller keeps the 64 bytes from `at` inside `data`
+            // (the loads are unaligned); `self` exists only on a CPU with AVX2.
+            unsafe { avx2::lf64(data.as_ptr().add(at)) }
         }
         #[inline(always)]
         fn high(self, x: __m256i) -> u32 {
@@ -320,6 +415,22 @@ mod x86 {
         #[inline]
         pub(super) fn ows(x: __m128i) -> u32 {
             _mm_movemask_epi8(_mm_or_si128(eq(x, b' '), eq(x, b'\t'))) as u32
+        }
+
+        /// The LF bytes of the 64 bytes at `p` as bits.
+        ///
+        /// # Safety
+        /// The 64 bytes from `p` are readable.
+        #[target_feature(enable = "sse2")]
+        #[inline]
+        pub(super) unsafe fn lf64(p: *const u8) -> u64 {
+            let mut bits = 0u64;
+            for k in 0..4 {
+                // SAFETY: the caller's; the loads are unaligned.
+                let v = unsafe { _mm_loadu_si128(p.add(16 * k).cast()) };
+                bits |= u64::from(_mm_movemask_epi8(eq(v, b'\n')) as u16) << (16 * k);
+            }
+            bits
         }
 
         #[target_feature(enable = "sse2")]
@@ -401,6 +512,26 @@ mod x86 {
         #[inline]
         pub(super) fn ows(x: __m256i) -> u32 {
             _mm256_movemask_epi8(_mm256_or_si256(eq(x, b' '), eq(x, b'\t'))) as u32
+        }
+
+        /// The LF bytes of the 64 bytes at `p` as bits.
+        ///
+        /// # Safety
+        /// The 64 bytes from `p` are readable.
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        pub(super) unsafe fn lf64(p: *const u8) -> u64 {
+            let lf = _mm256_set1_epi8(b'\n' as i8);
+            // SAFETY: the caller's; the loads are unaligned.
+            let (a, b) = unsafe {
+                (
+                    _mm256_loadu_si256(p.cast()),
+                    _mm256_loadu_si256(p.add(32).cast()),
+                )
+            };
+            let lo = _mm256_movemask_epi8(_mm256_cmpeq_epi8(a, lf)) as u32;
+            let hi = _mm256_movemask_epi8(_mm256_cmpeq_epi8(b, lf)) as u32;
+            u64::from(lo) | u64::from(hi) << 32
         }
 
         #[target_feature(enable = "avx2")]
@@ -491,6 +622,58 @@ mod line_tests {
             }
         }
         assert!(taken > 1000, "the block path took only {taken} lines");
+    }
+
+    /// One walk over a head of usual lines takes each line a walk of its own
+    /// would take (the walk gives each line its own LF, across windows and
+    /// into the last one, clamped to the end), with the byte-wise spans.
+    fn walk<B: Blocks>(b: B) {
+        let lines: &[&[u8]] = &[
+            b"Content-Type: application/json;charset=UTF-8\r\n",
+            b"Content-Length: 243\r\n",
+            b"Connection: keep-alive\r\n",
+            b"Date: Mon, 23 Nov 2026 11:45:00 GMT\r\n",
+            b"Server: nginx\r\n",
+            b"x-mbx-uuid: 1f4c1c2e-6d2b-4f0e-9b8a-3c1e2f4a5b6c\r\n",
+            b"x-mbx-used-weight-1m: 1\r\n",
+        ];
+        for body in [0usize, 1, 40, 200] {
+            let mut data = b"HTTP/1.1 200 OK\r\n".to_vec();
+            let mut starts = Vec::new();
+            for l in lines.iter().chain(lines) {
+                starts.push(data.len());
+                data.extend_from_slice(l);
+            }
+            data.extend_from_slice(b"\r\n");
+            data.extend(core::iter::repeat_n(b'z', body));
+            let mut spans = heapless::Vec::<HeaderSpan, 16>::new();
+            assert!(matches!(
+                parse_with(&data, &mut spans, |_| None, |_, _| None),
+                Ok(Some(_))
+            ));
+            let mut ends = super::LineEnds::new();
+            let mut taken = 0;
+            for (k, &at) in starts.iter().enumerate() {
+                // Just what a walk of its own would take at that line (SSE2
+                // leaves `Content-Length: ` to the byte-wise parse: its OWS
+                // runs to the block end).
+                let got = ends.header_line(b, &data, at);
+                assert_eq!(got, header_line(b, &data, at), "line {k} of {body}");
+                let Some((span, next)) = got else { continue };
+                taken += 1;
+                assert_eq!(span, spans[k], "line {k}");
+                assert_eq!(next, at + lines[k % lines.len()].len());
+            }
+            assert!(taken >= 10, "{taken} lines taken of {}", starts.len());
+        }
+    }
+
+    #[test]
+    fn one_walk_takes_every_usual_line() {
+        walk(Sse2);
+        if let Some(b) = Avx2::detect() {
+            walk(b);
+        }
     }
 
     #[test]

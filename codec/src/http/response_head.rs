@@ -85,16 +85,17 @@ pub(crate) fn parse<const N: usize>(
         not(miri)
     ))]
     {
-        use super::head_blocks::{Avx2, Sse2, header_line, status_line};
+        use super::head_blocks::{Avx2, LineEnds, Sse2, status_line};
         if let Some(b) = Avx2::detect() {
             // SAFETY: `Avx2::detect` found AVX2 on this CPU.
             return unsafe { parse_avx2(b, data, spans, out) };
         }
+        let mut ends = LineEnds::new();
         let parsed = parse_with(
             data,
             spans,
             |d| status_line(Sse2, d),
-            |d, i| header_line(Sse2, d, i),
+            |d, i| ends.header_line(Sse2, d, i),
         );
         emit(parsed, out)
     }
@@ -131,12 +132,13 @@ fn parse_avx2<const N: usize>(
     spans: &mut heapless::Vec<HeaderSpan, N>,
     out: &mut StatusLine,
 ) -> Result<bool, E> {
-    use super::head_blocks::{header_line, status_line};
+    use super::head_blocks::{LineEnds, status_line};
+    let mut ends = LineEnds::new();
     let parsed = parse_with(
         data,
         spans,
         |d| status_line(b, d),
-        |d, i| header_line(b, d, i),
+        |d, i| ends.header_line(b, d, i),
     );
     emit(parsed, out)
 }
@@ -148,7 +150,7 @@ pub(super) fn parse_with<const N: usize>(
     data: &[u8],
     spans: &mut heapless::Vec<HeaderSpan, N>,
     status_fast: impl Fn(&[u8]) -> Option<(StatusLine, usize)>,
-    line_fast: impl Fn(&[u8], usize) -> Option<(HeaderSpan, usize)>,
+    mut line_fast: impl FnMut(&[u8], usize) -> Option<(HeaderSpan, usize)>,
 ) -> Result<Option<StatusLine>, E> {
     spans.clear();
     let (mut line, mut i) = match status_fast(data) {

@@ -58,26 +58,28 @@ fn ours<const N: usize>(data: &[u8], path: Path) -> Outcome {
         Path::Bytewise => response_head::parse_with(data, &mut spans, |_| None, |_, _| None),
         #[cfg(all(target_arch = "x86_64", not(miri)))]
         Path::Sse2 => {
-            use crate::http::head_blocks::{Sse2, header_line, status_line};
+            use crate::http::head_blocks::{LineEnds, Sse2, status_line};
+            let mut ends = LineEnds::new();
             response_head::parse_with(
                 data,
                 &mut spans,
                 |d| status_line(Sse2, d),
-                |d, i| header_line(Sse2, d, i),
+                |d, i| ends.header_line(Sse2, d, i),
             )
         }
         #[cfg(all(target_arch = "x86_64", not(miri)))]
         Path::Avx2 => {
-            use crate::http::head_blocks::{Avx2, header_line, status_line};
+            use crate::http::head_blocks::{Avx2, LineEnds, status_line};
             // A CPU without AVX2 has no such path to compare.
             let Some(b) = Avx2::detect() else {
                 return theirs::<N>(data);
             };
+            let mut ends = LineEnds::new();
             response_head::parse_with(
                 data,
                 &mut spans,
                 |d| status_line(b, d),
-                |d, i| header_line(b, d, i),
+                |d, i| ends.header_line(b, d, i),
             )
         }
     };
@@ -243,6 +245,36 @@ fn input() -> impl Strategy<Value = Vec<u8>> {
         2 => mutated_head(),
         1 => proptest::collection::vec(any::<u8>(), 0..64),
     ]
+}
+
+/// Long heads whose lines the block paths take and leave in turn (a bare
+/// LF, obs-text, a name outside SSE2's alphabet, OWS to a block end, lines
+/// longer than a block), so the line-end walk crosses several windows, the
+/// last one clamped to the end of the bytes, beside byte-wise lines; and
+/// every prefix of each.
+#[test]
+#[cfg_attr(miri, ignore = "every prefix of long heads: too slow for Miri")]
+fn long_heads_with_mixed_lines() {
+    let long = [b"Long: ".as_slice(), &[b'a'; 70], b"\r\n"].concat();
+    let pad = [b"Pad:".as_slice(), &[b' '; 40], b"v \t\r\n"].concat();
+    let lines: &[&[u8]] = &[
+        b"Content-Type: application/json;charset=UTF-8\r\n",
+        b"Bare: lf\n",
+        b"x_weird!#$%&'*+.^`|~: v\r\n",
+        b"Obs: caf\xc3\xa9\r\n",
+        &long,
+        &pad,
+        b"Date: Mon, 23 Nov 2026 11:45:00 GMT\r\n",
+        b"x-mbx-used-weight-1m: 1\r\n",
+    ];
+    for rot in 0..lines.len() {
+        let mut v = b"HTTP/1.1 200 OK\r\n".to_vec();
+        for k in 0..lines.len() + 3 {
+            v.extend_from_slice(lines[(k + rot) % lines.len()]);
+        }
+        v.extend_from_slice(b"\r\n{\"a\":1}");
+        agree(&v);
+    }
 }
 
 proptest! {
