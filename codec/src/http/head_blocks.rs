@@ -128,25 +128,44 @@ impl LineEnds {
         }
     }
 
-    /// The first LF at or after `i`, where `i` is the first line asked for
-    /// or just after the LF given out last.
+    /// A walk whose first window is read now, from the start of `data`
+    /// (the status line's LF is passed over by [`find`](Self::find)), so
+    /// its loads do not wait for the status line's parse; like
+    /// [`new`](Self::new) when `data` holds fewer than 64 bytes.
+    #[inline(always)]
+    pub(super) fn at_start<B: Blocks>(b: B, data: &[u8]) -> Self {
+        let mut ends = LineEnds::new();
+        // Fewer than 64 bytes: no window now; `find` tries again (and
+        // leaves every line to the byte-wise parse).
+        let _ = ends.fill(b, data, 0);
+        ends
+    }
+
+    /// The first LF at or after `i`, where `i` is at or after every LF
+    /// given out so far.
     ///
     /// Every line the parse accepts, on any path, ends just after the first
     /// LF from its start (no byte of a name, OWS or value is an LF, and a CR
     /// must be followed by one), so the LF given out for a line is that
     /// line's end whether or not the block path takes the line, and the
-    /// walk stays with the parse. When no window can be read (fewer than 64
-    /// bytes in all, or none left) every later line is read byte-wise.
+    /// walk stays with the parse; LFs before `i` (the status line's, and
+    /// empty lines before it) are passed over. When no window can be read
+    /// (fewer than 64 bytes in all, or none left) every later line is read
+    /// byte-wise.
     #[inline(always)]
     fn find<B: Blocks>(&mut self, b: B, data: &[u8], i: usize) -> Option<usize> {
-        while self.bits == 0 {
-            // The next window, or the first at `i`; LFs between `i` and
-            // the next window's start were all given out.
-            self.fill(b, data, self.base.wrapping_add(64).max(i))?;
+        loop {
+            while self.bits == 0 {
+                // The next window, or the first at `i`; LFs between `i` and
+                // the next window's start were all given out.
+                self.fill(b, data, self.base.wrapping_add(64).max(i))?;
+            }
+            let lf = self.base + self.bits.trailing_zeros() as usize;
+            self.bits &= self.bits - 1;
+            if lf >= i {
+                return Some(lf);
+            }
         }
-        let lf = self.base + self.bits.trailing_zeros() as usize;
-        self.bits &= self.bits - 1;
-        Some(lf)
     }
 
     /// The window holding `at` (the last 64 bytes of `data` when fewer
@@ -651,20 +670,23 @@ mod line_tests {
                 parse_with(&data, &mut spans, |_| None, |_, _| None),
                 Ok(Some(_))
             ));
-            let mut ends = super::LineEnds::new();
-            let mut taken = 0;
-            for (k, &at) in starts.iter().enumerate() {
-                // Just what a walk of its own would take at that line (SSE2
-                // leaves `Content-Length: ` to the byte-wise parse: its OWS
-                // runs to the block end).
-                let got = ends.header_line(b, &data, at);
-                assert_eq!(got, header_line(b, &data, at), "line {k} of {body}");
-                let Some((span, next)) = got else { continue };
-                taken += 1;
-                assert_eq!(span, spans[k], "line {k}");
-                assert_eq!(next, at + lines[k % lines.len()].len());
+            // From the first header line, and from the start of the bytes
+            // (passing over the status line's LF), as the parse walks.
+            for mut ends in [super::LineEnds::new(), super::LineEnds::at_start(b, &data)] {
+                let mut taken = 0;
+                for (k, &at) in starts.iter().enumerate() {
+                    // Just what a walk of its own would take at that line (SSE2
+                    // leaves `Content-Length: ` to the byte-wise parse: its OWS
+                    // runs to the block end).
+                    let got = ends.header_line(b, &data, at);
+                    assert_eq!(got, header_line(b, &data, at), "line {k} of {body}");
+                    let Some((span, next)) = got else { continue };
+                    taken += 1;
+                    assert_eq!(span, spans[k], "line {k}");
+                    assert_eq!(next, at + lines[k % lines.len()].len());
+                }
+                assert!(taken >= 10, "{taken} lines taken of {}", starts.len());
             }
-            assert!(taken >= 10, "{taken} lines taken of {}", starts.len());
         }
     }
 

@@ -90,7 +90,7 @@ pub(crate) fn parse<const N: usize>(
             // SAFETY: `Avx2::detect` found AVX2 on this CPU.
             return unsafe { parse_avx2(b, data, spans, out) };
         }
-        let mut ends = LineEnds::new();
+        let mut ends = LineEnds::at_start(Sse2, data);
         let parsed = parse_with(
             data,
             spans,
@@ -133,7 +133,7 @@ fn parse_avx2<const N: usize>(
     out: &mut StatusLine,
 ) -> Result<bool, E> {
     use super::head_blocks::{LineEnds, status_line};
-    let mut ends = LineEnds::new();
+    let mut ends = LineEnds::at_start(b, data);
     let parsed = parse_with(
         data,
         spans,
