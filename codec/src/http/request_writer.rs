@@ -23,6 +23,7 @@
 //! ```
 
 use core::marker::PhantomData;
+use core::ptr::NonNull;
 
 use super::error::BuildError;
 use super::method::Method;
@@ -49,6 +50,8 @@ pub struct RequestWriter<B> {
     base_len: usize,
     /// The pre-serialized `Host` and default headers occupy `buf[base_len..fixed_end]`.
     fixed_end: usize,
+    /// The request being built (its builder points here).
+    cursor: Cursor,
 }
 
 impl<B: AsRef<[u8]> + AsMut<[u8]>> RequestWriter<B> {
@@ -65,6 +68,16 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> RequestWriter<B> {
             buf: storage,
             base_len: 0,
             fixed_end: 0,
+            cursor: Cursor {
+                cap: 0,
+                start: 0,
+                at: 0,
+                base_len: 0,
+                fixed_end: 0,
+                method: Method::Get,
+                has_query: false,
+                err: None,
+            },
         };
         w.append_fixed(&[b"Host: ", h, b"\r\n"])?;
         Ok(w)
@@ -120,8 +133,9 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> RequestWriter<B> {
     /// where needed and may carry a query; it is appended to the base path.
     pub fn request(&mut self, method: Method, path: &str) -> RequestBuilder<'_, Line> {
         let (base_len, fixed_end) = (self.base_len, self.fixed_end);
-        let mut b = RequestBuilder {
-            buf: self.buf.as_mut(),
+        let buf = self.buf.as_mut();
+        self.cursor = Cursor {
+            cap: buf.len(),
             start: fixed_end,
             at: fixed_end,
             base_len,
@@ -129,23 +143,28 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> RequestWriter<B> {
             method,
             has_query: false,
             err: None,
+        };
+        let mut b = RequestBuilder {
+            ptr: NonNull::from(&mut *buf).cast(),
+            cursor: &mut self.cursor,
             _state: PhantomData,
         };
         let p = path.as_bytes();
         let (valid, query) = super::scan::path(p);
         if p.first() != Some(&b'/') || !valid {
-            b.err = Some(BuildError::InvalidPath);
+            b.cursor.err = Some(BuildError::InvalidPath);
             return b;
         }
-        b.has_query = query;
+        b.cursor.has_query = query;
         b.put(method.as_str().as_bytes());
         b.put(b" ");
-        if b.err.is_none() && base_len > 0 {
-            if b.at + base_len > b.buf.len() {
-                b.err = Some(BuildError::BufferFull);
+        if b.cursor.err.is_none() && base_len > 0 {
+            let at = b.cursor.at;
+            if at + base_len > b.cursor.cap {
+                b.cursor.err = Some(BuildError::BufferFull);
             } else {
-                b.buf.copy_within(..base_len, b.at);
-                b.at += base_len;
+                b.buf().copy_within(..base_len, at);
+                b.cursor.at += base_len;
             }
         }
         b.put(p);
@@ -217,11 +236,14 @@ mod sealed {
     }
 }
 
-/// One request being serialized; see the [module docs](self).
-#[derive(Debug)]
-#[must_use = "a request is only usable after finish()"]
-pub struct RequestBuilder<'w, S> {
-    buf: &'w mut [u8],
+/// Where a request stands while it is built: kept in the writer, so the
+/// builder that chains by value is two pointers (its storage and this),
+/// passed and returned in registers, not a struct copied in and out of
+/// every call.
+#[derive(Debug, Clone, Copy)]
+struct Cursor {
+    /// Length of the storage.
+    cap: usize,
     start: usize,
     at: usize,
     base_len: usize,
@@ -229,34 +251,67 @@ pub struct RequestBuilder<'w, S> {
     method: Method,
     has_query: bool,
     err: Option<BuildError>,
-    _state: PhantomData<S>,
 }
 
+/// One request being serialized; see the [module docs](self).
+#[derive(Debug)]
+#[must_use = "a request is only usable after finish()"]
+pub struct RequestBuilder<'w, S> {
+    /// The writer's storage: `cursor.cap` bytes, borrowed mutably for `'w`
+    /// (the writer is, through `cursor`, and nothing else reaches it).
+    ptr: NonNull<u8>,
+    cursor: &'w mut Cursor,
+    _state: PhantomData<(&'w mut [u8], S)>,
+}
+
+// SAFETY: a builder is an exclusive borrow of the writer's storage and
+// cursor (`&mut [u8]` and `&mut Cursor`, both Send and Sync).
+unsafe impl<S> Send for RequestBuilder<'_, S> {}
+// SAFETY: as above; `&self` methods only read.
+unsafe impl<S> Sync for RequestBuilder<'_, S> {}
+
 impl<'w, S> RequestBuilder<'w, S> {
+    /// The storage, for as long as `self` is borrowed.
+    #[inline(always)]
+    fn buf(&mut self) -> &mut [u8] {
+        // SAFETY: `ptr` and `cap` are the writer's storage, borrowed
+        // mutably for `'w` by this builder alone; the slice borrows `self`.
+        unsafe { core::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.cursor.cap) }
+    }
+
+    /// The storage for all of `'w` (the builder is consumed).
+    #[inline(always)]
+    fn into_buf(self) -> &'w mut [u8] {
+        // SAFETY: as in `buf`; `self` is gone, so nothing else reaches it.
+        unsafe { core::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.cursor.cap) }
+    }
+
     #[inline]
     fn put(&mut self, bytes: &[u8]) {
-        if self.err.is_some() {
+        if self.cursor.err.is_some() {
             return;
         }
-        match self.buf.get_mut(self.at..self.at + bytes.len()) {
+        let at = self.cursor.at;
+        match self.buf().get_mut(at..at + bytes.len()) {
             Some(dst) => {
                 copy(dst, bytes);
-                self.at += bytes.len();
+                self.cursor.at += bytes.len();
             }
-            None => self.err = Some(BuildError::BufferFull),
+            None => self.cursor.err = Some(BuildError::BufferFull),
         }
     }
 
     /// Appends a header line `name: value\r\n` with one bounds check.
     #[inline]
     fn put_field(&mut self, name: &[u8], value: &[u8]) {
-        if self.err.is_some() {
+        if self.cursor.err.is_some() {
             return;
         }
         let (n, v) = (name.len(), value.len());
         let len = n.checked_add(v).and_then(|x| x.checked_add(4));
-        let Some(dst) = len.and_then(|len| self.buf.get_mut(self.at..)?.get_mut(..len)) else {
-            self.err = Some(BuildError::BufferFull);
+        let at = self.cursor.at;
+        let Some(dst) = len.and_then(|len| self.buf().get_mut(at..)?.get_mut(..len)) else {
+            self.cursor.err = Some(BuildError::BufferFull);
             return;
         };
         let (d_name, rest) = dst.split_at_mut(n);
@@ -266,27 +321,21 @@ impl<'w, S> RequestBuilder<'w, S> {
         d_sep.copy_from_slice(b": ");
         copy(d_value, value);
         d_end.copy_from_slice(b"\r\n");
-        self.at += n + v + 4;
+        self.cursor.at += n + v + 4;
     }
 
     #[inline]
     fn into_state<T>(self) -> RequestBuilder<'w, T> {
         RequestBuilder {
-            buf: self.buf,
-            start: self.start,
-            at: self.at,
-            base_len: self.base_len,
-            fixed_end: self.fixed_end,
-            method: self.method,
-            has_query: self.has_query,
-            err: self.err,
+            ptr: self.ptr,
+            cursor: self.cursor,
             _state: PhantomData,
         }
     }
 
     /// The method of this request.
     pub fn method(&self) -> Method {
-        self.method
+        self.cursor.method
     }
 }
 
@@ -306,8 +355,8 @@ impl<'w> RequestBuilder<'w, Line> {
 
     /// [`query`](Self::query) over raw bytes.
     pub fn query_bytes(mut self, key: &[u8], value: &[u8]) -> Self {
-        let sep: &[u8] = if self.has_query { b"&" } else { b"?" };
-        self.has_query = true;
+        let sep: &[u8] = if self.cursor.has_query { b"&" } else { b"?" };
+        self.cursor.has_query = true;
         self.put(sep);
         self.put_encoded(key);
         self.put(b"=");
@@ -316,12 +365,13 @@ impl<'w> RequestBuilder<'w, Line> {
     }
 
     fn put_encoded(&mut self, src: &[u8]) {
-        if self.err.is_some() {
+        if self.cursor.err.is_some() {
             return;
         }
-        match percent::encode_into(src, &mut self.buf[self.at..]) {
-            Some(n) => self.at += n,
-            None => self.err = Some(BuildError::BufferFull),
+        let at = self.cursor.at;
+        match percent::encode_into(src, &mut self.buf()[at..]) {
+            Some(n) => self.cursor.at += n,
+            None => self.cursor.err = Some(BuildError::BufferFull),
         }
     }
 }
@@ -333,16 +383,17 @@ impl<'w, S: sealed::Open> RequestBuilder<'w, S> {
             return;
         }
         self.put(b" HTTP/1.1\r\n");
-        if self.err.is_some() {
+        if self.cursor.err.is_some() {
             return;
         }
-        let n = self.fixed_end - self.base_len;
-        if self.at + n > self.buf.len() {
-            self.err = Some(BuildError::BufferFull);
+        let n = self.cursor.fixed_end - self.cursor.base_len;
+        let (at, config) = (self.cursor.at, self.cursor.base_len..self.cursor.fixed_end);
+        if at + n > self.cursor.cap {
+            self.cursor.err = Some(BuildError::BufferFull);
             return;
         }
-        self.buf.copy_within(self.base_len..self.fixed_end, self.at);
-        self.at += n;
+        self.buf().copy_within(config, at);
+        self.cursor.at += n;
     }
 
     /// Adds a header to this request. A name that is not a token, a value
@@ -351,10 +402,10 @@ impl<'w, S: sealed::Open> RequestBuilder<'w, S> {
     /// Host) is an error reported by `finish`.
     pub fn header(mut self, name: &str, value: &str) -> RequestBuilder<'w, Fields> {
         self.open_headers();
-        if self.err.is_none()
+        if self.cursor.err.is_none()
             && let Err(e) = check_header(name.as_bytes(), value.as_bytes())
         {
-            self.err = Some(e);
+            self.cursor.err = Some(e);
         }
         self.put_field(name.as_bytes(), value.as_bytes());
         self.into_state()
@@ -372,20 +423,21 @@ impl<'w, S: sealed::Open> RequestBuilder<'w, S> {
     /// depending only on where the stack happened to sit.)
     #[inline]
     fn put_decimal(&mut self, n: u64) {
-        if self.err.is_some() {
+        if self.cursor.err.is_some() {
             return;
         }
         let digits = decimal_len(n);
-        match self.buf.get_mut(self.at..self.at + digits) {
+        let at = self.cursor.at;
+        match self.buf().get_mut(at..at + digits) {
             Some(dst) => {
                 let mut v = n;
                 for b in dst.iter_mut().rev() {
                     *b = b'0' + (v % 10) as u8;
                     v /= 10;
                 }
-                self.at += digits;
+                self.cursor.at += digits;
             }
-            None => self.err = Some(BuildError::BufferFull),
+            None => self.cursor.err = Some(BuildError::BufferFull),
         }
     }
 
@@ -406,13 +458,14 @@ impl<'w, S: sealed::Open> RequestBuilder<'w, S> {
     ) -> RequestBuilder<'w, Complete> {
         self.open_headers();
         self.content_length(len as u64);
-        if self.err.is_none() {
-            match self.buf.get_mut(self.at..self.at + len) {
+        if self.cursor.err.is_none() {
+            let at = self.cursor.at;
+            match self.buf().get_mut(at..at + len) {
                 Some(dst) => {
                     fill(dst);
-                    self.at += len;
+                    self.cursor.at += len;
                 }
-                None => self.err = Some(BuildError::BufferFull),
+                None => self.cursor.err = Some(BuildError::BufferFull),
             }
         }
         self.into_state()
@@ -429,32 +482,34 @@ impl<'w, S: sealed::Open> RequestBuilder<'w, S> {
     ) -> RequestBuilder<'w, Complete> {
         self.open_headers();
         self.put(b"Content-Length: ");
-        let field = self.at;
+        let field = self.cursor.at;
         self.put(&[b'0'; CL_WIDTH]);
         self.put(b"\r\n\r\n");
-        if self.err.is_some() {
+        if self.cursor.err.is_some() {
             return self.into_state();
         }
+        let at = self.cursor.at;
         let mut w = BodyWriter {
-            buf: &mut self.buf[self.at..],
+            buf: &mut self.buf()[at..],
             len: 0,
             overflow: false,
         };
         let res = write(&mut w);
         let (len, overflow) = (w.len, w.overflow);
         if overflow {
-            self.err = Some(BuildError::BufferFull);
+            self.cursor.err = Some(BuildError::BufferFull);
         } else if res.is_err() {
-            self.err = Some(BuildError::BodyWriter);
+            self.cursor.err = Some(BuildError::BodyWriter);
         } else {
             let mut d = [0u8; 20];
             let s = dec_digits(len as u64, &mut d);
             let digits = &d[s..];
             let slack = CL_WIDTH - digits.len();
-            self.buf[field + slack..field + CL_WIDTH].copy_from_slice(digits);
-            self.buf.copy_within(self.start..field, self.start + slack);
-            self.start += slack;
-            self.at += len;
+            let start = self.cursor.start;
+            self.buf()[field + slack..field + CL_WIDTH].copy_from_slice(digits);
+            self.buf().copy_within(start..field, start + slack);
+            self.cursor.start += slack;
+            self.cursor.at += len;
         }
         self.into_state()
     }
@@ -463,7 +518,7 @@ impl<'w, S: sealed::Open> RequestBuilder<'w, S> {
     /// PATCH, which servers otherwise answer with 411).
     pub fn finish(mut self) -> Result<Request<'w>, BuildError> {
         self.open_headers();
-        if self.method.expects_body() {
+        if self.cursor.method.expects_body() {
             self.put(b"Content-Length: 0\r\n");
         }
         self.put(b"\r\n");
@@ -474,12 +529,13 @@ impl<'w, S: sealed::Open> RequestBuilder<'w, S> {
 impl<'w> RequestBuilder<'w, Complete> {
     /// The finished request, or the first error met while building it.
     pub fn finish(self) -> Result<Request<'w>, BuildError> {
-        if let Some(e) = self.err {
+        if let Some(e) = self.cursor.err {
             return Err(e);
         }
+        let (start, at, method) = (self.cursor.start, self.cursor.at, self.cursor.method);
         Ok(Request {
-            bytes: &self.buf[self.start..self.at],
-            method: self.method,
+            bytes: &self.into_buf()[start..at],
+            method,
         })
     }
 }
