@@ -33,6 +33,7 @@ use crate::simd::copy::copy;
 
 /// Headers the codec writes itself; setting them by hand is
 /// [`BuildError::ReservedHeader`] (a second Content-Length is a smuggling vector).
+#[inline]
 pub(crate) fn is_reserved(name: &[u8]) -> bool {
     eq_ignore_case(name, b"content-length")
         || eq_ignore_case(name, b"transfer-encoding")
