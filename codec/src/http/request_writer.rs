@@ -47,11 +47,8 @@ const CL_WIDTH: usize = 20;
 #[derive(Debug, Clone)]
 pub struct RequestWriter<B> {
     buf: B,
-    /// The base path occupies `buf[..base_len]`.
-    base_len: usize,
-    /// The pre-serialized `Host` and default headers occupy `buf[base_len..fixed_end]`.
-    fixed_end: usize,
-    /// The request being built (its builder points here).
+    /// The configuration's extent (`base_len`, `fixed_end`) and the request
+    /// being built (its builder points here).
     cursor: Cursor,
 }
 
@@ -67,8 +64,6 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> RequestWriter<B> {
         }
         let mut w = RequestWriter {
             buf: storage,
-            base_len: 0,
-            fixed_end: 0,
             cursor: Cursor {
                 cap: 0,
                 start: 0,
@@ -94,15 +89,16 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> RequestWriter<B> {
         if !b.is_empty() && (b[0] != b'/' || super::scan::path(b) != (true, false)) {
             return Err(BuildError::InvalidPath);
         }
-        let headers = self.fixed_end - self.base_len;
+        let c = &mut self.cursor;
+        let headers = c.fixed_end - c.base_len;
         if b.len() + headers > self.buf.as_ref().len() {
             return Err(BuildError::BufferFull);
         }
         let buf = self.buf.as_mut();
-        buf.copy_within(self.base_len..self.fixed_end, b.len());
+        buf.copy_within(c.base_len..c.fixed_end, b.len());
         buf[..b.len()].copy_from_slice(b);
-        self.base_len = b.len();
-        self.fixed_end = b.len() + headers;
+        c.base_len = b.len();
+        c.fixed_end = b.len() + headers;
         Ok(())
     }
 
@@ -115,35 +111,36 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> RequestWriter<B> {
     fn append_fixed(&mut self, parts: &[&[u8]]) -> Result<(), BuildError> {
         let len: usize = parts.iter().map(|p| p.len()).sum();
         let buf = self.buf.as_mut();
-        if self.fixed_end + len > buf.len() {
+        let end = &mut self.cursor.fixed_end;
+        if *end + len > buf.len() {
             return Err(BuildError::BufferFull);
         }
         for p in parts {
-            buf[self.fixed_end..self.fixed_end + p.len()].copy_from_slice(p);
-            self.fixed_end += p.len();
+            buf[*end..*end + p.len()].copy_from_slice(p);
+            *end += p.len();
         }
         Ok(())
     }
 
     /// Bytes of storage taken by the configuration (the rest is for requests).
     pub fn config_len(&self) -> usize {
-        self.fixed_end
+        self.cursor.fixed_end
     }
 
     /// Starts a request. `path` starts with `/`, is already percent-encoded
     /// where needed and may carry a query; it is appended to the base path.
     pub fn request(&mut self, method: Method, path: &str) -> RequestBuilder<'_, Line> {
-        let (base_len, fixed_end) = (self.base_len, self.fixed_end);
+        let (base_len, fixed_end) = (self.cursor.base_len, self.cursor.fixed_end);
         let buf = self.buf.as_mut();
+        // The configuration's extent stays; the rest starts anew.
         self.cursor = Cursor {
             cap: buf.len(),
             start: fixed_end,
             at: fixed_end,
-            base_len,
-            fixed_end,
             method,
             has_query: false,
             err: None,
+            ..self.cursor
         };
         let mut b = RequestBuilder {
             ptr: NonNull::from(&mut *buf).cast(),
@@ -237,17 +234,19 @@ mod sealed {
     }
 }
 
-/// Where a request stands while it is built: kept in the writer, so the
-/// builder that chains by value is two pointers (its storage and this),
-/// passed and returned in registers, not a struct copied in and out of
-/// every call.
+/// Where a request stands while it is built, and the configuration's
+/// extent: kept in the writer, so the builder that chains by value is two
+/// pointers (its storage and this), passed and returned in registers, not a
+/// struct copied in and out of every call.
 #[derive(Debug, Clone, Copy)]
 struct Cursor {
     /// Length of the storage.
     cap: usize,
     start: usize,
     at: usize,
+    /// The base path occupies `buf[..base_len]`.
     base_len: usize,
+    /// The pre-serialized `Host` and default headers occupy `buf[base_len..fixed_end]`.
     fixed_end: usize,
     method: Method,
     has_query: bool,
