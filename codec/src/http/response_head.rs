@@ -85,19 +85,12 @@ pub(crate) fn parse<const N: usize>(
         not(miri)
     ))]
     {
-        use super::head_blocks::{Avx2, LineEnds, Sse2, status_line};
+        use super::head_blocks::{Avx2, Sse2};
         if let Some(b) = Avx2::detect() {
             // SAFETY: `Avx2::detect` found AVX2 on this CPU.
             return unsafe { parse_avx2(b, data, spans, out) };
         }
-        let mut ends = LineEnds::at_start(Sse2, data);
-        let parsed = parse_with(
-            data,
-            spans,
-            |d| status_line(Sse2, d),
-            |d, i| ends.header_line(Sse2, d, i),
-        );
-        emit(parsed, out)
+        emit(parse_blocks(Sse2, data, spans), out)
     }
     #[cfg(not(all(
         any(target_arch = "x86", target_arch = "x86_64"),
@@ -132,15 +125,30 @@ fn parse_avx2<const N: usize>(
     spans: &mut heapless::Vec<HeaderSpan, N>,
     out: &mut StatusLine,
 ) -> Result<bool, E> {
+    emit(parse_blocks(b, data, spans), out)
+}
+
+/// The parse with the block paths of `b` for the usual lines and one
+/// line-end walk for the whole head (read from its first byte).
+#[cfg(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "sse2",
+    not(miri)
+))]
+#[inline(always)]
+pub(super) fn parse_blocks<B: super::head_blocks::Blocks, const N: usize>(
+    b: B,
+    data: &[u8],
+    spans: &mut heapless::Vec<HeaderSpan, N>,
+) -> Result<Option<StatusLine>, E> {
     use super::head_blocks::{LineEnds, status_line};
     let mut ends = LineEnds::at_start(b, data);
-    let parsed = parse_with(
+    parse_with(
         data,
         spans,
         |d| status_line(b, d),
         |d, i| ends.header_line(b, d, i),
-    );
-    emit(parsed, out)
+    )
 }
 
 /// The parse, with `status_fast` and `line_fast` taking the usual lines

@@ -57,30 +57,14 @@ fn ours<const N: usize>(data: &[u8], path: Path) -> Outcome {
         }
         Path::Bytewise => response_head::parse_with(data, &mut spans, |_| None, |_, _| None),
         #[cfg(all(target_arch = "x86_64", not(miri)))]
-        Path::Sse2 => {
-            use crate::http::head_blocks::{LineEnds, Sse2, status_line};
-            let mut ends = LineEnds::new();
-            response_head::parse_with(
-                data,
-                &mut spans,
-                |d| status_line(Sse2, d),
-                |d, i| ends.header_line(Sse2, d, i),
-            )
-        }
+        Path::Sse2 => response_head::parse_blocks(crate::http::head_blocks::Sse2, data, &mut spans),
         #[cfg(all(target_arch = "x86_64", not(miri)))]
         Path::Avx2 => {
-            use crate::http::head_blocks::{Avx2, LineEnds, status_line};
             // A CPU without AVX2 has no such path to compare.
-            let Some(b) = Avx2::detect() else {
+            let Some(b) = crate::http::head_blocks::Avx2::detect() else {
                 return theirs::<N>(data);
             };
-            let mut ends = LineEnds::new();
-            response_head::parse_with(
-                data,
-                &mut spans,
-                |d| status_line(b, d),
-                |d, i| ends.header_line(b, d, i),
-            )
+            response_head::parse_blocks(b, data, &mut spans)
         }
     };
     match parsed {
