@@ -21,10 +21,11 @@ const COLS: usize = 11;
 
 /// What the per-round column means, for the table's readers.
 pub const ROUNDS_NOTE: &str = "per round p10/med/p90: the rows of a scenario took turns on the \
-measuring core (a slice each per round); each round gives a ratio (the row's p50 over tickwire's p50 \
-in that round) and the column is their 10th percentile, median and 90th percentile over the rounds \
-(min and max in the JSON), so a narrow spread means a ratio the machine's noise did not move; \
-\"-\" for baselines and for scenarios run one row after another";
+measuring core (a slice each per round, or a whole run each per round where the peer cannot sit idle \
+between turns); each round gives a ratio (the row's p50 over tickwire's p50 in that round) and the \
+column is their 10th percentile, median and 90th percentile over the rounds (min and max in the \
+JSON), so a narrow spread means a ratio the machine's noise did not move; \"-\" for baselines and \
+for scenarios run once per row (--sequential)";
 
 /// The spread of a row's per-round ratios to its baseline.
 #[derive(Debug, Clone, Copy, PartialEq)]

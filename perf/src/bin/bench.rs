@@ -134,9 +134,16 @@ fn main() -> ExitCode {
                 "interleaved: the rows of a scenario run at once, each on its own thread pinned to \
                  core {core}, and take turns of {} ms sampling (the warm-up on a row's first turn, \
                  a {:.1} ms re-warm-up after each wait), so they share the machine's conditions; \
-                 scenarios with a busy-polling or streaming peer run their rows one after another",
+                 scenarios with a busy-polling or streaming peer run their rows one after another \
+                 in {} rounds of whole runs (each round starting with the next row, each run on \
+                 its own connection with its share of the sampling time and a warm-up of \
+                 {} ms), their samples merged",
                 slice.as_millis(),
-                slice.as_secs_f64() * 100.0
+                slice.as_secs_f64() * 100.0,
+                suites::WHOLE_RUN_ROUNDS,
+                suites::round_config(&args.run, suites::WHOLE_RUN_ROUNDS)
+                    .warmup
+                    .as_millis()
             ),
             None => "sequential: the rows of a scenario run one after another".into(),
         },
@@ -184,6 +191,8 @@ fn main() -> ExitCode {
             group.len(),
             if turns {
                 "interleaved"
+            } else if suites::whole_run_rounds(&group, &args.run, args.slice) {
+                "in rounds of whole runs"
             } else {
                 "one after another"
             }

@@ -75,8 +75,8 @@ pub(super) fn cases(peer: usize, v: &mut Vec<Case<'static>>) {
     ));
     // The sender keeps filling the socket while its row waits for a turn: the
     // row would come back to a full socket buffer, which flatters a receiver
-    // that is faster than the sender (the raw floor), so these rows run one
-    // after another.
+    // that is faster than the sender (the raw floor), so these rows do not
+    // take turns: they run in rounds of whole runs, each on a new connection.
     for c in &mut v[first..] {
         c.interleave = false;
     }
