@@ -6,6 +6,18 @@
 //! chain through one buffer. Every row does exactly this, with the same
 //! offsets, keys and `black_box`es.
 //!
+//! Where the payloads sit in memory moves these rows by half their cost,
+//! for reasons that have nothing to do with the code under test: the batch
+//! loop reloads a spilled pointer from the stack after each call, and a
+//! reload whose address matches a just-stored payload byte in its low 12
+//! bits waits on that store (4K aliasing). Stack and heap move with ASLR, so
+//! one process measured tickwire's row at 6.5 ticks and the next at 10.1
+//! with the same binary (constant with ASLR off). Every row therefore masks
+//! [`LAYOUTS`] copies of the batch in turn, [`PER_LAYOUT`] batches on each,
+//! the copies 64-byte aligned and 512 bytes apart within a page, so each row's
+//! median is taken over the same spread of placements in every process. The
+//! first batch on a copy finds it outside L1: 1 in [`PER_LAYOUT`] samples.
+//!
 //! tungstenite's `apply_mask` is private (only reachable inside its frame
 //! parser), so its method is reimplemented here: XOR 4-byte words of the
 //! aligned middle, bytes at the ends. A plain byte loop shows what the
@@ -159,25 +171,67 @@ fn add<'a, F>(
     }));
 }
 
+/// Copies of the batch the rows rotate through (see the module docs).
+pub const LAYOUTS: usize = 8;
+
+/// Timed batches on one copy before the next.
+pub const PER_LAYOUT: u32 = 1024;
+
+const PAGE: usize = 4096;
+
+/// [`LAYOUTS`] copies of `bytes` in one allocation: copy `i` starts 64-byte
+/// aligned at `i * 512` bytes past a page boundary (mod [`PAGE`]).
+struct Layouts {
+    arena: Vec<u8>,
+    starts: [usize; LAYOUTS],
+    len: usize,
+}
+
+impl Layouts {
+    fn new(bytes: &[u8]) -> Self {
+        let len = bytes.len();
+        let stride = len.div_ceil(PAGE) * PAGE + PAGE / LAYOUTS;
+        let mut arena = vec![0u8; PAGE + LAYOUTS * stride];
+        let first = arena.as_ptr().align_offset(PAGE);
+        let starts = std::array::from_fn(|i| first + i * stride);
+        for &at in &starts {
+            arena[at..at + len].copy_from_slice(bytes);
+        }
+        Layouts { arena, starts, len }
+    }
+
+    fn copy(&mut self, i: usize) -> &mut [u8] {
+        let at = self.starts[i % LAYOUTS];
+        &mut self.arena[at..at + self.len]
+    }
+}
+
 fn run<F: Fn(&mut [u8], [u8; 4])>(cfg: &RunConfig, inputs: &Inputs, f: F) -> Measurement {
-    // Verify against the plain definition at every offset used.
-    let mut buf = inputs.text_masked.clone();
+    let mut layouts = Layouts::new(&inputs.text_masked);
     let jobs: Vec<(usize, [u8; 4])> = (0..inputs.batch)
         .map(|i| (inputs.masked_payload_offset(i), inputs.keys[i]))
         .collect();
-    for (i, &(at, key)) in jobs.iter().enumerate() {
-        f(&mut buf[at..at + PAYLOAD], key);
-        assert_eq!(
-            &buf[at..at + PAYLOAD],
-            inputs.texts[i].as_bytes(),
-            "unmask payload {i}"
-        );
+    // Verify against the plain definition at every offset used, in every
+    // copy, then mask the copies back.
+    for copy in 0..LAYOUTS {
+        let buf = layouts.copy(copy);
+        for (i, &(at, key)) in jobs.iter().enumerate() {
+            f(&mut buf[at..at + PAYLOAD], key);
+            assert_eq!(
+                &buf[at..at + PAYLOAD],
+                inputs.texts[i].as_bytes(),
+                "unmask payload {i} in copy {copy}"
+            );
+            f(&mut buf[at..at + PAYLOAD], key);
+        }
+        assert_eq!(&buf[..], &inputs.text_masked[..], "copy {copy} masked back");
     }
     assert_eq!(
         cfg.batch, inputs.batch,
         "inputs are built for the run's batch size"
     );
-    let mut st = (buf, jobs);
+    // (copies, jobs, batches left on this copy, current copy)
+    let mut st = (layouts, jobs, PER_LAYOUT, 0usize);
     // The jobs (offsets and keys) and the length go through `black_box` once
     // per batch, as the encode rows' texts do, so no row gets a copy
     // specialized for a constant 128 bytes (LTO does that to a function with
@@ -191,8 +245,15 @@ fn run<F: Fn(&mut [u8], [u8; 4])>(cfg: &RunConfig, inputs: &Inputs, f: F) -> Mea
     bench_batch(
         cfg,
         &mut st,
-        |_| {},
-        |(buf, jobs), n| {
+        |(_, _, left, copy)| {
+            *left -= 1;
+            if *left == 0 {
+                *left = PER_LAYOUT;
+                *copy = (*copy + 1) % LAYOUTS;
+            }
+        },
+        |(layouts, jobs, _, copy), n| {
+            let buf = layouts.copy(*copy);
             let len = black_box(PAYLOAD);
             // A thin reference to the Vec (see perf/README.md on slices).
             let jobs: &Vec<(usize, [u8; 4])> = black_box(&*jobs);
@@ -202,4 +263,26 @@ fn run<F: Fn(&mut [u8], [u8; 4])>(cfg: &RunConfig, inputs: &Inputs, f: F) -> Mea
             black_box(&*buf);
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The copies hold the bytes, 64-byte aligned, one per 512-byte step of
+    /// a page, without overlapping.
+    #[test]
+    fn layouts_spread_over_a_page() {
+        let bytes: Vec<u8> = (0..9000u32).map(|i| i as u8).collect();
+        let mut l = Layouts::new(&bytes);
+        let mut seen = Vec::new();
+        for i in 0..LAYOUTS {
+            let c = l.copy(i);
+            assert_eq!(&c[..], &bytes[..]);
+            seen.push(c.as_ptr() as usize % PAGE);
+        }
+        let want: Vec<usize> = (0..LAYOUTS).map(|i| i * PAGE / LAYOUTS).collect();
+        assert_eq!(seen, want);
+        assert!(l.starts.windows(2).all(|w| w[1] - w[0] >= bytes.len()));
+    }
 }
