@@ -428,7 +428,7 @@ impl Report {
              Mode: {}. Sampling: {}. Values are {u} per operation (p50 and p99 over batches; nothing \
              subtracted); \"vs tickwire\" is the row's p50 over tickwire's p50 in the same scenario (above \
              1.00x: tickwire is faster); \"per round\" is the range (10th to 90th percentile) of that ratio computed \
-             round by round while the rows took turns. The machine was shared with other work during the run, so tails are \
+             round by round (a turn of each row, or a whole run of each row, per round). The machine was shared with other work during the run, so tails are \
              noisy; `cargo xtask bench --instructions` gives counts that are not. Full table, notes on \
              what each timed region includes, JSON and one SVG latency plot per scenario: \
              `target/bench/`.",
