@@ -79,6 +79,11 @@ pub fn set_counting(on: bool) {
     COUNTING.store(on, Ordering::SeqCst);
 }
 
+/// Whether a counted batch runs now (see [`set_counting`]).
+pub fn counting() -> bool {
+    COUNTING.load(Ordering::SeqCst)
+}
+
 /// A peer thread serving the measured operations (an echo server on the other
 /// core) that should be counted too. Callgrind's collection switch is per
 /// thread, so the peer keeps its own in step with the measuring thread's
@@ -98,7 +103,7 @@ impl Follower {
     /// Match the measuring thread: collect while a counted batch runs.
     #[inline]
     pub fn sync(&mut self) {
-        let want = COUNTING.load(Ordering::SeqCst);
+        let want = counting();
         if want != self.on {
             toggle_collect();
             self.on = want;

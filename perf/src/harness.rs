@@ -127,11 +127,9 @@ where
     P: FnMut(&mut S),
     F: FnMut(&mut S, usize),
 {
-    if cfg.count_rounds > 0 {
-        return count(cfg, state, prep, batch);
-    }
     let b = cfg.batch.max(1);
-    let place = rotation::current();
+    let counting = cfg.count_rounds > 0;
+    let place = if counting { None } else { rotation::current() };
     let mut plan = Plan::new(cfg, place.as_ref());
     loop {
         match plan.next() {
@@ -144,15 +142,44 @@ where
             Phase::Sample(n) => {
                 for _ in 0..n {
                     prep(state);
-                    let t0 = clock::start();
+                    // One loop for timing and counting, so that the counted
+                    // batch is the very code the timed one runs (a separate
+                    // counting loop got its own copy of the inlined batch,
+                    // compiled differently: 51 instructions per apply_mask
+                    // where the timed copy runs about 40). Opaque, so the
+                    // loop is not split in two on it.
+                    let count = black_box(counting);
+                    let t0 = begin(count);
                     batch(state, black_box(b));
-                    let t1 = clock::stop();
+                    let t1 = end(count);
                     plan.record(t0, t1);
                 }
             }
             Phase::Done => return plan.finish(),
         }
     }
+}
+
+/// Start of a sampled batch: the clock, or in count mode collection on.
+#[inline(always)]
+fn begin(counting: bool) -> u64 {
+    if counting {
+        callgrind::set_counting(true);
+        callgrind::toggle_collect();
+        return 0;
+    }
+    clock::start()
+}
+
+/// End of a sampled batch: the clock, or in count mode collection off.
+#[inline(always)]
+fn end(counting: bool) -> u64 {
+    if counting {
+        callgrind::toggle_collect();
+        callgrind::set_counting(false);
+        return 0;
+    }
+    clock::stop()
 }
 
 /// [`bench_batch`] for async work: the whole run is one future, driven by one
@@ -253,6 +280,12 @@ enum Step {
     Sample {
         begin: Instant,
     },
+    /// Count mode: [`COUNT_WARMUP`] untimed batches, then `rounds` counted
+    /// ones (`warmed` once the first were handed out).
+    Count {
+        rounds: u32,
+        warmed: bool,
+    },
     Done,
 }
 
@@ -280,6 +313,8 @@ struct Plan<'p> {
     rounds: Vec<(u32, f64)>,
     sampled: Duration,
     taken: u64,
+    /// Count mode (`--instructions`): the samples are counted, not timed.
+    counted: bool,
 }
 
 impl<'p> Plan<'p> {
@@ -295,9 +330,16 @@ impl<'p> Plan<'p> {
             max: cfg.max_samples.max(1),
             round,
             pace: Pacer::new(slice),
-            step: Step::Warm {
-                until: Instant::now() + cfg.warmup,
-                ran: false,
+            step: if cfg.count_rounds > 0 {
+                Step::Count {
+                    rounds: cfg.count_rounds,
+                    warmed: false,
+                }
+            } else {
+                Step::Warm {
+                    until: Instant::now() + cfg.warmup,
+                    ran: false,
+                }
             },
             pending: 0,
             hist: new_histogram(),
@@ -305,6 +347,7 @@ impl<'p> Plan<'p> {
             rounds: Vec::new(),
             sampled: Duration::ZERO,
             taken: 0,
+            counted: cfg.count_rounds > 0,
         }
     }
 
@@ -332,6 +375,17 @@ impl<'p> Plan<'p> {
     /// The next phase; called after the batches of the previous one ran.
     fn next(&mut self) -> Phase {
         match self.step {
+            Step::Count { rounds, warmed } => {
+                if warmed {
+                    self.step = Step::Done;
+                    return Phase::Sample(u64::from(rounds));
+                }
+                self.step = Step::Count {
+                    rounds,
+                    warmed: true,
+                };
+                Phase::Warm(u64::from(COUNT_WARMUP))
+            }
             Step::Warm { until, ran } => {
                 if ran && self.pace.look() >= until {
                     return self.start_sampling();
@@ -377,6 +431,10 @@ impl<'p> Plan<'p> {
     }
 
     fn finish(mut self) -> Measurement {
+        if self.counted {
+            // Count mode: the "times" were zeros; there are none.
+            self.hist.reset();
+        }
         if self.place.is_none() {
             // One run, no turns: nothing to compare round by round.
             self.rounds.clear();
@@ -392,35 +450,6 @@ impl<'p> Plan<'p> {
 /// Warm-up batches in instruction-count mode (first-call effects: lazy
 /// initialization, buffer growth, branch history are not what we count).
 const COUNT_WARMUP: u32 = 4;
-
-/// Instruction-count mode of [`bench_batch`]: collection on around each of
-/// `count_rounds` batches (and [`callgrind::set_counting`] for peer threads
-/// that follow). The measurement has no samples; the operations done are
-/// `count_rounds * batch`.
-fn count<S, P, F>(cfg: &RunConfig, state: &mut S, mut prep: P, mut batch: F) -> Measurement
-where
-    P: FnMut(&mut S),
-    F: FnMut(&mut S, usize),
-{
-    let b = cfg.batch.max(1);
-    for _ in 0..COUNT_WARMUP {
-        prep(state);
-        batch(state, b);
-    }
-    for _ in 0..cfg.count_rounds {
-        prep(state);
-        callgrind::set_counting(true);
-        callgrind::toggle_collect();
-        batch(state, black_box(b));
-        callgrind::toggle_collect();
-        callgrind::set_counting(false);
-    }
-    Measurement {
-        hist: new_histogram(),
-        batch: b,
-        rounds: Vec::new(),
-    }
-}
 
 /// [`bench_batch`] for the common case: `B` calls of `op` per batch.
 #[inline]
@@ -475,6 +504,33 @@ mod tests {
         assert_eq!(calls % 8, 0);
         assert!(m.quantile(0.5) >= 0.0);
         assert!(m.max() >= m.quantile(0.5));
+        assert!(m.rounds.is_empty());
+    }
+
+    /// Count mode runs the sampling loop itself: the warm-up batches, then
+    /// the counted ones with collection (and the peers' flag) on around each
+    /// batch only, and no times.
+    #[test]
+    fn count_mode_runs_the_same_loop() {
+        let cfg = RunConfig {
+            batch: 4,
+            warmup: Duration::from_secs(600),
+            measure: Duration::from_secs(600),
+            max_samples: 1,
+            count_rounds: 3,
+        };
+        let mut seen = Vec::new();
+        let m = bench_batch(
+            &cfg,
+            &mut seen,
+            |_| {},
+            |seen, n| seen.push((n, callgrind::counting())),
+        );
+        let warm = COUNT_WARMUP as usize;
+        let want: Vec<(usize, bool)> = (0..warm + 3).map(|i| (4, i >= warm)).collect();
+        assert_eq!(seen, want);
+        assert!(!callgrind::counting());
+        assert_eq!(m.samples(), 0);
         assert!(m.rounds.is_empty());
     }
 
