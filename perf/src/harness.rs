@@ -194,24 +194,8 @@ where
     F: AsyncFnMut(&mut S, usize),
 {
     let b = cfg.batch.max(1);
-    if cfg.count_rounds > 0 {
-        for _ in 0..COUNT_WARMUP {
-            batch(state, b).await;
-        }
-        for _ in 0..cfg.count_rounds {
-            callgrind::set_counting(true);
-            callgrind::toggle_collect();
-            batch(state, black_box(b)).await;
-            callgrind::toggle_collect();
-            callgrind::set_counting(false);
-        }
-        return Measurement {
-            hist: new_histogram(),
-            batch: b,
-            rounds: Vec::new(),
-        };
-    }
-    let place = rotation::current();
+    let counting = cfg.count_rounds > 0;
+    let place = if counting { None } else { rotation::current() };
     let mut plan = Plan::new(cfg, place.as_ref());
     loop {
         match plan.next() {
@@ -222,9 +206,11 @@ where
             }
             Phase::Sample(n) => {
                 for _ in 0..n {
-                    let t0 = clock::start();
+                    // As in bench_batch: one loop, timed or counted.
+                    let count = black_box(counting);
+                    let t0 = begin(count);
                     batch(state, black_box(b)).await;
-                    let t1 = clock::stop();
+                    let t1 = end(count);
                     plan.record(t0, t1);
                 }
             }
@@ -510,6 +496,8 @@ mod tests {
     /// Count mode runs the sampling loop itself: the warm-up batches, then
     /// the counted ones with collection (and the peers' flag) on around each
     /// batch only, and no times.
+    /// (The async harness likewise, driven by one poll: its batches are
+    /// ready at once.)
     #[test]
     fn count_mode_runs_the_same_loop() {
         let cfg = RunConfig {
@@ -519,6 +507,14 @@ mod tests {
             max_samples: 1,
             count_rounds: 3,
         };
+        let warm = COUNT_WARMUP as usize;
+        let want: Vec<(usize, bool)> = (0..warm + 3).map(|i| (4, i >= warm)).collect();
+        let check = |seen: Vec<(usize, bool)>, m: Measurement| {
+            assert_eq!(seen, want);
+            assert!(!callgrind::counting());
+            assert_eq!(m.samples(), 0);
+            assert!(m.rounds.is_empty());
+        };
         let mut seen = Vec::new();
         let m = bench_batch(
             &cfg,
@@ -526,12 +522,14 @@ mod tests {
             |_| {},
             |seen, n| seen.push((n, callgrind::counting())),
         );
-        let warm = COUNT_WARMUP as usize;
-        let want: Vec<(usize, bool)> = (0..warm + 3).map(|i| (4, i >= warm)).collect();
-        assert_eq!(seen, want);
-        assert!(!callgrind::counting());
-        assert_eq!(m.samples(), 0);
-        assert!(m.rounds.is_empty());
+        check(seen, m);
+        let mut seen = Vec::new();
+        let m = crate::peers::poll_ready(bench_batch_async(
+            &cfg,
+            &mut seen,
+            async |seen: &mut Vec<(usize, bool)>, n| seen.push((n, callgrind::counting())),
+        ));
+        check(seen, m);
     }
 
     /// Two seated rows with a zero slice: every turn is one sample, so the

@@ -1,7 +1,7 @@
 //! Suite "tokio loopback" (issue 9): WebSocket round trip over 127.0.0.1 through
-//! tokio, tickwire's tokio adapter against tokio-tungstenite, plain TCP and TLS 1.3,
-//! each side on a `current_thread` runtime, the echo server (same library) on a
-//! second pinned core. 40 B binary and a 77 B JSON tick (text), the sizes of issue 9.
+//! tokio, tickwire's tokio adapter against tokio-tungstenite and fastwebsockets, plain
+//! TCP and TLS 1.3, each side on a `current_thread` runtime, the echo server (same
+//! library) on a second pinned core. 40 B binary and a 77 B JSON tick (text), the sizes of issue 9.
 //!
 //! Each scenario also has the blocking tickwire row: the blocking client against the
 //! same echo server as the tokio row (the adapter's), so the ratio column compares
@@ -9,16 +9,17 @@
 //! async path within 10% of it). System calls per hop (strace): the blocking client
 //! sends and then sleeps in its socket's blocking read (send, recv); a tokio client
 //! sends, sleeps in the reactor's `epoll_wait`, then reads (send, epoll_wait, recv),
-//! as tokio-tungstenite does and as the tokio echo does for every row.
+//! as tokio-tungstenite and fastwebsockets do and as the tokio echo does for every row.
 //!
 //! - [`tickwire`]: `tickwire::tokio::ws` (ws:// and wss://) and the blocking rows.
-//! - [`peer`]: tokio-tungstenite over tokio's TcpStream, or over tokio-rustls with the
-//!   same rustls configs (ring, TLS 1.3 only) as tickwire's wss:// rows.
+//! - [`peer`]: tokio-tungstenite and fastwebsockets over tokio's TcpStream, or over
+//!   tokio-rustls with the same rustls configs (ring, TLS 1.3 only) as tickwire's
+//!   wss:// rows.
 //!
 //! A tokio sample is one round trip (send, then await the echo) awaited inside one
 //! `block_on` that runs the whole measurement ([`bench_batch_async`]), as an
 //! application's task awaits its messages: the runtime's park, reactor and wake-up
-//! are in every round trip, entering the runtime is not. Both tokio rows are driven
+//! are in every round trip, entering the runtime is not. All tokio rows are driven
 //! the same way, so their difference is the library.
 //!
 //! Unlike the other loopback suites these rows also run under `--instructions`: the
@@ -59,7 +60,8 @@ pub fn register(setup: &Setup, v: &mut Vec<Case<'static>>) {
         for text in [false, true] {
             let s = scenario(tls, text);
             tickwire::cases(&s, peer, tls, text, v);
-            peer::cases(&s, peer, tls, text, v);
+            peer::case::<peer::TokioTungstenite>(&s, peer, tls, text, v);
+            peer::case::<peer::FastWebSockets>(&s, peer, tls, text, v);
             tickwire::blocking_case(&s, peer, tls, text, v);
         }
     }
@@ -114,7 +116,7 @@ mod tests {
             peer_core: None,
         };
         register(&setup, &mut v);
-        assert_eq!(v.len(), 12);
+        assert_eq!(v.len(), 16);
         let cfg = RunConfig {
             batch: 8,
             warmup: Duration::ZERO,
