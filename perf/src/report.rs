@@ -466,7 +466,56 @@ impl Report {
                 );
             }
         }
+        self.write_ties(&mut out);
         out
+    }
+
+    /// Peer rows the run cannot call either way: their per-round range (10th to
+    /// 90th percentile) includes 1.00x. Floors and tickwire's own variants are
+    /// left out (they are references, not competitors).
+    pub fn ties(&self) -> Vec<&Row> {
+        self.rows
+            .iter()
+            .filter(|r| !r.baseline && !r.library.starts_with("tickwire"))
+            .filter(|r| !r.library.contains("(floor)"))
+            .filter(|r| r.round_ratio.is_some_and(|x| x.p10 <= 1.0 && x.p90 >= 1.0))
+            .collect()
+    }
+
+    /// The README paragraph on [`ties`](Self::ties), if any.
+    fn write_ties(&self, out: &mut String) {
+        let ties = self.ties();
+        if ties.is_empty() {
+            return;
+        }
+        let list: Vec<String> = ties
+            .iter()
+            .map(|r| {
+                let med = r.round_ratio.map_or(f64::NAN, |x| x.median);
+                format!(
+                    "{} / {} ({}, per-round median {med:.3}x)",
+                    r.scenario,
+                    r.library,
+                    fmt_ratio(r.ratio)
+                )
+            })
+            .collect();
+        let _ = write!(
+            out,
+            "\nTies within the noise: in {} peer row(s) the per-round range includes 1.00x, so the run \
+             puts neither library ahead there: {}.",
+            ties.len(),
+            list.join("; ")
+        );
+        if ties.iter().all(|r| r.scenario.contains("round trip")) {
+            out.push_str(
+                " All of them are loopback round trips, where the kernel's wake-ups take nearly all of the \
+                 time (compare each scenario's raw TCP floor, or tickwire's busy-poll rows); the work each \
+                 library does per round trip shows in the instruction counts (tokio rows), and the codec's \
+                 cost per message in the in-memory and receive-stream rows.",
+            );
+        }
+        out.push('\n');
     }
 
     /// Scenarios in run order, each with its rows.
@@ -606,6 +655,8 @@ mod tests {
                 .contains("\"round_p50\": [[0, 30], [1, 40], [2, 25], [4, 99]]")
         );
         assert!(r.readme("x").contains("| 3.00x | 2.00-3.00x |"));
+        assert!(r.ties().is_empty());
+        assert!(!r.readme("x").contains("Ties within the noise"));
         assert_eq!(RoundRatio::of(&[(0, 1.0)], &[(1, 1.0)]), None);
         // Eleven rounds with ratios 1..=11 (given out of order).
         let base: Vec<(u32, f64)> = (0..11).map(|k| (k, 2.0)).collect();
@@ -617,6 +668,44 @@ mod tests {
             (rr.min, rr.p10, rr.median, rr.p90, rr.max, rr.rounds),
             (1.0, 2.0, 6.0, 10.0, 11.0, 11)
         );
+    }
+
+    /// A peer row whose per-round range spans 1.00x is listed as a tie; one
+    /// clearly behind, a floor and tickwire's own variant are not.
+    #[test]
+    fn ties_are_listed() {
+        let mut r = Report::new("t");
+        let rounds = |v: &[f64]| -> Vec<(u32, f64)> {
+            v.iter().enumerate().map(|(k, &x)| (k as u32, x)).collect()
+        };
+        let base = rounds(&[100.0; 10]);
+        let spread = rounds(&[
+            95.0, 97.0, 99.0, 100.0, 101.0, 102.0, 103.0, 104.0, 105.0, 106.0,
+        ]);
+        r.rows.push(Row {
+            rounds: base,
+            ..row("rt round trip", "tickwire", true, 100.0)
+        });
+        for lib in ["peer", "raw TCP (floor)", "tickwire (blocking)"] {
+            r.rows.push(Row {
+                rounds: spread.clone(),
+                ..row("rt round trip", lib, false, 101.0)
+            });
+        }
+        r.rows.push(Row {
+            rounds: rounds(&[150.0; 10]),
+            ..row("rt round trip", "slow peer", false, 150.0)
+        });
+        r.finish();
+        let ties: Vec<&str> = r.ties().iter().map(|t| t.library.as_str()).collect();
+        assert_eq!(ties, ["peer"]);
+        let md = r.readme("x");
+        assert!(
+            md.contains("in 1 peer row(s)")
+                && md.contains("rt round trip / peer (1.01x, per-round median"),
+            "{md}"
+        );
+        assert!(md.contains("All of them are loopback round trips"), "{md}");
     }
 
     #[test]
