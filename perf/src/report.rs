@@ -23,8 +23,8 @@ const COLS: usize = 11;
 pub const ROUNDS_NOTE: &str = "per round p10/med/p90: the rows of a scenario took turns on the \
 measuring core (a slice each per round, or a whole run each per round where the peer cannot sit idle \
 between turns); each round gives a ratio (the row's p50 over tickwire's p50 in that round) and the \
-column is their 10th percentile, median and 90th percentile over the rounds (min and max in the \
-JSON), so a narrow spread means a ratio the machine's noise did not move; \"-\" for baselines and \
+column is their 10th percentile, median and 90th percentile over the rounds (min, max and an \
+about-95% interval of the median in the JSON), so a narrow spread means a ratio the machine's noise did not move; \"-\" for baselines and \
 for scenarios run once per row (--sequential)";
 
 /// The spread of a row's per-round ratios to its baseline.
@@ -40,6 +40,12 @@ pub struct RoundRatio {
     pub p90: f64,
     /// Largest per-round ratio.
     pub max: f64,
+    /// A distribution-free confidence interval of about 95% for the median
+    /// (order statistics at the sign test's ranks, n/2 -+ 0.98 sqrt(n); the
+    /// whole range below 10 rounds): where the central ratio lies, not how
+    /// far single rounds stray.
+    pub median_lo: f64,
+    pub median_hi: f64,
     /// Rounds in which both rows had a turn.
     pub rounds: usize,
 }
@@ -67,12 +73,19 @@ impl RoundRatio {
             (v[n / 2 - 1] + v[n / 2]) / 2.0
         };
         let rank = |q: f64| v[((n - 1) as f64 * q).round() as usize];
+        // 1-based ranks j and k of the interval, clamped to the sample.
+        let half = 0.98 * (n as f64).sqrt();
+        let j = ((n as f64 / 2.0 - half).floor() as usize).max(1);
+        let k = ((n as f64 / 2.0 + 1.0 + half).ceil() as usize).min(n);
+        let (j, k) = if n < 10 { (1, n) } else { (j, k) };
         Some(RoundRatio {
             min: v[0],
             p10: rank(0.1),
             median,
             p90: rank(0.9),
             max: v[n - 1],
+            median_lo: v[j - 1],
+            median_hi: v[k - 1],
             rounds: n,
         })
     }
@@ -360,8 +373,8 @@ impl Report {
                 |x| {
                     format!(
                         "{{\"min\": {:.4}, \"p10\": {:.4}, \"median\": {:.4}, \"p90\": {:.4}, \
-                         \"max\": {:.4}, \"rounds\": {}}}",
-                        x.min, x.p10, x.median, x.p90, x.max, x.rounds
+                         \"max\": {:.4}, \"median_ci95\": [{:.4}, {:.4}], \"rounds\": {}}}",
+                        x.min, x.p10, x.median, x.p90, x.max, x.median_lo, x.median_hi, x.rounds
                     )
                 },
             );
@@ -470,15 +483,18 @@ impl Report {
         out
     }
 
-    /// Peer rows the run cannot call either way: their per-round range (10th to
-    /// 90th percentile) includes 1.00x. Floors and tickwire's own variants are
-    /// left out (they are references, not competitors).
+    /// Peer rows the run cannot call either way: the confidence interval of
+    /// their per-round median ratio includes 1.00x. Floors and tickwire's own
+    /// variants are left out (they are references, not competitors).
     pub fn ties(&self) -> Vec<&Row> {
         self.rows
             .iter()
             .filter(|r| !r.baseline && !r.library.starts_with("tickwire"))
             .filter(|r| !r.library.contains("(floor)"))
-            .filter(|r| r.round_ratio.is_some_and(|x| x.p10 <= 1.0 && x.p90 >= 1.0))
+            .filter(|r| {
+                r.round_ratio
+                    .is_some_and(|x| x.median_lo <= 1.0 && x.median_hi >= 1.0)
+            })
             .collect()
     }
 
@@ -491,9 +507,11 @@ impl Report {
         let list: Vec<String> = ties
             .iter()
             .map(|r| {
-                let med = r.round_ratio.map_or(f64::NAN, |x| x.median);
+                let (med, lo, hi) = r.round_ratio.map_or((f64::NAN, f64::NAN, f64::NAN), |x| {
+                    (x.median, x.median_lo, x.median_hi)
+                });
                 format!(
-                    "{} / {} ({}, per-round median {med:.3}x)",
+                    "{} / {} ({}; per-round median {med:.3}x, 95% interval {lo:.3}-{hi:.3}x)",
                     r.scenario,
                     r.library,
                     fmt_ratio(r.ratio)
@@ -502,8 +520,9 @@ impl Report {
             .collect();
         let _ = write!(
             out,
-            "\nTies within the noise: in {} peer row(s) the per-round range includes 1.00x, so the run \
-             puts neither library ahead there: {}.",
+            "\nTies within the noise: in {} peer row(s) the confidence interval (about 95%, from the \
+             rounds' order statistics) of the per-round median ratio includes 1.00x, so the run puts \
+             neither library ahead there: {}.",
             ties.len(),
             list.join("; ")
         );
@@ -643,12 +662,14 @@ mod tests {
                 median: 2.5,
                 p90: 3.0,
                 max: 3.0,
+                median_lo: 2.0,
+                median_hi: 3.0,
                 rounds: 3
             })
         );
         assert!(r.table().contains("2.00/2.50/3.00x"), "{}", r.table());
         assert!(r.json().contains(
-            "\"ratio_per_round\": {\"min\": 2.0000, \"p10\": 2.0000, \"median\": 2.5000, \"p90\": 3.0000, \"max\": 3.0000, \"rounds\": 3}"
+            "\"ratio_per_round\": {\"min\": 2.0000, \"p10\": 2.0000, \"median\": 2.5000, \"p90\": 3.0000, \"max\": 3.0000, \"median_ci95\": [2.0000, 3.0000], \"rounds\": 3}"
         ));
         assert!(
             r.json()
@@ -668,10 +689,13 @@ mod tests {
             (rr.min, rr.p10, rr.median, rr.p90, rr.max, rr.rounds),
             (1.0, 2.0, 6.0, 10.0, 11.0, 11)
         );
+        // Ranks 2 and 10 of 11 (5.5 -+ 3.25, the upper one past the median).
+        assert_eq!((rr.median_lo, rr.median_hi), (2.0, 10.0));
     }
 
-    /// A peer row whose per-round range spans 1.00x is listed as a tie; one
-    /// clearly behind, a floor and tickwire's own variant are not.
+    /// A peer row whose median's interval spans 1.00x is listed as a tie; one
+    /// clearly behind, one whose rounds spread across 1.00x but whose median
+    /// is clearly above it, a floor and tickwire's own variant are not.
     #[test]
     fn ties_are_listed() {
         let mut r = Report::new("t");
@@ -696,13 +720,27 @@ mod tests {
             rounds: rounds(&[150.0; 10]),
             ..row("rt round trip", "slow peer", false, 150.0)
         });
+        // 50 rounds at 0.950, 0.954, ..., 1.146 (p10 0.97): the median's
+        // interval is ranks 18 and 33, 1.018-1.078x.
+        let wide: Vec<f64> = (0..50).map(|k| 95.0 + 0.4 * f64::from(k)).collect();
+        r.rows[0].rounds = rounds(&[100.0; 50]);
+        r.rows.push(Row {
+            rounds: rounds(&wide),
+            ..row("rt round trip", "wide peer", false, 104.0)
+        });
         r.finish();
         let ties: Vec<&str> = r.ties().iter().map(|t| t.library.as_str()).collect();
         assert_eq!(ties, ["peer"]);
+        let wide = r.rows[5].round_ratio.unwrap();
+        assert!(
+            wide.p10 < 1.0 && (wide.median_lo - 1.018).abs() < 1e-9,
+            "{wide:?}"
+        );
+        assert!((wide.median_hi - 1.078).abs() < 1e-9, "{wide:?}");
         let md = r.readme("x");
         assert!(
             md.contains("in 1 peer row(s)")
-                && md.contains("rt round trip / peer (1.01x, per-round median"),
+                && md.contains("rt round trip / peer (1.01x; per-round median"),
             "{md}"
         );
         assert!(md.contains("All of them are loopback round trips"), "{md}");
