@@ -11,6 +11,8 @@
 //!   that is serialized in place, so a frame header can be prepended without
 //!   moving the payload: one contiguous slice for the syscall.
 
+use crate::simd::copy::copy;
+
 /// Room kept in front of an in-place payload: the largest WebSocket header
 /// (2 + 8 bytes of length + 4 bytes of masking key).
 pub const HEADROOM: usize = 14;
@@ -120,7 +122,7 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> ReadBuf<B> {
     pub fn extend(&mut self, src: &[u8]) -> usize {
         let spare = self.spare_mut();
         let n = spare.len().min(src.len());
-        spare[..n].copy_from_slice(&src[..n]);
+        copy(spare, &src[..n]);
         self.commit(n);
         n
     }
@@ -233,7 +235,7 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> WriteBuf<B> {
     #[inline]
     pub fn extend(&mut self, src: &[u8]) -> Result<(), BufferFull> {
         let dst = self.reserve(src.len())?;
-        dst[..src.len()].copy_from_slice(src);
+        copy(dst, src);
         self.commit(src.len());
         Ok(())
     }

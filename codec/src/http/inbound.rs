@@ -11,6 +11,7 @@
 use super::chunked::ChunkedDecoder;
 use super::error::Error;
 use super::head::{Facts, Framing, HeaderSpan, Headers, Trailers};
+use crate::simd::copy::copy;
 
 /// Default limit of a message head.
 pub const DEFAULT_MAX_HEAD: usize = 16 * 1024;
@@ -122,7 +123,7 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>, const N: usize> Inbound<B, N> {
     pub fn feed(&mut self, bytes: &[u8]) -> usize {
         let spare = self.spare_mut();
         let n = spare.len().min(bytes.len());
-        spare[..n].copy_from_slice(&bytes[..n]);
+        copy(spare, &bytes[..n]);
         self.commit(n);
         n
     }

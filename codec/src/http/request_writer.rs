@@ -568,7 +568,7 @@ impl<'a> BodyWriter<'a> {
     pub fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), crate::buf::BufferFull> {
         match self.buf.get_mut(self.len..self.len + bytes.len()) {
             Some(dst) => {
-                dst.copy_from_slice(bytes);
+                copy(dst, bytes);
                 self.len += bytes.len();
                 Ok(())
             }

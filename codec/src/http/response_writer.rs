@@ -22,6 +22,7 @@ use core::marker::PhantomData;
 use super::error::BuildError;
 use super::request_writer::{BodyWriter, Complete, Fields, check_header};
 use super::syntax::{dec_digits, hex_digits};
+use crate::simd::copy::copy;
 
 /// One response being serialized into `buf`.
 #[derive(Debug)]
@@ -42,7 +43,7 @@ impl<'a, S> ResponseWriter<'a, S> {
         }
         match self.buf.get_mut(self.at..self.at + bytes.len()) {
             Some(dst) => {
-                dst.copy_from_slice(bytes);
+                copy(dst, bytes);
                 self.at += bytes.len();
             }
             None => self.err = Some(BuildError::BufferFull),

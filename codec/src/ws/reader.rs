@@ -23,6 +23,7 @@ use super::error::Error;
 use super::frame::{Header, MAX_CONTROL_PAYLOAD, MAX_HEADER_LEN, OpCode, Role};
 use super::message::Message;
 use crate::simd::{
+    copy::copy,
     mask::{apply_mask, apply_mask_widest},
     mask_ascii::apply_mask_ascii,
     utf8,
@@ -297,7 +298,7 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
     pub fn feed(&mut self, bytes: &[u8]) -> usize {
         let spare = self.spare_mut();
         let n = spare.len().min(bytes.len());
-        spare[..n].copy_from_slice(&bytes[..n]);
+        copy(spare, &bytes[..n]);
         self.commit(n);
         n
     }

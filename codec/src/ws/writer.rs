@@ -183,7 +183,7 @@ impl<M: Masking> FrameWriter<M> {
         let dst = &mut out[h..h + payload.len()];
         match key {
             Some(k) => copy_masked(dst, payload, k, 0),
-            None => dst.copy_from_slice(payload),
+            None => copy(dst, payload),
         }
         h + payload.len()
     }
