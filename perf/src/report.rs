@@ -27,6 +27,9 @@ column is their 10th percentile, median and 90th percentile over the rounds (min
 about-95% interval of the median in the JSON), so a narrow spread means a ratio the machine's noise did not move; \"-\" for baselines and \
 for scenarios run once per row (--sequential)";
 
+/// Fewest rounds for [`Report::ties`] to judge a row.
+pub const TIE_ROUNDS: usize = 10;
+
 /// The spread of a row's per-round ratios to its baseline.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RoundRatio {
@@ -484,16 +487,21 @@ impl Report {
     }
 
     /// Peer rows the run cannot call either way: the confidence interval of
-    /// their per-round median ratio includes 1.00x. Floors and tickwire's own
-    /// variants are left out (they are references, not competitors).
+    /// their per-round median ratio includes 1.00x. Only rows with at least
+    /// [`TIE_ROUNDS`] rounds: below that the interval is the whole range, and
+    /// one slow spell in six whole runs (the streaming scenarios) would make
+    /// a 2.9x row a "tie"; those are judged by their merged samples. Floors
+    /// and tickwire's own variants are left out (they are references, not
+    /// competitors).
     pub fn ties(&self) -> Vec<&Row> {
         self.rows
             .iter()
             .filter(|r| !r.baseline && !r.library.starts_with("tickwire"))
             .filter(|r| !r.library.contains("(floor)"))
             .filter(|r| {
-                r.round_ratio
-                    .is_some_and(|x| x.median_lo <= 1.0 && x.median_hi >= 1.0)
+                r.round_ratio.is_some_and(|x| {
+                    x.rounds >= TIE_ROUNDS && x.median_lo <= 1.0 && x.median_hi >= 1.0
+                })
             })
             .collect()
     }
@@ -520,9 +528,9 @@ impl Report {
             .collect();
         let _ = write!(
             out,
-            "\nTies within the noise: in {} peer row(s) the confidence interval (about 95%, from the \
-             rounds' order statistics) of the per-round median ratio includes 1.00x, so the run puts \
-             neither library ahead there: {}.",
+            "\nTies within the noise: in {} peer row(s) run in at least {TIE_ROUNDS} rounds the confidence \
+             interval (about 95%, from the rounds' order statistics) of the per-round median ratio \
+             includes 1.00x, so the run puts neither library ahead there: {}.",
             ties.len(),
             list.join("; ")
         );
@@ -720,6 +728,12 @@ mod tests {
             rounds: rounds(&[150.0; 10]),
             ..row("rt round trip", "slow peer", false, 150.0)
         });
+        // Six whole runs, one in a slow spell: the interval is the whole
+        // range, too few rounds to judge.
+        r.rows.push(Row {
+            rounds: rounds(&[290.0, 287.0, 90.0, 291.0, 288.0, 286.0]),
+            ..row("rt round trip", "streaming peer", false, 288.0)
+        });
         // 50 rounds at 0.950, 0.954, ..., 1.146 (p10 0.97): the median's
         // interval is ranks 18 and 33, 1.018-1.078x.
         let wide: Vec<f64> = (0..50).map(|k| 95.0 + 0.4 * f64::from(k)).collect();
@@ -731,7 +745,7 @@ mod tests {
         r.finish();
         let ties: Vec<&str> = r.ties().iter().map(|t| t.library.as_str()).collect();
         assert_eq!(ties, ["peer"]);
-        let wide = r.rows[5].round_ratio.unwrap();
+        let wide = r.rows[6].round_ratio.unwrap();
         assert!(
             wide.p10 < 1.0 && (wide.median_lo - 1.018).abs() < 1e-9,
             "{wide:?}"
@@ -739,7 +753,7 @@ mod tests {
         assert!((wide.median_hi - 1.078).abs() < 1e-9, "{wide:?}");
         let md = r.readme("x");
         assert!(
-            md.contains("in 1 peer row(s)")
+            md.contains("in 1 peer row(s) run in at least 10 rounds")
                 && md.contains("rt round trip / peer (1.01x; per-round median"),
             "{md}"
         );
