@@ -128,9 +128,9 @@ where
     F: FnMut(&mut S, usize),
 {
     let b = cfg.batch.max(1);
-    let counting = cfg.count_rounds > 0;
-    let place = if counting { None } else { rotation::current() };
+    let place = seat(cfg);
     let mut plan = Plan::new(cfg, place.as_ref());
+    let counting = plan.counted;
     loop {
         match plan.next() {
             Phase::Warm(n) => {
@@ -158,6 +158,15 @@ where
             Phase::Done => return plan.finish(),
         }
     }
+}
+
+/// The thread's seat in the rotation of its scenario's rows, if it has one;
+/// none in count mode, where a row counts alone and nothing is timed.
+fn seat(cfg: &RunConfig) -> Option<Place> {
+    if cfg.count_rounds > 0 {
+        return None;
+    }
+    rotation::current()
 }
 
 /// Start of a sampled batch: the clock, or in count mode collection on.
@@ -194,9 +203,9 @@ where
     F: AsyncFnMut(&mut S, usize),
 {
     let b = cfg.batch.max(1);
-    let counting = cfg.count_rounds > 0;
-    let place = if counting { None } else { rotation::current() };
+    let place = seat(cfg);
     let mut plan = Plan::new(cfg, place.as_ref());
+    let counting = plan.counted;
     loop {
         match plan.next() {
             Phase::Warm(n) => {
@@ -305,6 +314,7 @@ struct Plan<'p> {
 
 impl<'p> Plan<'p> {
     fn new(cfg: &RunConfig, place: Option<&'p Place>) -> Self {
+        let counted = cfg.count_rounds > 0;
         // Alone, the whole measurement is one slice.
         let slice = place.map_or(cfg.measure, |p| p.slice());
         let round = place.map_or(0, |p| p.acquire().round);
@@ -316,7 +326,7 @@ impl<'p> Plan<'p> {
             max: cfg.max_samples.max(1),
             round,
             pace: Pacer::new(slice),
-            step: if cfg.count_rounds > 0 {
+            step: if counted {
                 Step::Count {
                     rounds: cfg.count_rounds,
                     warmed: false,
@@ -333,7 +343,7 @@ impl<'p> Plan<'p> {
             rounds: Vec::new(),
             sampled: Duration::ZERO,
             taken: 0,
-            counted: cfg.count_rounds > 0,
+            counted,
         }
     }
 

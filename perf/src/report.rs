@@ -493,16 +493,13 @@ impl Report {
     /// a 2.9x row a "tie"; those are judged by their merged samples. Floors
     /// and tickwire's own variants are left out (they are references, not
     /// competitors).
-    pub fn ties(&self) -> Vec<&Row> {
+    pub fn ties(&self) -> Vec<(&Row, RoundRatio)> {
         self.rows
             .iter()
             .filter(|r| !r.baseline && !r.library.starts_with("tickwire"))
             .filter(|r| !r.library.contains("(floor)"))
-            .filter(|r| {
-                r.round_ratio.is_some_and(|x| {
-                    x.rounds >= TIE_ROUNDS && x.median_lo <= 1.0 && x.median_hi >= 1.0
-                })
-            })
+            .filter_map(|r| Some((r, r.round_ratio?)))
+            .filter(|(_, x)| x.rounds >= TIE_ROUNDS && x.median_lo <= 1.0 && x.median_hi >= 1.0)
             .collect()
     }
 
@@ -514,15 +511,15 @@ impl Report {
         }
         let list: Vec<String> = ties
             .iter()
-            .map(|r| {
-                let (med, lo, hi) = r.round_ratio.map_or((f64::NAN, f64::NAN, f64::NAN), |x| {
-                    (x.median, x.median_lo, x.median_hi)
-                });
+            .map(|(r, x)| {
                 format!(
-                    "{} / {} ({}; per-round median {med:.3}x, 95% interval {lo:.3}-{hi:.3}x)",
+                    "{} / {} ({}; per-round median {:.3}x, 95% interval {:.3}-{:.3}x)",
                     r.scenario,
                     r.library,
-                    fmt_ratio(r.ratio)
+                    fmt_ratio(r.ratio),
+                    x.median,
+                    x.median_lo,
+                    x.median_hi
                 )
             })
             .collect();
@@ -534,7 +531,7 @@ impl Report {
             ties.len(),
             list.join("; ")
         );
-        if ties.iter().all(|r| r.scenario.contains("round trip")) {
+        if ties.iter().all(|(r, _)| r.scenario.contains("round trip")) {
             out.push_str(
                 " All of them are loopback round trips, where the kernel's wake-ups take nearly all of the \
                  time (compare each scenario's raw TCP floor, or tickwire's busy-poll rows); the work each \
@@ -743,7 +740,7 @@ mod tests {
             ..row("rt round trip", "wide peer", false, 104.0)
         });
         r.finish();
-        let ties: Vec<&str> = r.ties().iter().map(|t| t.library.as_str()).collect();
+        let ties: Vec<&str> = r.ties().iter().map(|(t, _)| t.library.as_str()).collect();
         assert_eq!(ties, ["peer"]);
         let wide = r.rows[6].round_ratio.unwrap();
         assert!(
