@@ -22,6 +22,7 @@ pub mod buf;
 pub mod http;
 pub mod rand;
 pub mod simd;
+pub mod time;
 #[cfg(feature = "tls")]
 pub mod tls;
 pub mod ws;

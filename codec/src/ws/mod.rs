@@ -4,8 +4,11 @@
 //! - [`FrameWriter`]: messages out, into a slice or a [`WriteBuf`](crate::buf::WriteBuf).
 //! - [`handshake`]: the HTTP upgrade, both sides.
 //! - [`pair`]: a reader and a writer for one connection.
+//! - [`Connection`]: the whole connection state machine (handshake, close, pongs,
+//!   keepalive, timeouts) over a reader and a writer, with time passed in.
 
 pub mod close;
+pub mod connection;
 pub mod error;
 pub mod frame;
 pub mod handshake;
@@ -19,6 +22,7 @@ mod limits_tests;
 mod tests;
 
 pub use close::{CloseCode, CloseFrame};
+pub use connection::{Answer, Connection, ConnectionError, Sender, Settings, State};
 pub use error::{EncodeError, Error};
 pub use frame::{OpCode, Role};
 pub use message::Message;

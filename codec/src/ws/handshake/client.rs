@@ -139,67 +139,149 @@ impl<'a> ClientHandshake<'a> {
         &self,
         bytes: &'b [u8],
     ) -> Result<Option<ClientResponse<'b>>, HandshakeError> {
-        let window = bytes.get(..self.max_len).unwrap_or(bytes);
-        let mut raw = [httparse::EMPTY_HEADER; MAX_HEADERS];
-        let mut resp = httparse::Response::new(&mut raw);
-        let parsed = resp.parse(window);
-        let Some(consumed) = head_status(parsed, bytes.len(), self.max_len)? else {
-            return Ok(None);
-        };
-
-        let code = resp.code.unwrap_or(0);
-        if code != 101 {
-            return Err(HandshakeError::BadStatus(code));
-        }
-        if resp.version != Some(1) {
-            return Err(HandshakeError::BadHttpVersion);
-        }
-        let headers = collect_headers(resp.headers)?;
-
-        if !has_token(&headers, "upgrade", "websocket") {
-            return Err(HandshakeError::MissingUpgrade);
-        }
-        if !has_token(&headers, "connection", "upgrade") {
-            return Err(HandshakeError::MissingConnectionUpgrade);
-        }
-        let accept = single(&headers, "sec-websocket-accept", HandshakeError::BadAccept)?;
-        if accept != Some(&accept_key(&self.key)[..]) {
-            return Err(HandshakeError::BadAccept);
-        }
-
-        let offered_extensions = self
-            .headers
-            .iter()
-            .any(|(n, _)| n.eq_ignore_ascii_case("sec-websocket-extensions"));
-        let chosen_extensions = headers
-            .iter()
-            .filter(|(n, _)| n.eq_ignore_ascii_case("sec-websocket-extensions"))
-            .any(|&(_, v)| list_items(v).next().is_some());
-        if chosen_extensions && !offered_extensions {
-            return Err(HandshakeError::ExtensionMismatch);
-        }
-
-        let protocol = match single(
-            &headers,
-            "sec-websocket-protocol",
-            HandshakeError::ProtocolMismatch,
-        )? {
-            None => None,
-            Some(p) => {
-                let p = core::str::from_utf8(p).map_err(|_| HandshakeError::Malformed)?;
-                if !self.protocols.contains(&p) {
-                    return Err(HandshakeError::ProtocolMismatch);
-                }
-                Some(p)
-            }
-        };
-
-        Ok(Some(ClientResponse {
-            consumed,
-            protocol,
-            headers,
-        }))
+        check(
+            bytes,
+            self.max_len,
+            &accept_key(&self.key),
+            self.offers_extensions(),
+            |p| self.protocols.contains(&p),
+        )
     }
+
+    /// Whether the extra headers offer extensions (then the server may choose some).
+    fn offers_extensions(&self) -> bool {
+        self.headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("sec-websocket-extensions"))
+    }
+
+    /// What checking the response needs, kept apart from the borrowed request fields,
+    /// so a connection can check the answer after the request is gone.
+    /// `HeaderTooLarge` when the offered subprotocols take more than
+    /// [`MAX_OFFERED_PROTOCOLS_LEN`] bytes (joined by commas).
+    pub fn response_check(&self) -> Result<ResponseCheck, HandshakeError> {
+        let mut protocols = heapless::String::new();
+        for (i, p) in self.protocols.iter().enumerate() {
+            if i > 0 {
+                protocols
+                    .push(',')
+                    .map_err(|_| HandshakeError::HeaderTooLarge)?;
+            }
+            protocols
+                .push_str(p)
+                .map_err(|_| HandshakeError::HeaderTooLarge)?;
+        }
+        Ok(ResponseCheck {
+            accept: accept_key(&self.key),
+            protocols,
+            offered_extensions: self.offers_extensions(),
+            max_len: self.max_len,
+        })
+    }
+}
+
+/// Most bytes of offered subprotocol names (joined by commas) a [`ResponseCheck`] keeps.
+pub const MAX_OFFERED_PROTOCOLS_LEN: usize = 512;
+
+/// The owned half of a [`ClientHandshake`]: the expected `Sec-WebSocket-Accept`, the
+/// offered subprotocols and extensions, and the head limit. Checks a response exactly as
+/// [`ClientHandshake::check_response`] does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResponseCheck {
+    accept: [u8; 28],
+    /// Offered subprotocols, joined by `,` (tokens never contain a comma).
+    protocols: heapless::String<MAX_OFFERED_PROTOCOLS_LEN>,
+    offered_extensions: bool,
+    max_len: usize,
+}
+
+impl ResponseCheck {
+    /// See [`ClientHandshake::check_response`].
+    pub fn check<'b>(&self, bytes: &'b [u8]) -> Result<Option<ClientResponse<'b>>, HandshakeError> {
+        check(
+            bytes,
+            self.max_len,
+            &self.accept,
+            self.offered_extensions,
+            |p| self.offered(p),
+        )
+    }
+
+    /// Whether `protocol` is one of the offered subprotocols (compared exactly).
+    pub fn offered(&self, protocol: &str) -> bool {
+        !self.protocols.is_empty() && self.protocols.split(',').any(|o| o == protocol)
+    }
+
+    /// The largest response head accepted.
+    pub fn max_len(&self) -> usize {
+        self.max_len
+    }
+}
+
+/// The response checks of [`ClientHandshake::check_response`], over what they need.
+fn check<'b>(
+    bytes: &'b [u8],
+    max_len: usize,
+    accept: &[u8; 28],
+    offered_extensions: bool,
+    offered: impl Fn(&str) -> bool,
+) -> Result<Option<ClientResponse<'b>>, HandshakeError> {
+    let window = bytes.get(..max_len).unwrap_or(bytes);
+    let mut raw = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut resp = httparse::Response::new(&mut raw);
+    let parsed = resp.parse(window);
+    let Some(consumed) = head_status(parsed, bytes.len(), max_len)? else {
+        return Ok(None);
+    };
+
+    let code = resp.code.unwrap_or(0);
+    if code != 101 {
+        return Err(HandshakeError::BadStatus(code));
+    }
+    if resp.version != Some(1) {
+        return Err(HandshakeError::BadHttpVersion);
+    }
+    let headers = collect_headers(resp.headers)?;
+
+    if !has_token(&headers, "upgrade", "websocket") {
+        return Err(HandshakeError::MissingUpgrade);
+    }
+    if !has_token(&headers, "connection", "upgrade") {
+        return Err(HandshakeError::MissingConnectionUpgrade);
+    }
+    let got = single(&headers, "sec-websocket-accept", HandshakeError::BadAccept)?;
+    if got != Some(&accept[..]) {
+        return Err(HandshakeError::BadAccept);
+    }
+
+    let chosen_extensions = headers
+        .iter()
+        .filter(|(n, _)| n.eq_ignore_ascii_case("sec-websocket-extensions"))
+        .any(|&(_, v)| list_items(v).next().is_some());
+    if chosen_extensions && !offered_extensions {
+        return Err(HandshakeError::ExtensionMismatch);
+    }
+
+    let protocol = match single(
+        &headers,
+        "sec-websocket-protocol",
+        HandshakeError::ProtocolMismatch,
+    )? {
+        None => None,
+        Some(p) => {
+            let p = core::str::from_utf8(p).map_err(|_| HandshakeError::Malformed)?;
+            if !offered(p) {
+                return Err(HandshakeError::ProtocolMismatch);
+            }
+            Some(p)
+        }
+    };
+
+    Ok(Some(ClientResponse {
+        consumed,
+        protocol,
+        headers,
+    }))
 }
 
 /// A successful `101 Switching Protocols` response.

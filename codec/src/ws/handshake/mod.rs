@@ -18,7 +18,7 @@ mod client;
 mod server;
 pub mod sha1;
 
-pub use client::{ClientHandshake, ClientResponse};
+pub use client::{ClientHandshake, ClientResponse, MAX_OFFERED_PROTOCOLS_LEN, ResponseCheck};
 pub use server::{
     UpgradeRequest, parse_request, parse_request_with_limit, reject_status, write_accept,
     write_reject,

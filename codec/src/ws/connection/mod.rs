@@ -1,0 +1,669 @@
+//! [`Connection`]: the one WebSocket state machine, sans-IO, for both roles.
+//!
+//! It owns everything RFC 6455 asks of a connection beyond framing: the opening handshake
+//! (client request and answer check, server request parse and answer), automatic pongs,
+//! the close handshake in every state (ours, theirs, both at once, a timeout), failing
+//! with the right close code, discarding data after our close, and keepalive (a ping after
+//! an idle interval, a dead-peer timeout). It does no I/O and reads no clock: bytes come
+//! in through the caller, bytes go out through the caller, and time is an
+//! [`Instant`] the caller passes. The same connection runs in a blocking std transport, in
+//! tokio, and in a kernel-bypass poll loop reading its TSC.
+//!
+//! Its methods come in four kinds, as quinn-proto's `Connection`'s do:
+//!
+//! - **getters** on `&self`: [`state`](Connection::state), [`role`](Connection::role),
+//!   [`protocol`](Connection::protocol), [`wants_write`](Connection::wants_write),
+//!   [`poll_timeout`](Connection::poll_timeout) (when to call
+//!   [`handle_timeout`](Connection::handle_timeout) next);
+//! - **`handle_*`** for what arrives: bytes read into [`read_buf`](Connection::read_buf)
+//!   ([`handle_read`](Connection::handle_read)), the end of the stream
+//!   ([`handle_eof`](Connection::handle_eof)), bytes the socket took
+//!   ([`handle_written`](Connection::handle_written)), the passing of time
+//!   ([`handle_timeout`](Connection::handle_timeout)), a server's upgrade request
+//!   ([`handle_upgrade`](Connection::handle_upgrade));
+//! - **mutators** for what the application asks: [`send_text`](Connection::send_text),
+//!   [`send_binary`](Connection::send_binary), [`send_ping`](Connection::send_ping),
+//!   [`close`](Connection::close), on the connection or on the [`Sender`] handed out
+//!   beside each message;
+//! - **`poll_*`** for what must come out: [`poll_message`](Connection::poll_message)
+//!   (the next message, borrowed from the read buffer, pongs and close echoes already
+//!   queued), [`transmit`](Connection::transmit) (the bytes to write),
+//!   [`wants_shutdown`](Connection::wants_shutdown) (shut the write half now).
+//!
+//! A driver's loop: read into `read_buf`, `handle_read`, drain `poll_message`, write
+//! `transmit` and `handle_written`, shut the socket when `wants_shutdown`; before waiting,
+//! `handle_timeout(now)` and wait at most until `poll_timeout()`. An instant from
+//! `poll_timeout` that has already passed means "call `handle_timeout` now" (the
+//! connection arms its close and keepalive timers from the `now` of that call, so it never
+//! needs a clock between them). Bytes read since the last `handle_timeout` count as
+//! received at its `now`.
+//!
+//! ```
+//! use tickwire_codec::time::Instant;
+//! use tickwire_codec::rand::{MaskRng, NoMask};
+//! use tickwire_codec::ws::{Connection, Message, Settings};
+//! use tickwire_codec::ws::handshake::ClientHandshake;
+//!
+//! let now = Instant::from_nanos(0);
+//! let hs = ClientHandshake::new("example.com", "/feed", [7; 16]);
+//! let settings = Settings::default();
+//! let mut client = Connection::client(&hs, vec![0; 4096], vec![0; 4096],
+//!     MaskRng::from_seed([1; 32]), &settings, now).unwrap();
+//! let mut server = Connection::server(vec![0; 4096], vec![0; 4096], &settings, now);
+//!
+//! // Move bytes from one to the other (a socket would sit in between).
+//! fn pump<A, B, C, D, E, F>(from: &mut Connection<A, B, C>, to: &mut Connection<D, E, F>)
+//! where A: AsRef<[u8]> + AsMut<[u8]>, B: AsRef<[u8]> + AsMut<[u8]>, C: tickwire_codec::ws::Masking,
+//!       D: AsRef<[u8]> + AsMut<[u8]>, E: AsRef<[u8]> + AsMut<[u8]>, F: tickwire_codec::ws::Masking {
+//!     let out = from.transmit();
+//!     let n = out.len().min(to.read_buf().len());
+//!     to.read_buf()[..n].copy_from_slice(&from.transmit()[..n]);
+//!     to.handle_read(n);
+//!     from.handle_written(n);
+//! }
+//!
+//! pump(&mut client, &mut server);
+//! assert!(server.handle_upgrade(|_req| Default::default()).unwrap());
+//! pump(&mut server, &mut client);
+//! assert!(client.poll_message().unwrap().is_none()); // handshake done, no message yet
+//! client.send_text("hello").unwrap();
+//! pump(&mut client, &mut server);
+//! assert_eq!(server.poll_message().unwrap(), Some(Message::Text("hello")));
+//! ```
+
+mod handshake;
+mod sender;
+#[cfg(test)]
+mod tests;
+
+use core::time::Duration;
+
+pub use handshake::Answer;
+pub use sender::{CONTROL_ROOM, Sender};
+
+use self::handshake::Hs;
+use crate::rand::{MaskSource, NoMask};
+use crate::time::Instant;
+use crate::ws::handshake::{
+    ClientHandshake, DEFAULT_MAX_HEAD_LEN, HandshakeError, MAX_OFFERED_PROTOCOLS_LEN,
+};
+use crate::ws::{CloseCode, Config, EncodeError, FrameReader, FrameWriter, Masking, Message, Role};
+
+/// Where a connection stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// The opening handshake is under way.
+    Handshake,
+    /// Messages flow both ways.
+    Open,
+    /// A close frame was sent (by the application, or to fail the connection); input is
+    /// discarded until the peer's close or the close timeout.
+    Closing,
+    /// The connection is over: both closes were exchanged, or it failed. The write half
+    /// is shut once what is queued is written.
+    Closed,
+}
+
+/// Settings of a [`Connection`]. Keepalive and the dead-peer timeout are off by default.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Frame and message size limits.
+    pub limits: Config,
+    /// Answer pings automatically (default on).
+    pub auto_pong: bool,
+    /// Split outgoing data messages into frames of at most this many bytes (0: never).
+    pub fragment_size: usize,
+    /// Largest opening-handshake head accepted (default 8 KiB).
+    pub max_head_len: usize,
+    /// Time allowed for the opening handshake (default 10 s; `None`: no limit).
+    pub handshake_timeout: Option<Duration>,
+    /// Time the peer has to answer our close frame (default 5 s).
+    pub close_timeout: Duration,
+    /// Send a ping when nothing was received for this long (default: never).
+    pub keepalive: Option<Duration>,
+    /// Fail the connection (locally, as code 1006) when nothing was received for this
+    /// long (default: never). Pair it with a shorter `keepalive`, so a live but quiet
+    /// peer answers a ping in time.
+    pub dead_peer_timeout: Option<Duration>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            limits: Config::default(),
+            auto_pong: true,
+            fragment_size: 0,
+            max_head_len: DEFAULT_MAX_HEAD_LEN,
+            handshake_timeout: Some(Duration::from_secs(10)),
+            close_timeout: Duration::from_secs(5),
+            keepalive: None,
+            dead_peer_timeout: None,
+        }
+    }
+}
+
+/// What a [`Connection`] can fail or refuse with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConnectionError {
+    /// The opening handshake failed: a bad answer (client), or a bad or refused request
+    /// (server; the HTTP refusal is queued).
+    Handshake(HandshakeError),
+    /// The opening handshake did not finish in time.
+    HandshakeTimeout,
+    /// The peer broke the protocol or a limit; a close frame with
+    /// [`close_code`](crate::ws::Error::close_code) is queued.
+    Protocol(crate::ws::Error),
+    /// Our close frame was not answered within the close timeout.
+    CloseTimeout,
+    /// Nothing was received within the dead-peer timeout; the connection was closed
+    /// locally (code 1006, no close frame).
+    DeadPeer,
+    /// The peer ended the stream without a close handshake (code 1006).
+    ConnectionLost,
+    /// The connection was closed or failed before this call.
+    Closed,
+    /// The opening handshake is not over yet.
+    HandshakeInProgress,
+    /// The message cannot be encoded (nothing was queued).
+    Encode(EncodeError),
+    /// No room for the message now: write out what is queued, then try again.
+    Full,
+    /// The message can never fit the output buffer.
+    TooLarge {
+        /// Bytes the message takes on the wire.
+        len: usize,
+        /// Room the output buffer has for application messages.
+        capacity: usize,
+    },
+}
+
+impl From<EncodeError> for ConnectionError {
+    fn from(e: EncodeError) -> Self {
+        match e {
+            EncodeError::BufferFull => ConnectionError::Full,
+            e => ConnectionError::Encode(e),
+        }
+    }
+}
+
+impl core::fmt::Display for ConnectionError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::Handshake(_) => f.write_str("opening handshake failed"),
+            Self::HandshakeTimeout => f.write_str("opening handshake timed out"),
+            Self::Protocol(e) => write!(f, "protocol error (close {})", e.close_code().0),
+            Self::CloseTimeout => f.write_str("peer did not answer the close in time"),
+            Self::DeadPeer => f.write_str("nothing received within the dead-peer timeout"),
+            Self::ConnectionLost => f.write_str("connection lost without a close handshake"),
+            Self::Closed => f.write_str("connection already closed"),
+            Self::HandshakeInProgress => f.write_str("opening handshake still in progress"),
+            Self::Encode(_) => f.write_str("cannot encode message"),
+            Self::Full => f.write_str("output buffer full; write out and retry"),
+            Self::TooLarge { len, capacity } => write!(
+                f,
+                "message of {len} bytes exceeds the {capacity} bytes the output buffer has for messages"
+            ),
+        }
+    }
+}
+
+impl core::error::Error for ConnectionError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            Self::Handshake(e) => Some(e),
+            Self::Protocol(e) => Some(e),
+            Self::Encode(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// A timer that is off, wants arming at the next `handle_timeout`, or runs to an instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Timer {
+    Off,
+    Due,
+    At(Instant),
+}
+
+/// The connection's clocks.
+#[derive(Debug, Clone, Copy)]
+struct Timers {
+    /// The opening handshake's deadline.
+    handshake: Option<Instant>,
+    /// Bytes arrived since the last `handle_timeout` (keepalive and dead peer re-arm).
+    rx: bool,
+    /// The next keepalive ping.
+    ping: Option<Instant>,
+    /// The dead-peer deadline.
+    dead: Option<Instant>,
+    keepalive: Option<Duration>,
+    dead_peer: Option<Duration>,
+    /// The latest instant the caller passed.
+    last_now: Instant,
+}
+
+/// One WebSocket connection, client or server: see the [module docs](self).
+#[derive(Debug)]
+pub struct Connection<R, W, M> {
+    reader: FrameReader<R>,
+    tx: Sender<W, M>,
+    hs: Hs,
+    /// Handshake bytes read into the reader's free space (not committed).
+    hs_got: usize,
+    /// Handshake bytes arrived since the last look.
+    hs_new: bool,
+    max_head_len: usize,
+    timers: Timers,
+    /// The subprotocol agreed on (empty: none).
+    protocol: heapless::String<MAX_OFFERED_PROTOCOLS_LEN>,
+}
+
+impl<R, W, M> Connection<R, W, M>
+where
+    R: AsRef<[u8]> + AsMut<[u8]>,
+    W: AsRef<[u8]> + AsMut<[u8]>,
+    M: Masking,
+{
+    fn with(
+        role: Role,
+        hs: Hs,
+        read: R,
+        writer: FrameWriter<M>,
+        write: W,
+        settings: &Settings,
+        now: Instant,
+    ) -> Self {
+        let writer = writer.with_fragment_size(settings.fragment_size);
+        Connection {
+            reader: FrameReader::with_config(role, read, settings.limits),
+            tx: Sender::new(writer, write, settings.auto_pong, settings.close_timeout),
+            hs,
+            hs_got: 0,
+            hs_new: false,
+            max_head_len: settings.max_head_len,
+            timers: Timers {
+                handshake: settings.handshake_timeout.map(|t| now + t),
+                rx: false,
+                ping: None,
+                dead: None,
+                keepalive: settings.keepalive,
+                dead_peer: settings.dead_peer_timeout,
+                last_now: now,
+            },
+            protocol: heapless::String::new(),
+        }
+    }
+}
+
+impl<R, W, M> Connection<R, W, M>
+where
+    R: AsRef<[u8]> + AsMut<[u8]>,
+    W: AsRef<[u8]> + AsMut<[u8]>,
+    M: MaskSource,
+{
+    /// A client whose opening request (`handshake`) is queued at once; frames are read
+    /// into `read`, queued in `write` and masked with keys from `mask`. The handshake
+    /// timeout runs from `now`.
+    pub fn client(
+        handshake: &ClientHandshake<'_>,
+        read: R,
+        write: W,
+        mask: M,
+        settings: &Settings,
+        now: Instant,
+    ) -> Result<Self, ConnectionError> {
+        let check = handshake
+            .response_check()
+            .map_err(ConnectionError::Handshake)?;
+        let mut conn = Self::with(
+            Role::Client,
+            Hs::Client(check),
+            read,
+            FrameWriter::client(mask),
+            write,
+            settings,
+            now,
+        );
+        let out = conn.tx.out();
+        let room = out.remaining();
+        let buf = out
+            .reserve(room)
+            .map_err(|_| ConnectionError::Handshake(HandshakeError::BufferTooSmall))?;
+        let n = handshake.encode(buf).map_err(ConnectionError::Handshake)?;
+        out.commit(n);
+        Ok(conn)
+    }
+}
+
+impl<R, W> Connection<R, W, NoMask>
+where
+    R: AsRef<[u8]> + AsMut<[u8]>,
+    W: AsRef<[u8]> + AsMut<[u8]>,
+{
+    /// A server waiting for an upgrade request (answer it with
+    /// [`handle_upgrade`](Self::handle_upgrade); [`poll_message`](Self::poll_message)
+    /// accepts it with no subprotocol). The handshake timeout runs from `now`.
+    pub fn server(read: R, write: W, settings: &Settings, now: Instant) -> Self {
+        Self::with(
+            Role::Server,
+            Hs::Server,
+            read,
+            FrameWriter::server(),
+            write,
+            settings,
+            now,
+        )
+    }
+}
+
+impl<R, W, M> Connection<R, W, M>
+where
+    R: AsRef<[u8]> + AsMut<[u8]>,
+    W: AsRef<[u8]> + AsMut<[u8]>,
+    M: Masking,
+{
+    // ---- getters ----
+
+    /// Where the connection stands.
+    #[inline]
+    pub fn state(&self) -> State {
+        self.tx.state
+    }
+
+    /// This end's role.
+    pub fn role(&self) -> Role {
+        self.tx.writer_role()
+    }
+
+    /// Whether messages can be sent.
+    pub fn is_open(&self) -> bool {
+        self.tx.state == State::Open
+    }
+
+    /// Whether the connection failed (an error was reported), rather than closed cleanly.
+    pub fn is_failed(&self) -> bool {
+        self.tx.failed
+    }
+
+    /// The subprotocol agreed on in the opening handshake.
+    pub fn protocol(&self) -> Option<&str> {
+        (!self.protocol.is_empty()).then_some(self.protocol.as_str())
+    }
+
+    /// Whether bytes wait to be written (or the write half waits to be shut).
+    #[inline]
+    pub fn wants_write(&self) -> bool {
+        self.tx.wants_write()
+    }
+
+    /// Received bytes not yet turned into messages.
+    pub fn buffered(&self) -> usize {
+        if matches!(self.hs, Hs::Done) {
+            self.reader.buffered()
+        } else {
+            self.hs_got
+        }
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) should run next (`None`: no timer
+    /// runs). An instant that already passed means now.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let t = &self.timers;
+        match self.tx.state {
+            State::Handshake => t.handshake,
+            State::Open => {
+                if t.keepalive.is_none() && t.dead_peer.is_none() {
+                    None
+                } else if t.rx {
+                    Some(t.last_now)
+                } else {
+                    earliest(t.ping, t.dead)
+                }
+            }
+            State::Closing => match self.tx.close_timer {
+                Timer::Off => None,
+                Timer::Due => Some(t.last_now),
+                Timer::At(at) => Some(at),
+            },
+            State::Closed => None,
+        }
+    }
+
+    /// The sending half, to queue messages while a received one is borrowed.
+    pub fn sender(&mut self) -> &mut Sender<W, M> {
+        &mut self.tx
+    }
+
+    // ---- handle_*: what arrives ----
+
+    /// Free space to read the peer's bytes into; then [`handle_read`](Self::handle_read).
+    #[inline]
+    pub fn read_buf(&mut self) -> &mut [u8] {
+        let spare = self.reader.spare_mut();
+        if matches!(self.hs, Hs::Done) {
+            spare
+        } else {
+            let got = self.hs_got.min(spare.len());
+            &mut spare[got..]
+        }
+    }
+
+    /// `n` bytes were read into [`read_buf`](Self::read_buf).
+    #[inline]
+    pub fn handle_read(&mut self, n: usize) {
+        if matches!(self.hs, Hs::Done) {
+            self.reader.commit(n);
+        } else {
+            self.hs_got += n;
+            self.hs_new = true;
+        }
+        self.timers.rx = true;
+    }
+
+    /// Copy in as much of `bytes` as fits (for callers whose bytes are already in
+    /// memory); returns how many were taken.
+    pub fn feed(&mut self, bytes: &[u8]) -> usize {
+        let buf = self.read_buf();
+        let n = buf.len().min(bytes.len());
+        buf[..n].copy_from_slice(&bytes[..n]);
+        self.handle_read(n);
+        n
+    }
+
+    /// The peer ended its stream (a read returned 0). Drain
+    /// [`poll_message`](Self::poll_message) first: messages before the end still count.
+    /// `Err(ConnectionLost)` unless the close handshake was over (or the connection had
+    /// failed already, which was reported then).
+    pub fn handle_eof(&mut self) -> Result<(), ConnectionError> {
+        let clean = match self.tx.state {
+            State::Closed => true,
+            State::Closing => self.tx.failed,
+            State::Handshake | State::Open => false,
+        };
+        self.hs = Hs::Done;
+        self.tx.finish(!clean);
+        if clean {
+            Ok(())
+        } else {
+            Err(ConnectionError::ConnectionLost)
+        }
+    }
+
+    /// `n` bytes of [`transmit`](Self::transmit) were written.
+    #[inline]
+    pub fn handle_written(&mut self, n: usize) {
+        self.tx.handle_written(n);
+    }
+
+    /// The write half was shut (after [`wants_shutdown`](Self::wants_shutdown)).
+    pub fn handle_shutdown(&mut self) {
+        self.tx.handle_shutdown();
+    }
+
+    /// Time passed: enforce the handshake, close and dead-peer timeouts, send a keepalive
+    /// ping when due. An error ends the connection (a handshake or close timeout, a dead
+    /// peer); the write half then waits to be shut.
+    pub fn handle_timeout(&mut self, now: Instant) -> Result<(), ConnectionError> {
+        let t = &mut self.timers;
+        t.last_now = t.last_now.max(now);
+        match self.tx.state {
+            State::Handshake => {
+                if t.handshake.is_some_and(|at| now >= at) {
+                    self.hs = Hs::Done;
+                    self.timers.handshake = None;
+                    self.tx.finish(true);
+                    return Err(ConnectionError::HandshakeTimeout);
+                }
+            }
+            State::Open => {
+                if core::mem::take(&mut t.rx) {
+                    t.ping = t.keepalive.map(|k| now + k);
+                    t.dead = t.dead_peer.map(|d| now + d);
+                }
+                if t.dead.is_some_and(|at| now >= at) {
+                    self.tx.discard_output();
+                    self.tx.finish(true);
+                    return Err(ConnectionError::DeadPeer);
+                }
+                if let (Some(at), Some(k)) = (t.ping, t.keepalive)
+                    && now >= at
+                {
+                    t.ping = Some(now + k);
+                    self.tx.queue_keepalive();
+                }
+            }
+            State::Closing => match self.tx.close_timer {
+                Timer::Due => self.tx.close_timer = Timer::At(now + self.tx.close_timeout),
+                Timer::At(at) if now >= at => {
+                    self.tx.finish(true);
+                    return Err(ConnectionError::CloseTimeout);
+                }
+                _ => {}
+            },
+            State::Closed => {}
+        }
+        Ok(())
+    }
+
+    // ---- mutators: what the application asks ----
+
+    /// Queue a text message; see [`Sender::send_text`].
+    #[inline]
+    pub fn send_text(&mut self, text: &str) -> Result<(), ConnectionError> {
+        self.tx.send_text(text)
+    }
+
+    /// Queue a binary message; see [`Sender::send_binary`].
+    #[inline]
+    pub fn send_binary(&mut self, data: &[u8]) -> Result<(), ConnectionError> {
+        self.tx.send_binary(data)
+    }
+
+    /// Queue a ping; see [`Sender::send_ping`].
+    pub fn send_ping(&mut self, payload: &[u8]) -> Result<(), ConnectionError> {
+        self.tx.send_ping(payload)
+    }
+
+    /// Queue a pong; see [`Sender::send_pong`].
+    pub fn send_pong(&mut self, payload: &[u8]) -> Result<(), ConnectionError> {
+        self.tx.send_pong(payload)
+    }
+
+    /// Start the close handshake; see [`Sender::close`].
+    pub fn close(&mut self, code: Option<CloseCode>, reason: &str) -> Result<(), ConnectionError> {
+        self.tx.close(code, reason)
+    }
+
+    // ---- poll_*: what must come out ----
+
+    /// The bytes to write next (empty when none).
+    #[inline]
+    pub fn transmit(&self) -> &[u8] {
+        self.tx.transmit()
+    }
+
+    /// Whether the write half should be shut now (the connection is over and everything
+    /// queued is written); then [`handle_shutdown`](Self::handle_shutdown).
+    #[inline]
+    pub fn wants_shutdown(&self) -> bool {
+        self.tx.wants_shutdown()
+    }
+
+    /// The next message, borrowed from the read buffer; `Ok(None)` when no whole message
+    /// is buffered (read more), during the handshake, or once closed cleanly.
+    ///
+    /// Pings are answered (a pong queued) and a peer's close echoed before they are
+    /// returned; after our close, data is discarded until the peer's close, which is
+    /// returned. A protocol error is returned at once with its close frame queued;
+    /// later calls go on discarding input until the peer's close, then say
+    /// [`ConnectionError::Closed`]. A server still in its handshake accepts the request
+    /// with no subprotocol (use [`handle_upgrade`](Self::handle_upgrade) to decide).
+    #[inline]
+    pub fn poll_message(&mut self) -> Result<Option<Message<'_>>, ConnectionError> {
+        Ok(self.poll_message_with_sender()?.map(|(m, _)| m))
+    }
+
+    /// [`poll_message`](Self::poll_message), with the sending half to answer while the
+    /// message is borrowed.
+    #[inline]
+    #[allow(clippy::type_complexity)]
+    pub fn poll_message_with_sender(
+        &mut self,
+    ) -> Result<Option<(Message<'_>, &mut Sender<W, M>)>, ConnectionError> {
+        loop {
+            match self.tx.state {
+                State::Open | State::Closing => {}
+                State::Handshake => {
+                    if !self.handle_upgrade(|_| Answer::default())? {
+                        return Ok(None);
+                    }
+                    continue;
+                }
+                State::Closed => {
+                    return if self.tx.failed {
+                        Err(ConnectionError::Closed)
+                    } else {
+                        Ok(None)
+                    };
+                }
+            }
+            // With no byte buffered there is no frame to find: the common case, the last
+            // read ended on a message boundary, costs one compare.
+            if self.reader.buffered() == 0 {
+                return Ok(None);
+            }
+            match self.reader.advance() {
+                Ok(true) => {}
+                Ok(false) => return Ok(None),
+                Err(e) => {
+                    let failed_before = self.tx.failed;
+                    self.tx.fail(Some(e.close_code()));
+                    return Err(if failed_before {
+                        ConnectionError::Closed
+                    } else {
+                        ConnectionError::Protocol(e)
+                    });
+                }
+            }
+            let deliver = match self.reader.message() {
+                Some(msg) => self.tx.on_message(&msg),
+                None => false,
+            };
+            if deliver {
+                // Borrowed only on the path that returns it, so the loop can go on.
+                let tx = &mut self.tx;
+                return Ok(self.reader.message().map(|m| (m, tx)));
+            }
+        }
+    }
+}
+
+/// The earlier of two optional instants.
+fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}

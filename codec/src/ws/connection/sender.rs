@@ -1,0 +1,391 @@
+//! The sending half of a [`Connection`](super::Connection): the frame writer, the
+//! bounded output buffer, the close state and the timers. Kept apart from the reader so a
+//! handler can answer a message while that message still borrows the read buffer.
+//!
+//! Control frames the connection generates itself (pongs, close echoes, the close that
+//! fails a connection, keepalive pings) never wait behind a full buffer: messages the
+//! application queues always leave [`CONTROL_ROOM`] free, and a control frame that still
+//! finds no room waits in a slot of its own and goes out first as soon as bytes leave.
+
+use core::time::Duration;
+
+use super::{ConnectionError, State, Timer};
+use crate::buf::WriteBuf;
+use crate::ws::frame::{MAX_CONTROL_PAYLOAD, OpCode, Role, header_len};
+use crate::ws::{CloseCode, FrameWriter, Masking, Message};
+
+/// Longest control frame on the wire: a 2-byte header, a 4-byte mask key, 125 bytes.
+const MAX_CONTROL_FRAME: usize = 2 + 4 + MAX_CONTROL_PAYLOAD;
+
+/// Output room application messages leave free: one pong and one close frame.
+pub const CONTROL_ROOM: usize = 2 * MAX_CONTROL_FRAME;
+
+/// A control payload kept aside until the output has room for it.
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    bytes: [u8; MAX_CONTROL_PAYLOAD],
+    len: u8,
+}
+
+impl Held {
+    fn new(payload: &[u8]) -> Held {
+        let len = payload.len().min(MAX_CONTROL_PAYLOAD);
+        let mut bytes = [0u8; MAX_CONTROL_PAYLOAD];
+        bytes[..len].copy_from_slice(&payload[..len]);
+        Held {
+            bytes,
+            len: len as u8,
+        }
+    }
+
+    fn get(&self) -> &[u8] {
+        &self.bytes[..usize::from(self.len)]
+    }
+}
+
+/// A close frame kept aside: its code and reason.
+#[derive(Debug, Clone, Copy)]
+struct HeldClose {
+    code: Option<CloseCode>,
+    reason: Held,
+}
+
+/// Whether the write half should be shut once everything queued is out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shutdown {
+    No,
+    Wanted,
+    Done,
+}
+
+/// The sending half of a connection (see the module docs).
+#[derive(Debug)]
+pub struct Sender<W, M> {
+    writer: FrameWriter<M>,
+    out: WriteBuf<W>,
+    pub(super) state: State,
+    /// The connection failed (the error was reported once).
+    pub(super) failed: bool,
+    pending_pong: Option<Held>,
+    pending_close: Option<HeldClose>,
+    shutdown: Shutdown,
+    auto_pong: bool,
+    pub(super) close_timeout: Duration,
+    pub(super) close_timer: Timer,
+}
+
+impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
+    pub(super) fn new(writer: FrameWriter<M>, out: W, auto_pong: bool, close: Duration) -> Self {
+        Sender {
+            writer,
+            out: WriteBuf::new(out),
+            state: State::Handshake,
+            failed: false,
+            pending_pong: None,
+            pending_close: None,
+            shutdown: Shutdown::No,
+            auto_pong,
+            close_timeout: close,
+            close_timer: Timer::Off,
+        }
+    }
+
+    /// Where the connection stands.
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// Bytes queued for the peer and not yet written.
+    pub fn pending(&self) -> usize {
+        self.out.len()
+    }
+
+    /// Room for application messages now (on the wire, headers included).
+    pub fn room(&self) -> usize {
+        if self.has_held() {
+            0
+        } else {
+            self.out.remaining().saturating_sub(CONTROL_ROOM)
+        }
+    }
+
+    /// Whether bytes wait to be written, or the write half waits to be shut.
+    #[inline]
+    pub fn wants_write(&self) -> bool {
+        !self.out.is_empty() || self.has_held() || self.shutdown == Shutdown::Wanted
+    }
+
+    #[inline]
+    fn has_held(&self) -> bool {
+        self.pending_pong.is_some() || self.pending_close.is_some()
+    }
+
+    pub(super) fn out(&mut self) -> &mut WriteBuf<W> {
+        &mut self.out
+    }
+
+    pub(super) fn writer_role(&self) -> Role {
+        self.writer.role()
+    }
+
+    /// The bytes to write next (empty when none).
+    #[inline]
+    pub fn transmit(&self) -> &[u8] {
+        self.out.data()
+    }
+
+    /// `n` bytes of [`transmit`](Self::transmit) were written.
+    #[inline]
+    pub fn handle_written(&mut self, n: usize) {
+        self.out.consume(n);
+        if self.has_held() {
+            self.place_held();
+        }
+    }
+
+    /// Whether the write half should be shut now: the connection is over and
+    /// everything queued is written. Call [`handle_shutdown`](Self::handle_shutdown)
+    /// once it is.
+    #[inline]
+    pub fn wants_shutdown(&self) -> bool {
+        self.shutdown == Shutdown::Wanted && self.out.is_empty() && !self.has_held()
+    }
+
+    /// The write half was shut (or the transport gave up on it).
+    pub fn handle_shutdown(&mut self) {
+        self.shutdown = Shutdown::Done;
+    }
+
+    /// Drop everything queued: the peer is gone.
+    pub(super) fn discard_output(&mut self) {
+        self.out.clear();
+        self.pending_pong = None;
+        self.pending_close = None;
+    }
+
+    /// Check that an application message of `need` bytes on the wire can be queued now.
+    fn room_for(&self, need: usize) -> Result<(), ConnectionError> {
+        match self.state {
+            State::Open => {}
+            State::Handshake => return Err(ConnectionError::HandshakeInProgress),
+            State::Closing | State::Closed => return Err(ConnectionError::Closed),
+        }
+        let capacity = self.out.capacity().saturating_sub(CONTROL_ROOM);
+        if need > capacity {
+            return Err(ConnectionError::TooLarge {
+                len: need,
+                capacity,
+            });
+        }
+        if need > self.room() {
+            return Err(ConnectionError::Full);
+        }
+        Ok(())
+    }
+
+    /// Queue a text message (split into frames if a fragment size is set).
+    /// [`ConnectionError::Full`]: write out what is queued, then try again.
+    #[inline]
+    pub fn send_text(&mut self, text: &str) -> Result<(), ConnectionError> {
+        self.room_for(self.writer.message_len(text.len()))?;
+        Ok(self.writer.write_text(text, &mut self.out)?)
+    }
+
+    /// Queue a binary message (see [`send_text`](Self::send_text)).
+    #[inline]
+    pub fn send_binary(&mut self, data: &[u8]) -> Result<(), ConnectionError> {
+        self.room_for(self.writer.message_len(data.len()))?;
+        Ok(self.writer.write_binary(data, &mut self.out)?)
+    }
+
+    /// Queue a ping (payload at most 125 bytes); the peer's pong arrives as a message.
+    pub fn send_ping(&mut self, payload: &[u8]) -> Result<(), ConnectionError> {
+        self.room_for(header_len(payload.len(), self.masked()) + payload.len())?;
+        Ok(self.writer.write_ping(payload, &mut self.out)?)
+    }
+
+    /// Queue an unsolicited pong (payload at most 125 bytes).
+    pub fn send_pong(&mut self, payload: &[u8]) -> Result<(), ConnectionError> {
+        self.room_for(header_len(payload.len(), self.masked()) + payload.len())?;
+        Ok(self.writer.write_pong(payload, &mut self.out)?)
+    }
+
+    /// Queue a text message split into frames of at most `fragment` payload bytes (cut
+    /// anywhere, even inside a character: the peer validates UTF-8 across fragments).
+    /// `fragment == 0` sends one frame. All frames are queued, or none.
+    pub fn send_text_fragmented(
+        &mut self,
+        text: &str,
+        fragment: usize,
+    ) -> Result<(), ConnectionError> {
+        self.send_fragmented(OpCode::Text, text.as_bytes(), fragment)
+    }
+
+    /// Queue a binary message split into frames of at most `fragment` payload bytes.
+    pub fn send_binary_fragmented(
+        &mut self,
+        data: &[u8],
+        fragment: usize,
+    ) -> Result<(), ConnectionError> {
+        self.send_fragmented(OpCode::Binary, data, fragment)
+    }
+
+    fn send_fragmented(
+        &mut self,
+        op: OpCode,
+        data: &[u8],
+        fragment: usize,
+    ) -> Result<(), ConnectionError> {
+        let fragment = if fragment == 0 {
+            data.len().max(1)
+        } else {
+            fragment
+        };
+        let masked = self.masked();
+        let frames = data.len().div_ceil(fragment).max(1);
+        let rest = data.len() % fragment;
+        let need = (data.len() / fragment) * (header_len(fragment, masked) + fragment)
+            + if rest > 0 || data.is_empty() {
+                header_len(rest, masked) + rest
+            } else {
+                0
+            };
+        self.room_for(need)?;
+        if data.is_empty() {
+            self.writer.write_frame(op, true, &[], &mut self.out)?;
+            return Ok(());
+        }
+        let mut opcode = op;
+        for (i, chunk) in data.chunks(fragment).enumerate() {
+            self.writer
+                .write_frame(opcode, i + 1 == frames, chunk, &mut self.out)?;
+            opcode = OpCode::Continuation;
+        }
+        Ok(())
+    }
+
+    /// Start the close handshake with `code` (`None`: no status code, then `reason` must
+    /// be empty) and a reason of at most 123 bytes. Data that still arrives is
+    /// discarded until the peer's close; the close timeout runs from the next
+    /// `handle_timeout`. A no-op once closing or closed.
+    pub fn close(&mut self, code: Option<CloseCode>, reason: &str) -> Result<(), ConnectionError> {
+        match self.state {
+            State::Open => {}
+            State::Handshake => return Err(ConnectionError::HandshakeInProgress),
+            State::Closing | State::Closed => return Ok(()),
+        }
+        // Validate first (code, reason length), so an invalid close changes nothing.
+        self.writer
+            .encode_close(code, reason, &mut [0u8; MAX_CONTROL_FRAME])?;
+        self.queue_close(code, reason.as_bytes());
+        self.state = State::Closing;
+        self.close_timer = Timer::Due;
+        Ok(())
+    }
+
+    fn masked(&self) -> bool {
+        self.writer.role() == Role::Client
+    }
+
+    /// Queue a pong answering `payload`: now if it fits, else in the held slot (a newer
+    /// pong replaces an older one: RFC 6455 §5.5.3 asks only for the latest).
+    fn queue_pong(&mut self, payload: &[u8]) {
+        if !self.has_held() && self.writer.write_pong(payload, &mut self.out).is_ok() {
+            return;
+        }
+        self.pending_pong = Some(Held::new(payload));
+        self.place_held();
+    }
+
+    /// Queue a close frame (validated by the caller): now if it fits, else held.
+    fn queue_close(&mut self, code: Option<CloseCode>, reason: &[u8]) {
+        self.pending_close = Some(HeldClose {
+            code,
+            reason: Held::new(reason),
+        });
+        self.place_held();
+    }
+
+    /// Queue a keepalive ping if it fits (a peer that stopped reading is the dead-peer
+    /// timeout's business).
+    pub(super) fn queue_keepalive(&mut self) {
+        if !self.has_held() && self.out.remaining() >= MAX_CONTROL_FRAME + CONTROL_ROOM / 2 {
+            let _ = self.writer.write_ping(&[], &mut self.out);
+        }
+    }
+
+    /// Move held control frames into the output, pong first, as far as they fit.
+    fn place_held(&mut self) {
+        if let Some(p) = self.pending_pong {
+            if self.writer.write_pong(p.get(), &mut self.out).is_err() {
+                return;
+            }
+            self.pending_pong = None;
+        }
+        if let Some(c) = self.pending_close {
+            // The reason was validated as UTF-8 text of at most 123 bytes when queued.
+            let reason = core::str::from_utf8(c.reason.get()).unwrap_or("");
+            if self
+                .writer
+                .write_close(c.code, reason, &mut self.out)
+                .is_ok()
+            {
+                self.pending_close = None;
+            }
+        }
+    }
+
+    /// Fail the connection: queue a close with `code` if frames may still be sent, then
+    /// discard input until the peer's close (or the close timeout), and shut the write
+    /// half once the close is out.
+    pub(super) fn fail(&mut self, code: Option<CloseCode>) {
+        self.failed = true;
+        match (self.state, code) {
+            (State::Open, Some(code)) => {
+                self.queue_close(Some(code), &[]);
+                self.state = State::Closing;
+                self.close_timer = Timer::Due;
+            }
+            (State::Closing, _) => {}
+            _ => self.state = State::Closed,
+        }
+        self.shutdown = Shutdown::Wanted;
+    }
+
+    /// The connection is over, cleanly or not: shut the write half once flushed.
+    pub(super) fn finish(&mut self, failed: bool) {
+        self.failed |= failed;
+        self.state = State::Closed;
+        self.close_timer = Timer::Off;
+        if self.shutdown == Shutdown::No {
+            self.shutdown = Shutdown::Wanted;
+        }
+    }
+
+    /// React to a received message: answer pings and closes. `true`: deliver it to the
+    /// application; `false`: discard it (data after our close, anything after failing).
+    #[inline]
+    pub(super) fn on_message(&mut self, msg: &Message<'_>) -> bool {
+        match (self.state, msg) {
+            (State::Open, Message::Text(_) | Message::Binary(_) | Message::Pong(_)) => true,
+            (State::Open, Message::Ping(p)) => {
+                if self.auto_pong {
+                    self.queue_pong(p);
+                }
+                true
+            }
+            (State::Open, Message::Close(frame)) => {
+                // Echo the peer's code (none if it sent none), then shut down.
+                self.queue_close(frame.map(|f| f.code), &[]);
+                self.finish(false);
+                true
+            }
+            (State::Closing, Message::Close(_)) => {
+                let deliver = !self.failed;
+                self.finish(false);
+                deliver
+            }
+            _ => false,
+        }
+    }
+}
