@@ -38,7 +38,11 @@ where
 {
     let mut server = builder.bind("127.0.0.1:0").unwrap();
     let addr = server.local_addr().unwrap();
-    let h = thread::spawn(move || f(server.accept().unwrap()));
+    let h = thread::spawn(move || {
+        let mut conn = server.accept().unwrap();
+        conn.handshake().unwrap();
+        f(conn)
+    });
     (addr, h)
 }
 
@@ -437,7 +441,7 @@ fn raw_request(addr: SocketAddr, request: &str) -> String {
 fn refuse(request: &'static str) -> (String, Error) {
     let mut server = server_builder().bind("127.0.0.1:0").unwrap();
     let addr = server.local_addr().unwrap();
-    let h = thread::spawn(move || server.accept().err().unwrap());
+    let h = thread::spawn(move || server.accept().unwrap().handshake().err().unwrap());
     let response = raw_request(addr, request);
     (response, h.join().unwrap())
 }
@@ -508,7 +512,7 @@ fn server_handshake_timeout() {
         .bind("127.0.0.1:0")
         .unwrap();
     let addr = server.local_addr().unwrap();
-    let h = thread::spawn(move || server.accept().err().unwrap());
+    let h = thread::spawn(move || server.accept().unwrap().handshake().err().unwrap());
     let s = StdStream::connect(addr).unwrap(); // says nothing
     assert!(matches!(h.join().unwrap(), Error::HandshakeTimeout));
     drop(s);

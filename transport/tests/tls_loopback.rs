@@ -44,7 +44,10 @@ where
         .bind("127.0.0.1:0")
         .unwrap();
     let addr = server.local_addr().unwrap();
-    (addr, thread::spawn(move || f(server.accept())))
+    (
+        addr,
+        thread::spawn(move || f(server.accept().and_then(|mut c| c.handshake().map(|_| c)))),
+    )
 }
 
 fn tls_kind(e: &Error) -> TlsErrorKind {

@@ -56,12 +56,12 @@ macro_rules! connection_api {
             /// `Ok(true)`. Evented mode: what the socket takes; `Ok(true)` when nothing
             /// is left, `Ok(false)` to continue on the next writable event.
             pub fn flush(&mut self) -> Result<bool, $crate::ws::Error> {
-                self.conn.io.flush()
+                self.conn.flush()
             }
 
             /// Whether bytes wait to be written (register for writable and `flush`).
             pub fn wants_write(&self) -> bool {
-                self.conn.io.wants_write()
+                self.conn.wants_write()
             }
 
             /// Whether the connection is finished: the close handshake completed, or it
@@ -87,8 +87,9 @@ macro_rules! connection_api {
                 self.timeout_at_inner()
             }
 
-            /// Evented mode: enforce the handshake and close timeouts at `now`. An error
-            /// means the connection is over (the socket is shut).
+            /// Evented mode: run the connection's timers at `now` (handshake and close
+            /// timeouts, keepalive pings, the dead-peer timeout). An error means the
+            /// connection is over (the socket is shut).
             pub fn handle_timeout(
                 &mut self,
                 now: std::time::Instant,
@@ -219,6 +220,23 @@ macro_rules! builder_options {
             /// forever).
             pub fn write_timeout(mut self, t: Option<std::time::Duration>) -> Self {
                 self.opts.write_timeout = t;
+                self
+            }
+
+            /// Send a ping whenever nothing was received for `t` (default: never), so a
+            /// quiet but live peer shows it is there. The codec's timer: blocking `recv`
+            /// runs it while it waits; evented users call `handle_timeout` at
+            /// `timeout_at`.
+            pub fn keepalive(mut self, t: Option<std::time::Duration>) -> Self {
+                self.opts.keepalive = t;
+                self
+            }
+
+            /// Fail the connection with `Error::DeadPeer` (closed locally as 1006, no
+            /// close frame) when nothing was received for `t` (default: never). Pair it
+            /// with a shorter [`keepalive`](Self::keepalive).
+            pub fn dead_peer_timeout(mut self, t: Option<std::time::Duration>) -> Self {
+                self.opts.dead_peer_timeout = t;
                 self
             }
         }

@@ -8,13 +8,16 @@ use std::time::{Duration, Instant};
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
 use tickwire_codec::rand::MaskRng;
-use tickwire_codec::ws::handshake::{ClientHandshake, HandshakeError};
-use tickwire_codec::ws::{FrameWriter, Message, Role};
+use tickwire_codec::ws::handshake::ClientHandshake;
+use tickwire_codec::ws::{Connection, Message};
 
 use super::api::{builder_options, connection_api};
-use super::conn::{Conn, Options, ReadOutcome, read_once};
+use super::conn::Conn;
 use super::error::Error;
+use super::options::Options;
+use super::stream::Stream;
 use super::url::Url;
+use crate::clock;
 use crate::net::NetStream;
 use crate::tls::TlsConfig;
 
@@ -108,15 +111,23 @@ impl ClientBuilder {
         } else {
             NetStream::Tcp(stream)
         };
+        let mut conn = self.start(stream, url, true)?;
+        conn.handshake_blocking(|ws| ws.poll_handshake())?;
+        Ok(Client { conn })
+    }
+
+    /// A client connection over `stream` with its opening request queued: the codec's
+    /// [`Connection`] with this builder's settings, a fresh nonce and masking keys.
+    /// Shared by the blocking and tokio clients.
+    pub(crate) fn start<S: Stream>(
+        &self,
+        stream: S,
+        url: &Url,
+        blocking: bool,
+    ) -> Result<Conn<S, MaskRng>, Error> {
         let mut rng = MaskRng::from_entropy().map_err(Error::Entropy)?;
         let mut key = [0u8; 16];
         rng.fill_bytes(&mut key);
-        let writer = FrameWriter::new(Role::Client, rng);
-        let mut conn = Conn::new(stream, Role::Client, writer, &self.opts, true)?;
-        let deadline = Instant::now()
-            .checked_add(self.opts.handshake_timeout)
-            .unwrap_or_else(Instant::now);
-
         let host = url.host_header();
         let protocols: Vec<&str> = self.protocols.iter().map(String::as_str).collect();
         let headers: Vec<(&str, &str)> = self
@@ -127,38 +138,15 @@ impl ClientBuilder {
         let hs = ClientHandshake::new(&host, &url.resource, key)
             .protocols(&protocols)
             .headers(&headers);
-        let out = conn
-            .io
-            .wbuf
-            .reserve(0)
-            .map_err(|_| HandshakeError::BufferTooSmall)?;
-        let n = hs.encode(out)?;
-        conn.io.wbuf.commit(n);
-        conn.io.flush_until(deadline, Error::HandshakeTimeout)?;
-
-        let mut got = 0;
-        let (consumed, protocol) = loop {
-            let spare = conn.reader.spare_mut();
-            let Some(free) = spare.get_mut(got..).filter(|s| !s.is_empty()) else {
-                return Err(HandshakeError::HeaderTooLarge.into());
-            };
-            match read_once(&mut conn.io.stream, free)? {
-                ReadOutcome::Data(n) => {
-                    got += n;
-                    if let Some(resp) = hs.check_response(&spare[..got])? {
-                        break (resp.consumed, resp.protocol.map(str::to_owned));
-                    }
-                }
-                ReadOutcome::WouldBlock => {
-                    if !conn.io.wait(Some(deadline))? {
-                        return Err(Error::HandshakeTimeout);
-                    }
-                }
-                ReadOutcome::Eof => return Err(Error::ConnectionLost),
-            }
-        };
-        conn.adopt_leftover(consumed, got);
-        Ok(Client { conn, protocol })
+        let ws = Connection::client(
+            &hs,
+            self.opts.read_buffer(),
+            self.opts.write_buffer(),
+            rng,
+            &self.opts.settings(),
+            clock::now(),
+        )?;
+        Ok(Conn::new(stream, ws, &self.opts, blocking)?)
     }
 }
 
@@ -222,7 +210,6 @@ fn poll_connected(
 #[derive(Debug)]
 pub struct Client {
     pub(crate) conn: Conn<NetStream, MaskRng>,
-    pub(crate) protocol: Option<String>,
 }
 
 connection_api!(Client);
@@ -246,7 +233,7 @@ impl Client {
 
     /// The subprotocol the server chose.
     pub fn protocol(&self) -> Option<&str> {
-        self.protocol.as_deref()
+        self.conn.ws.protocol()
     }
 
     /// Blocking mode: wait for the next message (at most the read timeout).

@@ -5,10 +5,14 @@ use std::io::{self, Read, Write};
 
 use mio::{Interest, Registry, Token};
 use tickwire_codec::rand::{MaskRng, NoMask};
-use tickwire_codec::ws::{CloseCode, CloseFrame, FrameReader, FrameWriter, Message, Role};
+use tickwire_codec::ws::{
+    CloseCode, CloseFrame, Connection, FrameReader, FrameWriter, Message, Role,
+};
 
-use super::{Conn, Options, Stream};
+use super::Conn;
 use crate::ws::Error;
+use crate::ws::options::Options;
+use crate::ws::stream::Stream;
 
 /// A socket double: reads from `input` (then WouldBlock or EOF), accepts at most
 /// `budget` written bytes before WouldBlock.
@@ -92,7 +96,14 @@ fn server(input: Vec<u8>, budget: usize, wbuf: usize) -> Conn<Mock, NoMask> {
         budget,
         ..Mock::default()
     };
-    match Conn::new(mock, Role::Server, FrameWriter::server(), &opts, false) {
+    let mut ws = Connection::server(
+        opts.read_buffer(),
+        opts.write_buffer(),
+        &opts.settings(),
+        crate::clock::now(),
+    );
+    ws.skip_handshake();
+    match Conn::new(mock, ws, &opts, false) {
         Ok(c) => c,
         Err(e) => panic!("{e}"),
     }
@@ -139,12 +150,12 @@ fn partial_writes_keep_every_byte_in_order_and_backpressure_is_typed() {
         }
     }
     assert!(sent >= 2, "the buffer holds more than one message");
-    assert!(c.io.wants_write());
+    assert!(c.wants_write());
     assert_eq!(c.io.stream.output.len(), 10, "only what the socket took");
     // The socket drains a little at a time.
-    while c.io.wants_write() {
+    while c.wants_write() {
         c.io.stream.budget = 7;
-        c.io.flush().unwrap();
+        c.flush().unwrap();
     }
     let got = decode(&c.io.stream.output);
     let want: Vec<String> = (0..sent).map(|i| format!("bin 100 {i}")).collect();
@@ -168,10 +179,10 @@ fn ping_is_answered_even_when_the_socket_is_full() {
         c.recv(false).unwrap(),
         Some(Message::Ping(b"are you there"))
     );
-    assert!(c.io.wants_write(), "pong waits for the socket");
+    assert!(c.wants_write(), "pong waits for the socket");
     assert_eq!(c.recv(false).unwrap(), None);
     c.io.stream.budget = usize::MAX;
-    assert!(c.io.flush().unwrap());
+    assert!(c.flush().unwrap());
     assert_eq!(
         decode(&c.io.stream.output),
         [r#"Pong([97, 114, 101, 32, 121, 111, 117, 32, 116, 104, 101, 114, 101])"#]
@@ -187,7 +198,7 @@ fn pong_waits_behind_a_full_buffer_and_goes_out_first() {
     assert_eq!(c.recv(false).unwrap(), Some(Message::Ping(b"p")));
     assert!(matches!(c.send_binary(&[2; 1]), Err(Error::Backpressure)));
     c.io.stream.budget = usize::MAX;
-    c.io.flush().unwrap();
+    c.flush().unwrap();
     c.send_binary(&[3; 10]).unwrap();
     assert_eq!(
         decode(&c.io.stream.output),
@@ -246,7 +257,21 @@ fn protocol_error_sends_the_codec_close_code() {
         decode(&c.io.stream.output),
         ["Close(Some(CloseFrame { code: CloseCode(1007), reason: \"\" }))"]
     );
+    // The close goes on in later calls: data is discarded until the peer's close,
+    // which ends the connection (never delivered: the failure was reported).
+    assert!(matches!(c.recv(false), Ok(None)));
+    c.io.stream.input.extend(binary_frame(b"late"));
+    assert!(matches!(c.recv(false), Ok(None)));
+    c.io.stream.input.extend(client_frames(|w, out| {
+        let mut buf = [0u8; 64];
+        let n = w
+            .encode_close(Some(CloseCode::PROTOCOL_ERROR), "", &mut buf)
+            .unwrap();
+        out.extend_from_slice(&buf[..n]);
+    }));
     assert!(matches!(c.recv(false), Err(Error::AlreadyClosed)));
+    assert!(matches!(c.recv(false), Err(Error::AlreadyClosed)));
+    assert!(c.is_closed());
 }
 
 #[test]
@@ -346,16 +371,20 @@ fn after_a_draining_read_nothing_left_is_lost() {
     let input = client_frames(|w, out| encode_ping(w, out, b"p"));
     let mut c = sticky_server(input, 0);
     assert_eq!(c.recv(false).unwrap(), Some(Message::Ping(b"p")));
-    assert!(c.io.wants_write());
+    assert!(c.wants_write());
     c.io.stream.budget = usize::MAX;
     assert_eq!(c.recv(false).unwrap(), None);
     assert_eq!(c.io.stream.reads, 1);
-    assert!(!c.io.wants_write());
+    assert!(!c.wants_write());
     assert_eq!(decode(&c.io.stream.output), ["Pong([112])"]);
 
-    // A protocol error in a draining read: every later call reports the failure.
+    // A protocol error in a draining read: reported once; the peer's end of the
+    // stream then ends the close, and every later call reports the failure.
     let mut c = sticky_server(vec![0x81, 0x81, 0, 0, 0, 0, 0xC0], usize::MAX);
     assert!(matches!(c.recv(false), Err(Error::Protocol(_))));
+    c.io.stream.eof = true;
+    // (The draining read's "nothing now" is given once, without a read.)
+    assert!(matches!(c.recv(false), Ok(None)));
     assert!(matches!(c.recv(false), Err(Error::AlreadyClosed)));
     assert!(matches!(c.recv(false), Err(Error::AlreadyClosed)));
 

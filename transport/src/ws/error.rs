@@ -12,7 +12,7 @@ use crate::tls::{TlsError, tls_error};
 /// Everything a WebSocket connection can fail with.
 ///
 /// Errors fall in three groups:
-/// - the connection is dead: `Io`, `Tls`, `Protocol`, `ConnectionLost`, `CloseTimeout`,
+/// - the connection is dead: `Io`, `Tls`, `Protocol`, `ConnectionLost`, `DeadPeer`, `CloseTimeout`,
 ///   `Handshake`, `ConnectTimeout`, `HandshakeTimeout`, `AlreadyClosed`;
 /// - the call was refused and the connection is unchanged: `Backpressure`, `Timeout`,
 ///   `Encode`, `MessageTooLarge`, `HandshakeInProgress`;
@@ -65,6 +65,9 @@ pub enum Error {
     CloseTimeout,
     /// The peer closed the TCP connection without a close handshake (code 1006).
     ConnectionLost,
+    /// Nothing arrived from the peer within the dead-peer timeout
+    /// (`dead_peer_timeout` in the builder); the connection was closed locally as 1006.
+    DeadPeer,
     /// The connection was closed or failed before this call; nothing more can be done.
     AlreadyClosed,
 }
@@ -93,6 +96,9 @@ impl fmt::Display for Error {
             Error::Timeout => f.write_str("timed out"),
             Error::CloseTimeout => f.write_str("peer did not answer the close in time"),
             Error::ConnectionLost => f.write_str("connection lost without a close handshake"),
+            Error::DeadPeer => f.write_str(
+                "no byte from the peer within the dead-peer timeout (raise `dead_peer_timeout`)",
+            ),
             Error::AlreadyClosed => f.write_str("connection already closed"),
         }
     }

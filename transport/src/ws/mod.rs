@@ -21,8 +21,11 @@ mod api;
 mod client;
 pub(crate) mod conn;
 mod error;
+pub(crate) mod options;
 mod server;
+pub(crate) mod stream;
 pub mod url;
+pub(crate) mod wait;
 
 pub use client::{Client, ClientBuilder};
 pub use error::Error;

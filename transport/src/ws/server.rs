@@ -2,8 +2,8 @@
 //! codec (refusing bad requests with its 4xx answer), then the shared connection API in
 //! the server role (unmasked sends; the codec insists on masked receives).
 //!
-//! The handshake is a small state machine driven on readiness, so one thread can
-//! serve many connections that are still handshaking.
+//! The handshake is the codec's, driven on readiness, so one thread can serve many
+//! connections that are still handshaking; `accept` never runs it.
 
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -12,14 +12,14 @@ use std::time::Instant;
 
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
-use tickwire_codec::buf::WriteBuf;
 use tickwire_codec::rand::NoMask;
-use tickwire_codec::ws::handshake::{self, HandshakeError};
-use tickwire_codec::ws::{FrameWriter, Message, Role};
+use tickwire_codec::ws::{Answer, Connection, Message, State};
 
 use super::api::{builder_options, connection_api};
-use super::conn::{Conn, Options, ReadOutcome, read_once};
+use super::conn::{Conn, Ws};
 use super::error::Error;
+use super::options::Options;
+use crate::clock;
 use crate::net::NetStream;
 use crate::tls::TlsServerConfig;
 
@@ -106,16 +106,36 @@ impl Server {
         self.listener.local_addr()
     }
 
-    /// Blocking: wait for a connection and complete its handshake (handshake timeout).
-    /// The connection is in blocking mode. A refused or failed handshake is returned as
-    /// an error (the peer got its 4xx); call again for the next connection.
+    /// Blocking: wait for a connection. It is in blocking mode with its opening
+    /// handshake still to run: the first `recv` or send (or
+    /// [`ServerConnection::handshake`]) runs it on the caller's thread, so a slow client
+    /// never holds up `accept`. Hand each connection to its own thread:
+    ///
+    /// ```no_run
+    /// let mut server = tickwire::ws::Server::bind("127.0.0.1:9002")?;
+    /// loop {
+    ///     let mut conn = server.accept()?;
+    ///     std::thread::spawn(move || {
+    ///         // The handshake runs here; a refused one is an error (the peer got its 4xx).
+    ///         loop {
+    ///             let text = match conn.recv() {
+    ///                 Ok(Some(tickwire::ws::Message::Text(t))) => t.to_owned(),
+    ///                 Ok(Some(_)) => continue,
+    ///                 _ => break,
+    ///             };
+    ///             if conn.send_text(&text).is_err() {
+    ///                 break;
+    ///             }
+    ///         }
+    ///     });
+    /// }
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     pub fn accept(&mut self) -> Result<ServerConnection, Error> {
         loop {
             match self.listener.accept() {
                 Ok((stream, _)) => {
-                    let mut conn = ServerConnection::new(stream, self.shared.clone(), true)?;
-                    conn.handshake()?;
-                    return Ok(conn);
+                    return ServerConnection::new(stream, self.shared.clone(), true);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.wait()?,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -189,32 +209,17 @@ impl mio::event::Source for Server {
     }
 }
 
-/// Where the opening handshake stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Hs {
-    /// `got` request bytes read (into the reader's free space, not yet committed).
-    Reading {
-        got: usize,
-    },
-    /// The refusal is being written; then the handshake fails with this error.
-    Rejecting(HandshakeError),
-    Done,
-    Failed,
-}
-
 /// An accepted WebSocket connection (server role: frames sent are not masked).
 ///
-/// Same API as [`Client`](super::Client), plus the handshake: in evented mode
-/// [`try_recv`](Self::try_recv) drives it (returning `Ok(None)` until messages flow),
-/// or call [`handshake`](Self::handshake).
+/// Same API as [`Client`](super::Client), plus the opening handshake, which runs on the
+/// thread that uses the connection, never in `accept`: blocking mode finishes it in the
+/// first [`recv`](Self::recv) or send (or call [`handshake`](Self::handshake)); in evented
+/// mode [`try_recv`](Self::try_recv) drives it (returning `Ok(None)` until messages flow).
 #[derive(Debug)]
 pub struct ServerConnection {
     pub(crate) conn: Conn<NetStream, NoMask>,
-    hs: Hs,
-    hs_deadline: Instant,
     shared: Arc<ServerBuilder>,
     path: String,
-    protocol: Option<usize>,
 }
 
 connection_api!(ServerConnection);
@@ -226,23 +231,18 @@ impl ServerConnection {
             Some(config) => NetStream::tls_server(stream, config)?,
             None => NetStream::Tcp(stream),
         };
-        let conn = Conn::new(
-            stream,
-            Role::Server,
-            FrameWriter::server(),
-            &shared.opts,
-            blocking,
-        )?;
-        let hs_deadline = Instant::now()
-            .checked_add(shared.opts.handshake_timeout)
-            .unwrap_or_else(Instant::now);
+        let opts = &shared.opts;
+        let ws = Connection::server(
+            opts.read_buffer(),
+            opts.write_buffer(),
+            &opts.settings(),
+            clock::now(),
+        );
+        let conn = Conn::new(stream, ws, opts, blocking)?;
         Ok(ServerConnection {
             conn,
-            hs: Hs::Reading { got: 0 },
-            hs_deadline,
             shared,
             path: String::new(),
-            protocol: None,
         })
     }
 
@@ -253,14 +253,12 @@ impl ServerConnection {
 
     /// The subprotocol chosen in the handshake.
     pub fn protocol(&self) -> Option<&str> {
-        self.protocol
-            .and_then(|i| self.shared.protocols.get(i))
-            .map(String::as_str)
+        self.conn.ws.protocol()
     }
 
     /// Whether the opening handshake is still going on.
     pub fn is_handshaking(&self) -> bool {
-        !matches!(self.hs, Hs::Done)
+        self.conn.ws.state() == State::Handshake
     }
 
     /// Drive the opening handshake. Blocking mode: finish it (handshake timeout; the
@@ -268,110 +266,51 @@ impl ServerConnection {
     /// `Ok(false)` to continue on the next event. A bad request is refused with the
     /// codec's answer (400, 426, ...) and reported as [`Error::Handshake`].
     pub fn handshake(&mut self) -> Result<bool, Error> {
-        loop {
-            if self.drive()? {
-                if self.conn.io.is_blocking() {
-                    self.conn
-                        .io
-                        .flush_until(self.hs_deadline, Error::HandshakeTimeout)?;
+        let shared = &self.shared;
+        let path = &mut self.path;
+        let headers: Vec<(&str, &str)> = shared
+            .headers
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect();
+        let advance = |ws: &mut Ws<NoMask>| {
+            ws.handle_upgrade(|req| {
+                *path = req.path.to_owned();
+                let protocol = shared
+                    .protocols
+                    .iter()
+                    .find(|p| req.protocols().any(|offered| offered == p.as_str()))
+                    .map(String::as_str);
+                Answer::Accept {
+                    protocol,
+                    headers: &headers,
                 }
-                return Ok(true);
-            }
-            if !self.conn.io.is_blocking() {
-                return Ok(false);
-            }
-            if !self.conn.io.wait(Some(self.hs_deadline))? {
-                self.hs = Hs::Failed;
-                self.conn.abort();
-                return Err(Error::HandshakeTimeout);
-            }
+            })
+        };
+        if self.conn.io.is_blocking() {
+            self.conn.handshake_blocking(advance)?;
+            Ok(true)
+        } else {
+            self.conn.handshake_step(advance)
         }
-    }
-
-    /// One non-blocking step of the handshake; `Ok(true)` when done.
-    fn drive(&mut self) -> Result<bool, Error> {
-        loop {
-            let got = match self.hs {
-                Hs::Done => return Ok(true),
-                Hs::Failed => return Err(Error::AlreadyClosed),
-                Hs::Rejecting(e) => {
-                    if !self.conn.io.write_some()? {
-                        return Ok(false);
-                    }
-                    self.hs = Hs::Failed;
-                    self.conn.abort_and_drain();
-                    return Err(Error::Handshake(e));
-                }
-                Hs::Reading { got } => got,
-            };
-            let spare = self.conn.reader.spare_mut();
-            let Some(free) = spare.get_mut(got..).filter(|s| !s.is_empty()) else {
-                self.reject(HandshakeError::HeaderTooLarge);
-                continue;
-            };
-            let n = match read_once(&mut self.conn.io.stream, free) {
-                Ok(ReadOutcome::Data(n)) => n,
-                Ok(ReadOutcome::WouldBlock) => return Ok(false),
-                Ok(ReadOutcome::Eof) => {
-                    self.hs = Hs::Failed;
-                    self.conn.abort();
-                    return Err(Error::ConnectionLost);
-                }
-                Err(e) => {
-                    self.hs = Hs::Failed;
-                    self.conn.abort();
-                    return Err(e.into());
-                }
-            };
-            let got = got + n;
-            // The parsed request borrows the bytes (and drops late): finish with it here.
-            let parsed = {
-                match handshake::parse_request(&spare[..got]) {
-                    Ok(None) => Ok(None),
-                    Err(e) => Err(e),
-                    Ok(Some(req)) => write_101(&self.shared, &mut self.conn.io.wbuf, &req)
-                        .map(|protocol| Some((req.consumed, req.path.to_owned(), protocol))),
-                }
-            };
-            match parsed {
-                Ok(None) => self.hs = Hs::Reading { got },
-                Ok(Some((consumed, path, protocol))) => {
-                    self.path = path;
-                    self.protocol = protocol;
-                    self.conn.adopt_leftover(consumed, got);
-                    self.hs = Hs::Done;
-                    self.conn.io.write_some()?;
-                    return Ok(true);
-                }
-                Err(e) => self.reject(e),
-            }
-        }
-    }
-
-    /// Queue the codec's refusal for `e` and go on writing it.
-    fn reject(&mut self, e: HandshakeError) {
-        self.conn.io.wbuf.clear();
-        if let Ok(out) = self.conn.io.wbuf.reserve(0)
-            && let Ok(n) = handshake::write_reject(e, out)
-        {
-            self.conn.io.wbuf.commit(n);
-        }
-        self.hs = Hs::Rejecting(e);
     }
 
     fn ready(&mut self) -> Result<(), Error> {
-        match self.hs {
-            Hs::Done => Ok(()),
-            Hs::Failed => Err(Error::AlreadyClosed),
-            _ if self.conn.io.is_blocking() => self.handshake().map(|_| ()),
-            _ => Err(Error::HandshakeInProgress),
+        if !self.is_handshaking() {
+            // Sends after the connection ended are refused by the codec.
+            return Ok(());
+        }
+        if self.conn.io.is_blocking() {
+            self.handshake().map(|_| ())
+        } else {
+            Err(Error::HandshakeInProgress)
         }
     }
 
     /// Blocking mode: finish the handshake if needed, then wait for the next message.
     /// Same contract as [`Client::recv`](super::Client::recv).
     pub fn recv(&mut self) -> Result<Option<Message<'_>>, Error> {
-        if !matches!(self.hs, Hs::Done) && !self.handshake()? {
+        if self.is_handshaking() && !self.handshake()? {
             return Ok(None);
         }
         self.conn.recv(true)
@@ -380,54 +319,17 @@ impl ServerConnection {
     /// Never waits: drives the handshake first, then the next complete message, or
     /// `Ok(None)` when nothing more is available now (or the connection is closed).
     pub fn try_recv(&mut self) -> Result<Option<Message<'_>>, Error> {
-        if !matches!(self.hs, Hs::Done) && !self.drive()? {
+        if self.is_handshaking() && !self.handshake()? {
             return Ok(None);
         }
         self.conn.recv(false)
     }
 
     fn timeout_at_inner(&self) -> Option<Instant> {
-        match self.hs {
-            Hs::Reading { .. } | Hs::Rejecting(_) => Some(self.hs_deadline),
-            _ => self.conn.timeout_at(),
-        }
+        self.conn.timeout_at()
     }
 
     fn handle_timeout_inner(&mut self, now: Instant) -> Result<(), Error> {
-        match self.hs {
-            Hs::Reading { .. } | Hs::Rejecting(_) if now >= self.hs_deadline => {
-                self.hs = Hs::Failed;
-                self.conn.abort();
-                Err(Error::HandshakeTimeout)
-            }
-            _ => self.conn.handle_timeout(now),
-        }
+        self.conn.handle_timeout(now)
     }
-}
-
-/// Write the `101` answering `req` into `wbuf`; returns the chosen subprotocol's index.
-/// An error means our own settings (extra headers) are invalid: the request is refused.
-fn write_101(
-    shared: &ServerBuilder,
-    wbuf: &mut WriteBuf<Vec<u8>>,
-    req: &handshake::UpgradeRequest<'_>,
-) -> Result<Option<usize>, HandshakeError> {
-    let protocol = shared
-        .protocols
-        .iter()
-        .position(|p| req.protocols().any(|offered| offered == p));
-    let headers: Vec<(&str, &str)> = shared
-        .headers
-        .iter()
-        .map(|(n, v)| (n.as_str(), v.as_str()))
-        .collect();
-    let chosen = protocol
-        .and_then(|i| shared.protocols.get(i))
-        .map(String::as_str);
-    let out = wbuf
-        .reserve(0)
-        .map_err(|_| HandshakeError::BufferTooSmall)?;
-    let n = handshake::write_accept(req, chosen, &headers, out)?;
-    wbuf.commit(n);
-    Ok(protocol)
 }

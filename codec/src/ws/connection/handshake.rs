@@ -140,7 +140,7 @@ where
     }
 
     /// The head of `consumed` bytes is done with: the bytes after it are frames.
-    fn open(&mut self, consumed: usize) {
+    pub(super) fn open(&mut self, consumed: usize) {
         let got = self.hs_got;
         let spare = self.reader.spare_mut();
         let consumed = consumed.min(got);

@@ -431,6 +431,13 @@ where
         }
     }
 
+    /// The frame reader. Once the handshake is over a driver may swap it for another of
+    /// the same role and limits (a split connection keeps its reader in the read half
+    /// and lends it back for each step).
+    pub fn reader_mut(&mut self) -> &mut FrameReader<R> {
+        &mut self.reader
+    }
+
     /// The sending half, to queue messages while a received one is borrowed.
     pub fn sender(&mut self) -> &mut Sender<W, M> {
         &mut self.tx
@@ -612,12 +619,25 @@ where
     pub fn poll_message_with_sender(
         &mut self,
     ) -> Result<Option<(Message<'_>, &mut Sender<W, M>)>, ConnectionError> {
+        if self.advance()? {
+            Ok(self.message_with_sender())
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// Process buffered input up to the next message for the application: `Ok(true)`
+    /// when one is ready for [`message`](Self::message) (the two halves of
+    /// [`poll_message`](Self::poll_message), for drivers that must go on using the
+    /// connection when there is none).
+    #[inline]
+    pub fn advance(&mut self) -> Result<bool, ConnectionError> {
         loop {
             match self.tx.state {
                 State::Open | State::Closing => {}
                 State::Handshake => {
-                    if !self.handle_upgrade(|_| Answer::default())? {
-                        return Ok(None);
+                    if !self.poll_handshake()? {
+                        return Ok(false);
                     }
                     continue;
                 }
@@ -625,18 +645,18 @@ where
                     return if self.tx.failed {
                         Err(ConnectionError::Closed)
                     } else {
-                        Ok(None)
+                        Ok(false)
                     };
                 }
             }
             // With no byte buffered there is no frame to find: the common case, the last
             // read ended on a message boundary, costs one compare.
             if self.reader.buffered() == 0 {
-                return Ok(None);
+                return Ok(false);
             }
             match self.reader.advance() {
                 Ok(true) => {}
-                Ok(false) => return Ok(None),
+                Ok(false) => return Ok(false),
                 Err(e) => {
                     let failed_before = self.tx.failed;
                     self.tx.fail(Some(e.close_code()));
@@ -652,10 +672,39 @@ where
                 None => false,
             };
             if deliver {
-                // Borrowed only on the path that returns it, so the loop can go on.
-                let tx = &mut self.tx;
-                return Ok(self.reader.message().map(|m| (m, tx)));
+                return Ok(true);
             }
+        }
+    }
+
+    /// The message the last [`advance`](Self::advance) made ready.
+    #[inline]
+    pub fn message(&self) -> Option<Message<'_>> {
+        self.reader.message()
+    }
+
+    /// [`message`](Self::message), with the sending half.
+    #[inline]
+    #[allow(clippy::type_complexity)]
+    pub fn message_with_sender(&mut self) -> Option<(Message<'_>, &mut Sender<W, M>)> {
+        let tx = &mut self.tx;
+        self.reader.message().map(|m| (m, tx))
+    }
+
+    /// Drive the opening handshake with what was received: `Ok(true)` once messages
+    /// flow. A client checks the server's answer; a server accepts the request with no
+    /// subprotocol (use [`handle_upgrade`](Self::handle_upgrade) to decide).
+    pub fn poll_handshake(&mut self) -> Result<bool, ConnectionError> {
+        self.handle_upgrade(|_| Answer::default())
+    }
+
+    /// The opening handshake happened elsewhere (an HTTP server upgraded the stream, or
+    /// a test): messages flow from now. A client's queued request is dropped. A no-op
+    /// once the handshake is over.
+    pub fn skip_handshake(&mut self) {
+        if self.tx.state == State::Handshake {
+            self.tx.discard_output();
+            self.open(0);
         }
     }
 }

@@ -112,7 +112,7 @@ macro_rules! async_api {
                 }
                 // Decide first, borrow after: the message is fetched again from the
                 // reader (it stays current until the next call).
-                Ok(self.ws.conn.reader.message())
+                Ok(self.ws.conn.ws.message())
             }
 
             /// `recv` up to a message, the end of the close handshake or a wait that

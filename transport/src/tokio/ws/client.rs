@@ -5,16 +5,12 @@
 use std::time::{Duration, Instant};
 
 use ::tokio::net::TcpStream;
-use tickwire_codec::rand::MaskRng;
-use tickwire_codec::ws::handshake::{ClientHandshake, HandshakeError};
-use tickwire_codec::ws::{FrameWriter, Role};
 
 use super::api::{Timeouts, async_api};
 use super::builder::forward_options;
 use super::readiness::Readiness;
 use crate::net::NetStream;
 use crate::tls::TlsConfig;
-use crate::ws::conn::{Conn, ReadOutcome, read_once};
 use crate::ws::{self, Error, Url};
 
 /// Settings for an async [`Client`]: the blocking [`ws::ClientBuilder`]'s settings
@@ -80,69 +76,26 @@ impl ClientBuilder {
         } else {
             NetStream::Tcp(tcp)
         };
-        let mut rng = MaskRng::from_entropy().map_err(Error::Entropy)?;
-        let mut key = [0u8; 16];
-        rng.fill_bytes(&mut key);
-        let writer = FrameWriter::new(Role::Client, rng);
-        let mut conn = Conn::new(stream, Role::Client, writer, opts, false)?;
+        let mut conn = self.inner.start(stream, url, false)?;
         // tokio's readiness remembers an arrival until it is seen: after a short read
         // the next recv waits for it instead of reading into `WouldBlock`.
         conn.io.sticky_readiness = true;
         let ready = Readiness::new(conn.io.stream.tcp())?;
-        let deadline = Instant::now().checked_add(opts.handshake_timeout);
-
-        let host = url.host_header();
-        let protocols: Vec<&str> = self.inner.protocols.iter().map(String::as_str).collect();
-        let headers: Vec<(&str, &str)> = self
-            .inner
-            .headers
-            .iter()
-            .map(|(n, v)| (n.as_str(), v.as_str()))
-            .collect();
-        let hs = ClientHandshake::new(&host, &url.resource, key)
-            .protocols(&protocols)
-            .headers(&headers);
-        let out = conn
-            .io
-            .wbuf
-            .reserve(0)
-            .map_err(|_| HandshakeError::BufferTooSmall)?;
-        let n = hs.encode(out)?;
-        conn.io.wbuf.commit(n);
-        while !conn.io.write_some()? {
-            if !ready.wait(true, deadline).await? {
-                return Err(Error::HandshakeTimeout);
+        // The codec runs the handshake; this loop only waits for the socket or its timer.
+        while !conn.handshake_step(|ws| ws.poll_handshake())? {
+            let deadline = conn.timeout_at();
+            if !ready.wait(conn.wants_write(), deadline).await? {
+                conn.handle_timeout(Instant::now())?;
             }
         }
-
-        let mut got = 0;
-        let (consumed, protocol) = loop {
-            let spare = conn.reader.spare_mut();
-            let Some(free) = spare.get_mut(got..).filter(|s| !s.is_empty()) else {
-                return Err(HandshakeError::HeaderTooLarge.into());
-            };
-            match read_once(&mut conn.io.stream, free)? {
-                ReadOutcome::Data(n) => {
-                    got += n;
-                    if let Some(resp) = hs.check_response(&spare[..got])? {
-                        break (resp.consumed, resp.protocol.map(str::to_owned));
-                    }
-                }
-                ReadOutcome::WouldBlock => {
-                    if !ready.wait(conn.io.wants_write(), deadline).await? {
-                        return Err(Error::HandshakeTimeout);
-                    }
-                    if conn.io.wants_write() {
-                        conn.io.write_some()?;
-                    }
-                }
-                ReadOutcome::Eof => return Err(Error::ConnectionLost),
+        while !conn.flush()? {
+            if !ready.wait(true, conn.timeout_at()).await? {
+                conn.handle_timeout(Instant::now())?;
             }
-        };
-        conn.adopt_leftover(consumed, got);
+        }
         Ok(Client {
             ready,
-            ws: ws::Client { conn, protocol },
+            ws: ws::Client { conn },
             timeouts: Timeouts {
                 read: opts.read_timeout,
                 write: opts.write_timeout,

@@ -52,8 +52,13 @@ pub struct WriteHalf<C> {
 
 /// Take the reader out of `conn`, leaving an empty one (never used: every use of the
 /// connection's reader happens while the read half has lent it back).
-fn take_reader(conn: &mut ws::conn::Conn<impl Sized, impl Sized>) -> FrameReader<Vec<u8>> {
-    std::mem::replace(&mut conn.reader, FrameReader::new(Role::Client, Vec::new()))
+fn take_reader<S: ws::stream::Stream, M: tickwire_codec::ws::Masking>(
+    conn: &mut ws::conn::Conn<S, M>,
+) -> FrameReader<Vec<u8>> {
+    std::mem::replace(
+        conn.ws.reader_mut(),
+        FrameReader::new(Role::Client, Vec::new()),
+    )
 }
 
 pub(crate) fn split<C>(
@@ -86,9 +91,9 @@ macro_rules! halves {
                 loop {
                     let (got, closed, close_at) = {
                         let mut conn = self.shared.lock();
-                        std::mem::swap(&mut conn.conn.reader, &mut self.reader);
+                        std::mem::swap(conn.conn.ws.reader_mut(), &mut self.reader);
                         let got = conn.try_recv().map(|m| m.is_some());
-                        std::mem::swap(&mut conn.conn.reader, &mut self.reader);
+                        std::mem::swap(conn.conn.ws.reader_mut(), &mut self.reader);
                         (got?, conn.is_closed(), conn.timeout_at())
                     };
                     if got {
