@@ -79,6 +79,12 @@ impl From<Error> for DemoError {
     }
 }
 
+impl From<tickwire_codec::ws::ConnectionError> for DemoError {
+    fn from(e: tickwire_codec::ws::ConnectionError) -> Self {
+        DemoError::Ws(Error::Ws(e))
+    }
+}
+
 impl From<crate::rest::RestError> for DemoError {
     fn from(e: crate::rest::RestError) -> Self {
         DemoError::Rest(e)
@@ -100,7 +106,7 @@ impl core::error::Error for DemoError {}
 
 /// Run the script on `session`, reading the time from `clock` each turn.
 pub fn run<D: Device, M: MaskSource>(
-    session: &mut Session<'_, '_, D, M>,
+    session: &mut Session<'_, D, M>,
     mut clock: impl FnMut() -> Instant,
 ) -> Result<Report, DemoError> {
     let mut report = Report::default();
@@ -146,10 +152,10 @@ pub fn run<D: Device, M: MaskSource>(
             c.send_text(CLIENT_TEXT)?;
             c.send_binary(&CLIENT_BINARY)?;
             c.send_text_fragmented(CLIENT_FRAGMENTED, FRAGMENT)?;
-            c.ping(CLIENT_PING)?;
+            c.send_ping(CLIENT_PING)?;
             let s = session.server.tx();
             s.send_text(SERVER_TEXT)?;
-            s.ping(SERVER_PING)?;
+            s.send_ping(SERVER_PING)?;
             sent = true;
         }
         let all_in = report.echoes == 3
@@ -157,7 +163,10 @@ pub fn run<D: Device, M: MaskSource>(
             && report.client_pongs == 1
             && report.server_pongs == 1;
         if all_in && !closing {
-            session.client.tx().close(CloseCode::NORMAL, CLOSE_REASON)?;
+            session
+                .client
+                .tx()
+                .close(Some(CloseCode::NORMAL), CLOSE_REASON)?;
             closing = true;
         }
         if closing && session.client.state() == State::Closed && session.is_closed() {
@@ -229,7 +238,7 @@ fn handle<W: AsRef<[u8]> + AsMut<[u8]>>(
 /// path, one request at a time on one keep-alive connection, then the
 /// client closes it.
 pub fn run_rest<D, M, Q, P, R, W>(
-    session: &mut Session<'_, '_, D, M>,
+    session: &mut Session<'_, D, M>,
     pair: crate::link::Pair,
     client: &mut crate::rest::RestClient<Q, P>,
     server: &mut crate::rest::RestServer<R, W>,

@@ -13,10 +13,10 @@ use smoltcp::socket::tcp;
 use smoltcp::time::Instant;
 use tickwire_codec::rand::{MaskSource, NoMask};
 use tickwire_codec::ws::handshake::ClientHandshake;
-use tickwire_codec::ws::{Config, Message};
+use tickwire_codec::ws::{Config, Message, Settings};
 
 use crate::link::{Link, LinkError, TcpBuffers};
-use crate::ws::{Endpoint, Error, Tx};
+use crate::ws::{Endpoint, Error, Tx, codec_instant};
 
 /// How the arena is cut: four TCP buffers (rx and tx per socket) and four
 /// WebSocket buffers (a frame reader and a send buffer per endpoint).
@@ -62,19 +62,19 @@ impl core::fmt::Display for SetupError {
 impl core::error::Error for SetupError {}
 
 /// The client endpoint of a session.
-pub type ClientEndpoint<'s, 'h, M> = Endpoint<'h, &'s mut [u8], &'s mut [u8], M>;
+pub type ClientEndpoint<'s, M> = Endpoint<&'s mut [u8], &'s mut [u8], M>;
 /// The server endpoint of a session.
-pub type ServerEndpoint<'s> = Endpoint<'static, &'s mut [u8], &'s mut [u8], NoMask>;
+pub type ServerEndpoint<'s> = Endpoint<&'s mut [u8], &'s mut [u8], NoMask>;
 /// What `*_recv` hands out: a message and the receiving side's sending half.
 pub type Received<'a, 's, M> = (Message<'a>, &'a mut Tx<&'s mut [u8], M>);
 
 /// A client and a server endpoint over one smoltcp link.
 #[derive(Debug)]
-pub struct Session<'s, 'h, D, M> {
+pub struct Session<'s, D, M> {
     /// The interface, device and sockets.
     pub link: Link<'s, D>,
     /// The WebSocket client.
-    pub client: ClientEndpoint<'s, 'h, M>,
+    pub client: ClientEndpoint<'s, M>,
     /// The WebSocket server.
     pub server: ServerEndpoint<'s>,
 }
@@ -86,7 +86,7 @@ fn take<'s>(rest: &mut &'s mut [u8], n: usize) -> &'s mut [u8] {
     head
 }
 
-impl<'s, 'h, D: Device, M: MaskSource> Session<'s, 'h, D, M> {
+impl<'s, D: Device, M: MaskSource> Session<'s, D, M> {
     /// Set up the link on `device` and both endpoints; the client's upgrade
     /// request is queued at once. `seed` feeds smoltcp's generator; `mask`
     /// gives the client's masking keys; `config` holds both readers' limits.
@@ -96,7 +96,7 @@ impl<'s, 'h, D: Device, M: MaskSource> Session<'s, 'h, D, M> {
         arena: &'s mut [u8],
         sizes: Sizes,
         slots: &'s mut [SocketStorage<'s>],
-        handshake: ClientHandshake<'h>,
+        handshake: ClientHandshake<'_>,
         mask: M,
         config: Config,
         seed: u64,
@@ -116,15 +116,26 @@ impl<'s, 'h, D: Device, M: MaskSource> Session<'s, 'h, D, M> {
         };
         let link = Link::new(device, slots, client_tcp, server_tcp, seed, now)
             .map_err(SetupError::Link)?;
+        let settings = Settings {
+            limits: config,
+            ..Settings::default()
+        };
+        let t = codec_instant(now);
         let client = Endpoint::client(
-            handshake,
+            &handshake,
             take(&mut rest, sizes.ws),
             take(&mut rest, sizes.ws),
             mask,
-            config,
+            &settings,
+            t,
         )
         .map_err(SetupError::Ws)?;
-        let server = Endpoint::server(take(&mut rest, sizes.ws), take(&mut rest, sizes.ws), config);
+        let server = Endpoint::server(
+            take(&mut rest, sizes.ws),
+            take(&mut rest, sizes.ws),
+            &settings,
+            t,
+        );
         Ok(Session {
             link,
             client,
@@ -132,11 +143,14 @@ impl<'s, 'h, D: Device, M: MaskSource> Session<'s, 'h, D, M> {
         })
     }
 
-    /// One turn of the loop at time `now`: queued frames of both endpoints
-    /// into their sockets, then smoltcp moves packets through the device, then
-    /// frames again (ACKs may have freed send space). Returns whether smoltcp
-    /// did anything.
+    /// One turn of the loop at time `now`: the endpoints' timers, queued
+    /// frames of both endpoints into their sockets, then smoltcp moves packets
+    /// through the device, then frames again (ACKs may have freed send space).
+    /// Returns whether smoltcp did anything.
     pub fn poll(&mut self, now: Instant) -> Result<bool, Error> {
+        let t = codec_instant(now);
+        self.client.handle_timeout(t)?;
+        self.server.handle_timeout(t)?;
         self.flush()?;
         let moved = self.link.poll(now);
         if moved {

@@ -188,13 +188,11 @@ fn send_some<W: AsRef<[u8]> + AsMut<[u8]>, M: tickwire_codec::ws::Masking>(
         };
         match r {
             Ok(()) => *next += 1,
-            Err(tickwire_bypass::ws::Error::Encode(
-                tickwire_codec::ws::EncodeError::BufferFull,
-            )) => return,
+            Err(tickwire_codec::ws::ConnectionError::Full) => return,
             Err(e) => panic!("send {}: {e}", *next),
         }
         if next.is_multiple_of(PING_EVERY) {
-            match tx.ping(&(*next as u64).to_be_bytes()) {
+            match tx.send_ping(&(*next as u64).to_be_bytes()) {
                 Ok(()) => *pings += 1,
                 Err(e) => panic!("ping: {e}"),
             }
@@ -280,7 +278,7 @@ fn ten_thousand_messages_each_way_without_allocating() {
     session
         .client
         .tx()
-        .close(CloseCode::NORMAL, "bye")
+        .close(Some(CloseCode::NORMAL), "bye")
         .expect("close");
     let (mut client_close, mut server_close) = (None, None);
     while !session.is_closed() {

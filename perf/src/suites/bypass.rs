@@ -69,7 +69,7 @@ fn payloads() -> Vec<Vec<u8>> {
 }
 
 struct Smol<'s, 'h> {
-    session: Session<'s, 'h, RingDevice<Vec<u8>, 16>, MaskRng>,
+    session: Session<'s, RingDevice<Vec<u8>, 16>, MaskRng>,
     now: Instant,
     ps: Vec<Vec<u8>>,
     i: usize,

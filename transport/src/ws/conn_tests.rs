@@ -257,11 +257,11 @@ fn protocol_error_sends_the_codec_close_code() {
         decode(&c.io.stream.output),
         ["Close(Some(CloseFrame { code: CloseCode(1007), reason: \"\" }))"]
     );
-    // The close goes on in later calls: data is discarded until the peer's close,
-    // which ends the connection (never delivered: the failure was reported).
+    assert!(c.io.shut, "the write half is shut after the close frame");
+    // The close goes on in later calls: input is discarded unparsed (the peer's close
+    // included) until the end of its stream, which ends the connection.
     assert!(matches!(c.recv(false), Ok(None)));
     c.io.stream.input.extend(binary_frame(b"late"));
-    assert!(matches!(c.recv(false), Ok(None)));
     c.io.stream.input.extend(client_frames(|w, out| {
         let mut buf = [0u8; 64];
         let n = w
@@ -269,6 +269,9 @@ fn protocol_error_sends_the_codec_close_code() {
             .unwrap();
         out.extend_from_slice(&buf[..n]);
     }));
+    assert!(matches!(c.recv(false), Ok(None)));
+    assert!(!c.is_closed());
+    c.io.stream.eof = true;
     assert!(matches!(c.recv(false), Err(Error::AlreadyClosed)));
     assert!(matches!(c.recv(false), Err(Error::AlreadyClosed)));
     assert!(c.is_closed());

@@ -457,9 +457,15 @@ where
         }
     }
 
-    /// `n` bytes were read into [`read_buf`](Self::read_buf).
+    /// `n` bytes were read into [`read_buf`](Self::read_buf). After the connection
+    /// failed on a protocol error they are dropped unparsed: the stream can no longer be
+    /// trusted to be framed, and only its end (or the close timeout) is waited for.
     #[inline]
     pub fn handle_read(&mut self, n: usize) {
+        if self.tx.failed {
+            self.timers.rx = true;
+            return;
+        }
         if matches!(self.hs, Hs::Done) {
             self.reader.commit(n);
         } else {
@@ -603,8 +609,9 @@ where
     ///
     /// Pings are answered (a pong queued) and a peer's close echoed before they are
     /// returned; after our close, data is discarded until the peer's close, which is
-    /// returned. A protocol error is returned at once with its close frame queued;
-    /// later calls go on discarding input until the peer's close, then say
+    /// returned. A protocol error is returned at once with its close frame queued (and
+    /// the write half shut after it); later calls discard input until the end of the
+    /// peer's stream ([`handle_eof`](Self::handle_eof)) or the close timeout, then say
     /// [`ConnectionError::Closed`]. A server still in its handshake accepts the request
     /// with no subprotocol (use [`handle_upgrade`](Self::handle_upgrade) to decide).
     #[inline]
@@ -634,7 +641,10 @@ where
     pub fn advance(&mut self) -> Result<bool, ConnectionError> {
         loop {
             match self.tx.state {
-                State::Open | State::Closing => {}
+                State::Open => {}
+                // After a failure nothing more is parsed (see `handle_read`).
+                State::Closing if self.tx.failed => return Ok(false),
+                State::Closing => {}
                 State::Handshake => {
                     if !self.poll_handshake()? {
                         return Ok(false);
@@ -658,13 +668,8 @@ where
                 Ok(true) => {}
                 Ok(false) => return Ok(false),
                 Err(e) => {
-                    let failed_before = self.tx.failed;
                     self.tx.fail(Some(e.close_code()));
-                    return Err(if failed_before {
-                        ConnectionError::Closed
-                    } else {
-                        ConnectionError::Protocol(e)
-                    });
+                    return Err(ConnectionError::Protocol(e));
                 }
             }
             let deliver = match self.reader.message() {

@@ -362,10 +362,32 @@ fn a_protocol_error_is_returned_at_once_with_its_close_queued() {
         Ok(Some(Message::Close(Some(f)))) => assert_eq!(f.code, CloseCode::INVALID_PAYLOAD),
         other => panic!("{other:?}"),
     }
-    pump(&mut s, &mut c);
-    assert_eq!(c.poll_message(), Err(ConnectionError::Closed));
-    assert_eq!(c.state(), State::Closed);
+    // The close frame goes out, then the write half is shut.
     assert!(c.wants_shutdown());
+    c.handle_shutdown();
+    // Whatever else arrives is dropped unparsed, the echo included...
+    pump(&mut s, &mut c);
+    assert_eq!(c.poll_message(), Ok(None));
+    assert_eq!(c.state(), State::Closing);
+    // ...until the peer's stream ends: an expected end, not a new error.
+    assert_eq!(c.handle_eof(), Ok(()));
+    assert_eq!(c.state(), State::Closed);
+    assert_eq!(c.poll_message(), Err(ConnectionError::Closed));
+}
+
+#[test]
+fn after_a_failure_the_close_timeout_still_ends_the_connection() {
+    let (mut c, _s) = open();
+    c.feed(&[0x81, 0x02, 0xC3, 0x28]);
+    assert!(matches!(
+        c.poll_message(),
+        Err(ConnectionError::Protocol(_))
+    ));
+    assert!(c.poll_timeout().is_some_and(|t| t <= T0));
+    c.handle_timeout(at(1)).unwrap();
+    assert_eq!(c.poll_timeout(), Some(at(6)));
+    assert_eq!(c.handle_timeout(at(6)), Err(ConnectionError::CloseTimeout));
+    assert_eq!(c.state(), State::Closed);
 }
 
 #[test]
