@@ -8,6 +8,7 @@
 #![cfg(unix)]
 
 mod tls_util;
+mod watchdog;
 
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
@@ -19,27 +20,7 @@ use mio::{Events, Interest, Poll, Token};
 use tickwire::tls::TlsConfig;
 use tickwire::ws::{Client, Error, Message, Server, ServerConnection};
 use tls_util::Ca;
-
-/// Longest any test may take before the watchdog fails it.
-const WATCHDOG: Duration = Duration::from_secs(60);
-
-/// Run `f` on its own thread; fail if it panics or outlives the watchdog.
-fn watchdog(f: impl FnOnce() + Send + 'static) {
-    let (tx, rx) = mpsc::channel();
-    let h = thread::spawn(move || {
-        f();
-        let _ = tx.send(());
-    });
-    match rx.recv_timeout(WATCHDOG) {
-        Ok(()) => h.join().unwrap(),
-        Err(mpsc::RecvTimeoutError::Disconnected) => {
-            if let Err(p) = h.join() {
-                std::panic::resume_unwind(p);
-            }
-        }
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("test blocked past {WATCHDOG:?}"),
-    }
-}
+use watchdog::watchdog;
 
 /// Whether the socket is in blocking mode (`O_NONBLOCK` clear).
 fn is_blocking_fd(c: &Client) -> bool {

@@ -68,14 +68,14 @@ fn payloads() -> Vec<Vec<u8>> {
         .collect()
 }
 
-struct Smol<'s, 'h> {
+struct Smol<'s> {
     session: Session<'s, RingDevice<Vec<u8>, 16>, MaskRng>,
     now: Instant,
     ps: Vec<Vec<u8>>,
     i: usize,
 }
 
-impl Smol<'_, '_> {
+impl Smol<'_> {
     /// One message across; returns the touched payload byte.
     #[inline]
     fn one(&mut self) -> u64 {
