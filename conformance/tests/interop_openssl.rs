@@ -259,6 +259,7 @@ fn s_client_against_our_wss_server() {
     let port = server.local_addr().unwrap().port();
     let h = thread::spawn(move || {
         let mut c = server.accept().unwrap();
+        c.handshake().unwrap();
         assert_eq!(c.path(), "/openssl");
         c.send_text("hello from tickwire").unwrap();
         c.close(CloseCode::NORMAL, "done").unwrap();

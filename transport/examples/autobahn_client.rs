@@ -44,7 +44,15 @@ fn run(base: &str, agent: &str) -> Result<(), Error> {
     for case in 1..=count {
         let url = format!("{base}/runCase?case={case}&agent={agent}");
         let outcome = match builder().connect(&url) {
-            Ok(mut c) => echo(&mut c, &mut scratch),
+            Ok(mut c) => {
+                let outcome = echo(&mut c, &mut scratch);
+                if outcome.is_err() {
+                    // The error came back at once; receiving on finishes the close
+                    // (the peer's end of the stream, or the close timeout).
+                    while let Ok(Some(_)) = c.recv() {}
+                }
+                outcome
+            }
             Err(e) => Err(e),
         };
         match outcome {
@@ -154,7 +162,13 @@ fn run_tokio(base: &str, agent: &str) -> Result<(), Error> {
         for case in 1..=count {
             let url = format!("{base}/runCase?case={case}&agent={agent}");
             let outcome = match builder().connect(&url).await {
-                Ok(mut c) => echo(&mut c, &mut scratch).await,
+                Ok(mut c) => {
+                    let outcome = echo(&mut c, &mut scratch).await;
+                    if outcome.is_err() {
+                        while let Ok(Some(_)) = c.recv().await {}
+                    }
+                    outcome
+                }
                 Err(e) => Err(e),
             };
             match outcome {

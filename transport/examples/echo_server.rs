@@ -153,7 +153,9 @@ fn service(slot: &mut Slot, scratch: &mut Vec<u8>) -> bool {
             }
             Ok(Some(_)) => continue,
             Ok(None) => break,
-            Err(_) => return conn.wants_write(),
+            // A protocol error was answered with its close code; keep the connection
+            // until its close is over (the peer's end, or the close timeout).
+            Err(_) => return !conn.is_closed() || conn.wants_write(),
         };
         match send(conn, text, scratch) {
             Ok(()) => {}
@@ -174,7 +176,7 @@ fn service(slot: &mut Slot, scratch: &mut Vec<u8>) -> bool {
 fn run_tokio(addr: &str) -> Result<(), Error> {
     use tickwire::tokio::ws::{Server, ServerConnection};
 
-    async fn echo(mut conn: ServerConnection) -> Result<(), Error> {
+    async fn echo(conn: &mut ServerConnection) -> Result<(), Error> {
         let mut scratch = Vec::with_capacity(MAX_MESSAGE);
         loop {
             let text = match conn.recv().await? {
@@ -221,8 +223,12 @@ fn run_tokio(addr: &str) -> Result<(), Error> {
         loop {
             let conn = server.accept_pending().await?;
             tokio::task::spawn_local(async move {
-                // Protocol errors were answered with their close code already.
-                let _ = echo(conn).await;
+                let mut conn = conn;
+                // Protocol errors were answered with their close code already;
+                // receiving on finishes the close.
+                if echo(&mut conn).await.is_err() {
+                    while let Ok(Some(_)) = conn.recv().await {}
+                }
             });
         }
     })

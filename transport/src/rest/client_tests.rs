@@ -378,9 +378,13 @@ fn a_connection_with_unsolicited_bytes_is_replaced() {
 
 #[test]
 fn write_timeout_is_a_typed_error() {
-    // The server never reads: the request fills both socket buffers.
-    let (url, h) = server(1, |_, s| {
-        thread::sleep(Duration::from_millis(800));
+    // The server never reads: the request fills both socket buffers. It holds the
+    // socket open until the client has seen its timeout (an event, not a sleep: a
+    // loaded machine may take any time to fill the buffers).
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let done_rx = std::sync::Mutex::new(done_rx);
+    let (url, h) = server(1, move |_, s| {
+        let _ = done_rx.lock().unwrap().recv();
         drop(s);
     });
     let mut c = Client::builder()
@@ -396,5 +400,6 @@ fn write_timeout_is_a_typed_error() {
     }
     assert!(!c.is_connected());
     assert_eq!(c.stats().retries, 0);
+    done_tx.send(()).unwrap();
     h.join().unwrap();
 }

@@ -156,7 +156,8 @@ fn tickwire(cfg: &RunConfig, peer: usize, n: usize, busy: bool) -> Measurement {
     let mut server = Server::bind("127.0.0.1:0").expect("bind 127.0.0.1");
     let url = format!("ws://{}/", server.local_addr().expect("local addr"));
     let echo = spawn_pinned(peer, move || {
-        let c = server.accept().expect("accept + handshake");
+        let mut c = server.accept().expect("accept");
+        c.handshake().expect("handshake");
         tw_echo(c, busy);
     });
     let mut c = Client::connect(&url).expect("connect");

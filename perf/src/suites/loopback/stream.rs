@@ -146,7 +146,8 @@ fn tickwire(cfg: &RunConfig, peer: usize) -> Measurement {
     let stop = Arc::new(AtomicBool::new(false));
     let sender = spawn_sender(peer, sock, true, stop.clone());
     let ps = payloads();
-    let mut c = server.accept().expect("accept + handshake");
+    let mut c = server.accept().expect("accept");
+    c.handshake().expect("handshake");
     for (i, want) in ps.iter().cycle().take(2 * DISTINCT).enumerate() {
         match c.recv() {
             Ok(Some(Message::Binary(b))) => assert_eq!(b, &want[..], "message {i}"),

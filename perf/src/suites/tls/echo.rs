@@ -109,7 +109,8 @@ fn tickwire(cfg: &RunConfig, peer: usize, n: usize, busy: bool) -> Measurement {
         .expect("bind 127.0.0.1");
     let port = server.local_addr().expect("local addr").port();
     let echo = spawn_pinned(peer, move || {
-        let c = server.accept().expect("accept + TLS + handshake");
+        let mut c = server.accept().expect("accept");
+        c.handshake().expect("TLS + handshake");
         tw_echo(c, busy);
     });
     let mut c = Client::builder()
