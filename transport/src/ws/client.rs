@@ -243,7 +243,10 @@ impl Client {
     ///   already been answered and the socket shut for writing.
     /// - `Ok(None)`: the close handshake is complete; every later call says the same.
     /// - `Err(_)`: the connection failed (a protocol error was answered with the
-    ///   codec's close code), except `Error::Timeout`, after which it is unchanged.
+    ///   codec's close code), except `Error::Timeout`, after which it is unchanged. The
+    ///   error comes back at once, with the close frame written as far as the socket
+    ///   takes it; calling `recv` again finishes the close (the peer's end of the
+    ///   stream, or at most the close timeout) and then returns `Error::AlreadyClosed`.
     ///
     /// The message borrows the read buffer: drop it before the next call. In evented
     /// mode this is [`try_recv`](Self::try_recv).

@@ -4,6 +4,7 @@
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
+use std::time::Duration;
 
 use tickwire::ws::{Client, Message, Server, ServerConnection};
 use tungstenite::Bytes;
@@ -16,6 +17,9 @@ use crate::suites::{Case, touch, unexpected};
 const NOTE_TW: &str = "ws::Client::send_binary + recv (blocking, no timeouts: sleeps in read(2) on the \
                        socket, put in blocking mode) against a \
                        ws::ServerConnection echoing on the other core; client frames masked with a fresh key";
+const NOTE_TW_TIMEOUT: &str = "the same with read_timeout(Some(10 s)): the wait is still one read(2) on the \
+                               blocking socket, bounded by its SO_RCVTIMEO (set once), plus one clock read \
+                               per waiting recv";
 const NOTE_TW_BUSY: &str =
     "both ends set_blocking(false) and spin on try_recv (evented API, no poll wait)";
 const NOTE_TUNG: &str = "WebSocket::send(Message::Binary) + read over std TcpStream (TCP_NODELAY) against a \
@@ -39,7 +43,14 @@ pub(super) fn cases(peer: usize, v: &mut Vec<Case<'static>>) {
             "tickwire",
             true,
             NOTE_TW,
-            move |cfg| tickwire(cfg, peer, n, false),
+            move |cfg| tickwire(cfg, peer, n, false, None),
+        ));
+        v.push(Case::new(
+            s.clone(),
+            "tickwire (read timeout)",
+            false,
+            NOTE_TW_TIMEOUT,
+            move |cfg| tickwire(cfg, peer, n, false, Some(READ_TIMEOUT)),
         ));
         v.push(Case::new(
             s.clone(),
@@ -58,7 +69,7 @@ pub(super) fn cases(peer: usize, v: &mut Vec<Case<'static>>) {
         let s = name(n, true);
         v.push(
             Case::new(s.clone(), "tickwire", true, NOTE_TW_BUSY, move |cfg| {
-                tickwire(cfg, peer, n, true)
+                tickwire(cfg, peer, n, true, None)
             })
             // A busy-polling echo spins on the peer core even while its row waits for its turn.
             .sequential(),
@@ -152,7 +163,16 @@ fn tw_round(c: &mut Client, p: &[u8], busy: bool) -> u64 {
     }
 }
 
-fn tickwire(cfg: &RunConfig, peer: usize, n: usize, busy: bool) -> Measurement {
+/// The read timeout of the "read timeout" rows: never reached, only set.
+const READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+fn tickwire(
+    cfg: &RunConfig,
+    peer: usize,
+    n: usize,
+    busy: bool,
+    read_timeout: Option<Duration>,
+) -> Measurement {
     let mut server = Server::bind("127.0.0.1:0").expect("bind 127.0.0.1");
     let url = format!("ws://{}/", server.local_addr().expect("local addr"));
     let echo = spawn_pinned(peer, move || {
@@ -160,7 +180,10 @@ fn tickwire(cfg: &RunConfig, peer: usize, n: usize, busy: bool) -> Measurement {
         c.handshake().expect("handshake");
         tw_echo(c, busy);
     });
-    let mut c = Client::connect(&url).expect("connect");
+    let mut c = Client::builder()
+        .read_timeout(read_timeout)
+        .connect(&url)
+        .expect("connect");
     let p = payload(n, 1);
     // Verify the echo once (blocking), then switch modes.
     c.send_binary(&p).expect("send");
