@@ -1,12 +1,15 @@
 //! tickwire: low-latency WebSocket and REST for trading systems.
 //!
 //! A thin std transport over the sans-IO `tickwire-codec`: see [`ws`] (`ws://` and
-//! `wss://`), [`rest`] (HTTP/1.1 keep-alive client and pool) and [`tls`].
+//! `wss://`), [`rest`] (HTTP/1.1 keep-alive client and pool) and [`tls`]; [`proxy`]
+//! (HTTP CONNECT and SOCKS5 tunnels) and [`socket`] (socket options, busy-poll receive).
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, missing_debug_implementations)]
 
 mod net;
+pub mod proxy;
 pub mod rest;
+pub mod socket;
 pub mod tls;
 #[cfg(all(feature = "tokio", unix))]
 pub mod tokio;

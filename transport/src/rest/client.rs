@@ -47,6 +47,8 @@ use super::error::Error;
 use super::https::HttpConnector;
 use super::stream::{Connector, Stream, TcpConnector, Timeouts};
 use super::url::HttpUrl;
+use crate::proxy::proxy_options;
+use crate::socket::socket_options;
 use crate::tls::TlsError;
 
 /// Settings of a [`Client`] (and of each connection of a
@@ -68,13 +70,10 @@ impl Default for ClientBuilder<HttpConnector> {
     }
 }
 
-impl ClientBuilder<TcpConnector> {
-    /// TCP_NODELAY (default on).
-    pub fn nodelay(mut self, on: bool) -> Self {
-        self.connector.nodelay = on;
-        self
-    }
-}
+socket_options!(ClientBuilder<TcpConnector>, connector.socket);
+proxy_options!(ClientBuilder<TcpConnector>, connector.proxy);
+socket_options!(ClientBuilder<HttpConnector>, connector.tcp.socket);
+proxy_options!(ClientBuilder<HttpConnector>, connector.tcp.proxy);
 
 impl<C: Connector> ClientBuilder<C> {
     /// The longest a connect may take (default 10 s): [`Error::ConnectTimeout`].

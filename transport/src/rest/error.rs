@@ -5,6 +5,8 @@ use std::io;
 
 use tickwire_codec::http::{BuildError, Error as HttpError};
 
+use crate::proxy::ProxyError;
+use crate::socket::DialError;
 use crate::tls::{TlsError, tls_error};
 
 /// Everything a REST call can fail with. After any error but [`Error::Url`] and
@@ -22,6 +24,9 @@ pub enum Error {
     Tls(TlsError),
     /// The host name resolved to no address.
     NoAddress,
+    /// The proxy could not be reached, refused the tunnel, answered garbage or closed
+    /// mid-handshake; the error names the proxy.
+    Proxy(ProxyError),
     /// The TCP connection was not established within the connect timeout.
     ConnectTimeout,
     /// No response byte (or no further response byte) arrived within the read timeout.
@@ -67,6 +72,7 @@ impl fmt::Display for Error {
             Error::Url(e) => write!(f, "invalid URL: {e}"),
             Error::Tls(e) => write!(f, "TLS error: {e}"),
             Error::NoAddress => f.write_str("host resolved to no address"),
+            Error::Proxy(e) => e.fmt(f),
             Error::ConnectTimeout => f.write_str("connect timed out"),
             Error::ReadTimeout => f.write_str("read timed out"),
             Error::WriteTimeout => f.write_str("write timed out"),
@@ -88,6 +94,7 @@ impl std::error::Error for Error {
             Error::Http(e) => Some(e),
             Error::Build(e) => Some(e),
             Error::Tls(e) => Some(e),
+            Error::Proxy(e) => Some(e),
             _ => None,
         }
     }
@@ -102,6 +109,17 @@ impl From<HttpError> for Error {
 impl From<BuildError> for Error {
     fn from(e: BuildError) -> Self {
         Error::Build(e)
+    }
+}
+
+impl From<DialError> for Error {
+    fn from(e: DialError) -> Self {
+        match e {
+            DialError::Io(e) => Error::Io(e),
+            DialError::NoAddress => Error::NoAddress,
+            DialError::Timeout => Error::ConnectTimeout,
+            DialError::Proxy(e) => Error::Proxy(e),
+        }
     }
 }
 

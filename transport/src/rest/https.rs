@@ -17,7 +17,7 @@ use crate::tls::{TlsConfig, TlsStream};
 /// Plain TCP for `http://`, TLS for `https://` (see the module docs).
 #[derive(Debug, Clone, Default)]
 pub struct HttpConnector {
-    /// The TCP side (TCP_NODELAY).
+    /// The TCP side (socket options, proxy).
     pub tcp: TcpConnector,
     /// TLS settings for `https://`; `None`: [`TlsConfig::shared_default`] (the
     /// compiled-in Mozilla roots).
@@ -29,7 +29,7 @@ impl Connector for HttpConnector {
 
     fn connect(&self, url: &HttpUrl, timeouts: &Timeouts) -> Result<HttpStream, Error> {
         let deadline = Instant::now() + timeouts.connect;
-        let tcp = self.tcp.open(&url.host, url.port, timeouts, deadline)?;
+        let tcp = self.tcp.open(url, timeouts, deadline)?;
         if !url.secure {
             return Ok(HttpStream::Tcp(tcp));
         }
@@ -177,10 +177,5 @@ impl super::ClientBuilder<HttpConnector> {
     /// TLS settings for `https://` URLs (default: [`TlsConfig::shared_default`]).
     pub fn tls(self, config: TlsConfig) -> Self {
         self.map_connector(|c| c.tls = Some(config))
-    }
-
-    /// TCP_NODELAY (default on).
-    pub fn nodelay(self, on: bool) -> Self {
-        self.map_connector(|c| c.tcp.nodelay = on)
     }
 }

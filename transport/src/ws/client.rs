@@ -2,7 +2,6 @@
 //! shared connection API in the client role (masked sends).
 
 use std::io;
-use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
 use mio::net::TcpStream;
@@ -16,6 +15,8 @@ use super::conn::{Conn, Options, ReadOutcome, read_once};
 use super::error::Error;
 use super::url::Url;
 use crate::net::NetStream;
+use crate::proxy::{ProxyRules, proxy_options};
+use crate::socket::{dial, socket_options};
 use crate::tls::TlsConfig;
 
 /// Settings for a [`Client`]; `connect` or `connect_with` to use them.
@@ -26,6 +27,7 @@ pub struct ClientBuilder {
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) protocols: Vec<String>,
     pub(crate) tls: Option<TlsConfig>,
+    pub(crate) proxy: Option<ProxyRules>,
 }
 
 impl Default for ClientBuilder {
@@ -36,11 +38,14 @@ impl Default for ClientBuilder {
             headers: Vec::new(),
             protocols: Vec::new(),
             tls: None,
+            proxy: None,
         }
     }
 }
 
 builder_options!(ClientBuilder);
+socket_options!(ClientBuilder, opts.socket);
+proxy_options!(ClientBuilder, proxy);
 
 impl ClientBuilder {
     /// Default settings.
@@ -74,19 +79,23 @@ impl ClientBuilder {
         self
     }
 
-    /// Resolve the `ws://` or `wss://` URL's host, connect (connect timeout, each address in turn)
-    /// and handshake (handshake timeout). The client starts in blocking mode.
+    /// Resolve the `ws://` or `wss://` URL's host, connect (connect timeout, each address in turn,
+    /// through the proxy if one is set) and handshake (handshake timeout). The client starts in
+    /// blocking mode.
     pub fn connect(&self, url: &str) -> Result<Client, Error> {
         let url = parse_ws(url)?;
         let deadline = Instant::now().checked_add(self.connect_timeout);
-        let mut last = Error::NoAddress;
-        for addr in (url.host.as_str(), url.port).to_socket_addrs()? {
-            match connect_addr(addr, deadline) {
-                Ok(stream) => return self.handshake(stream, &url),
-                Err(e) => last = e,
-            }
-        }
-        Err(last)
+        let (host, port, secure) = (url.host.as_str(), url.port, url.secure);
+        let tcp = dial(
+            host,
+            port,
+            secure,
+            self.proxy.as_ref(),
+            &self.opts.socket,
+            deadline,
+        )?;
+        tcp.set_nonblocking(true)?;
+        self.handshake(TcpStream::from_std(tcp), &url)
     }
 
     /// Handshake over a stream the caller made (it may still be connecting; the
@@ -99,7 +108,7 @@ impl ClientBuilder {
     }
 
     fn handshake(&self, stream: TcpStream, url: &Url) -> Result<Client, Error> {
-        stream.set_nodelay(self.opts.nodelay)?;
+        self.opts.socket.apply(&stream)?;
         // `wss://`: TLS with SNI from the URL's host; its handshake runs inside the
         // first writes and reads below, under the same handshake timeout.
         let stream = if url.secure {
@@ -164,12 +173,6 @@ impl ClientBuilder {
 
 fn parse_ws(url: &str) -> Result<Url, Error> {
     Ok(Url::parse(url)?)
-}
-
-fn connect_addr(addr: SocketAddr, deadline: Option<Instant>) -> Result<TcpStream, Error> {
-    let mut stream = TcpStream::connect(addr)?;
-    wait_connected(&mut stream, deadline)?;
-    Ok(stream)
 }
 
 /// Wait until a non-blocking connect finished (writable, no socket error, a peer).

@@ -33,6 +33,8 @@ use tickwire_codec::ws::{
 
 use super::error::Error;
 use crate::net::NetStream;
+use crate::socket::spin::Spinner;
+use crate::socket::{RecvMode, SocketOptions};
 
 /// A byte stream the connection can run on: a mio socket, or TLS over one.
 pub trait Stream: Read + Write + Source {
@@ -133,7 +135,8 @@ pub(crate) struct Options {
     pub write_buffer_size: usize,
     pub max_frame_size: Option<usize>,
     pub max_message_size: Option<usize>,
-    pub nodelay: bool,
+    pub socket: SocketOptions,
+    pub recv_mode: RecvMode,
     pub auto_pong: bool,
     pub fragment_size: usize,
     pub handshake_timeout: Duration,
@@ -149,7 +152,8 @@ impl Default for Options {
             write_buffer_size: 1 << 20,
             max_frame_size: None,
             max_message_size: None,
-            nodelay: true,
+            socket: SocketOptions::default(),
+            recv_mode: RecvMode::Sleep,
             auto_pong: true,
             fragment_size: 0,
             handshake_timeout: Duration::from_secs(10),
@@ -331,6 +335,8 @@ pub(crate) struct Io<S, M> {
     /// The caller waits on readiness that stays set until it is seen (tokio's
     /// `AsyncFd`), so a `try_recv` right after a short read may skip reading.
     pub sticky_readiness: bool,
+    /// Busy-poll receive mode ([`RecvMode`]): spin instead of sleeping while active.
+    spin: Spinner,
     /// Shut the write half once the buffer is empty.
     shutdown_pending: bool,
     shut: bool,
@@ -355,7 +361,10 @@ impl<S: Stream, M: Masking> Io<S, M> {
             Interest::READABLE
         };
         match &mut self.waiter {
-            Some(w) => w.wait(&mut self.stream, interest, deadline),
+            Some(w) => match self.spin.spin(deadline) {
+                Some(ready) => Ok(ready),
+                None => w.wait(&mut self.stream, interest, deadline),
+            },
             None => Ok(true),
         }
     }
@@ -363,6 +372,10 @@ impl<S: Stream, M: Masking> Io<S, M> {
     /// Blocking mode only: put the socket in blocking mode, so the next read or write
     /// sleeps in the kernel. `Ok(false)`: not in blocking mode, or not supported.
     fn sock_blocking(&mut self) -> io::Result<bool> {
+        if self.spin.active() {
+            self.sock_nonblocking()?;
+            return Ok(false);
+        }
         if self.sock_blocking {
             return Ok(true);
         }
@@ -612,6 +625,7 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                 state: State::Open,
                 drained: false,
                 sticky_readiness: false,
+                spin: Spinner::new(opts.recv_mode),
                 shutdown_pending: false,
                 shut: false,
                 auto_pong: opts.auto_pong,
@@ -655,6 +669,7 @@ impl<S: Stream, M: Masking> Conn<S, M> {
     /// peer's close.
     pub fn recv<'a>(&'a mut self, wait: bool) -> Result<Option<Message<'a>>, Error> {
         let mut read_deadline = Deadline::After(self.io.read_timeout);
+        self.io.spin.reset();
         loop {
             match self.io.state {
                 State::Closed => {

@@ -7,6 +7,8 @@ use tickwire_codec::ws::handshake::HandshakeError;
 use tickwire_codec::ws::{EncodeError, Error as WsError};
 
 use super::url::UrlError;
+use crate::proxy::ProxyError;
+use crate::socket::DialError;
 use crate::tls::{TlsError, tls_error};
 
 /// Everything a WebSocket connection can fail with.
@@ -16,7 +18,7 @@ use crate::tls::{TlsError, tls_error};
 ///   `Handshake`, `ConnectTimeout`, `HandshakeTimeout`, `AlreadyClosed`;
 /// - the call was refused and the connection is unchanged: `Backpressure`, `Timeout`,
 ///   `Encode`, `MessageTooLarge`, `HandshakeInProgress`;
-/// - setup: `Url`, `NoAddress`, `Entropy`.
+/// - setup: `Url`, `NoAddress`, `Proxy`, `Entropy`.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
@@ -30,6 +32,9 @@ pub enum Error {
     Tls(TlsError),
     /// The host name resolved to no address.
     NoAddress,
+    /// The proxy could not be reached, refused the tunnel, answered garbage or closed
+    /// mid-handshake; the error names the proxy.
+    Proxy(ProxyError),
     /// The OS entropy source failed (masking keys and the handshake nonce come from it).
     Entropy(getrandom::Error),
     /// The TCP connection was not established within the connect timeout.
@@ -76,6 +81,7 @@ impl fmt::Display for Error {
             Error::Url(e) => write!(f, "invalid URL: {e}"),
             Error::Tls(e) => e.fmt(f),
             Error::NoAddress => f.write_str("host name resolved to no address"),
+            Error::Proxy(e) => e.fmt(f),
             Error::Entropy(e) => write!(f, "OS entropy source failed: {e}"),
             Error::ConnectTimeout => f.write_str("connect timed out"),
             Error::HandshakeTimeout => f.write_str("opening handshake timed out"),
@@ -107,6 +113,7 @@ impl std::error::Error for Error {
             Error::Handshake(e) => Some(e),
             Error::Protocol(e) => Some(e),
             Error::Encode(e) => Some(e),
+            Error::Proxy(e) => Some(e),
             _ => None,
         }
     }
@@ -118,6 +125,17 @@ impl From<io::Error> for Error {
         match tls_error(&e) {
             Some(tls) => Error::Tls(tls.clone()),
             None => Error::Io(e),
+        }
+    }
+}
+
+impl From<DialError> for Error {
+    fn from(e: DialError) -> Self {
+        match e {
+            DialError::Io(e) => Error::Io(e),
+            DialError::NoAddress => Error::NoAddress,
+            DialError::Timeout => Error::ConnectTimeout,
+            DialError::Proxy(e) => Error::Proxy(e),
         }
     }
 }

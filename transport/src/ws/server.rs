@@ -21,6 +21,7 @@ use super::api::{builder_options, connection_api};
 use super::conn::{Conn, Options, ReadOutcome, read_once};
 use super::error::Error;
 use crate::net::NetStream;
+use crate::socket::socket_options;
 use crate::tls::TlsServerConfig;
 
 /// Settings for a [`Server`] and the connections it accepts.
@@ -33,6 +34,7 @@ pub struct ServerBuilder {
 }
 
 builder_options!(ServerBuilder);
+socket_options!(ServerBuilder, opts.socket);
 
 impl ServerBuilder {
     /// Default settings.
@@ -221,7 +223,7 @@ connection_api!(ServerConnection);
 
 impl ServerConnection {
     fn new(stream: TcpStream, shared: Arc<ServerBuilder>, blocking: bool) -> Result<Self, Error> {
-        stream.set_nodelay(shared.opts.nodelay)?;
+        shared.opts.socket.apply(&stream)?;
         let stream = match &shared.tls {
             Some(config) => NetStream::tls_server(stream, config)?,
             None => NetStream::Tcp(stream),
