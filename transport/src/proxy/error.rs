@@ -11,8 +11,9 @@ use super::ProxyKind;
 pub enum ProxyErrorKind {
     /// The proxy could not be reached (resolution, connect refused or reset).
     Connect(io::ErrorKind, String),
-    /// The proxy wants credentials, or refused the ones given: HTTP `407`, or a SOCKS5
-    /// username/password answer other than success (`status` is then its status byte).
+    /// The proxy wants credentials, or refused the ones given: HTTP `407` (or `401`,
+    /// which some proxies send for wrong credentials), or a SOCKS5 username/password
+    /// answer other than success (`status` is then its status byte).
     AuthRejected {
         /// The HTTP status code (407), or the SOCKS5 auth status byte.
         status: u16,
@@ -20,7 +21,7 @@ pub enum ProxyErrorKind {
     /// SOCKS5: the proxy accepts none of the offered authentication methods (it wants
     /// credentials and none were given, or the reverse).
     NoAcceptableAuth,
-    /// HTTP `CONNECT` answered with a status other than 2xx (and other than 407).
+    /// HTTP `CONNECT` answered with a status other than 2xx (and other than 401/407).
     Refused {
         /// The status code.
         status: u16,
@@ -87,7 +88,12 @@ impl fmt::Display for ProxyError {
             ProxyErrorKind::AuthRejected { status } => match self.protocol {
                 ProxyKind::Http => write!(
                     f,
-                    "{status} Proxy Authentication Required (credentials missing or refused)"
+                    "{status} {} (credentials missing or refused)",
+                    if *status == 401 {
+                        "Unauthorized"
+                    } else {
+                        "Proxy Authentication Required"
+                    }
                 ),
                 ProxyKind::Socks5 => {
                     write!(f, "username/password refused (status {status})")

@@ -227,7 +227,8 @@ impl Tunnel {
                 self.state = State::Done;
                 Ok(())
             }
-            407 => Err(ProxyErrorKind::AuthRejected { status }),
+            // 407 by the book; tinyproxy answers wrong credentials with 401.
+            401 | 407 => Err(ProxyErrorKind::AuthRejected { status }),
             _ => Err(ProxyErrorKind::Refused { status, reason }),
         }
     }
