@@ -66,7 +66,10 @@ impl Tinyproxy {
         format!(
             "http://{}:{}@{}",
             Self::USER,
-            Self::PASSWORD.replace('%', "%25").replace(':', "%3A").replace('@', "%40"),
+            Self::PASSWORD
+                .replace('%', "%25")
+                .replace(':', "%3A")
+                .replace('@', "%40"),
             self.process.addr()
         )
     }

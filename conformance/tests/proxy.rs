@@ -13,7 +13,7 @@ use std::time::Duration;
 use tickwire::proxy::{Proxy, ProxyErrorKind, ProxyKind};
 use tickwire::rest::{self, ClientPool, PoolConfig, RequestWriter, ResponseReader};
 use tickwire::ws::{self, Message};
-use tickwire_conformance::{Microsocks, Nginx, TlsFiles, Tinyproxy, skip_or_fail};
+use tickwire_conformance::{Microsocks, Nginx, Tinyproxy, TlsFiles, skip_or_fail};
 #[path = "../../transport/tests/tls_util/mod.rs"]
 mod tls_util;
 use tls_util::Ca;
@@ -156,7 +156,10 @@ fn rest_http_and_https_through_each_proxy() {
     let log = p._tiny.log_text();
     for url in nginx_urls(&n) {
         let target = url.split("//").nth(1).unwrap();
-        assert!(log.contains(&format!("CONNECT {target} HTTP/1.1")), "{target}:\n{log}");
+        assert!(
+            log.contains(&format!("CONNECT {target} HTTP/1.1")),
+            "{target}:\n{log}"
+        );
     }
     // The pool takes the same builder.
     let (_, proxy) = &p.list[0];
@@ -169,9 +172,7 @@ fn rest_http_and_https_through_each_proxy() {
     };
     let pool = ClientPool::with_builder(builder, &nginx_urls(&n)[1], config).unwrap();
     let mut conn = pool.acquire().unwrap();
-    let resp = conn
-        .send_with(|w| w.get("/small.txt").finish())
-        .unwrap();
+    let resp = conn.send_with(|w| w.get("/small.txt").finish()).unwrap();
     assert_eq!(resp.body(), Nginx::SMALL.as_bytes());
 }
 
@@ -276,7 +277,10 @@ fn refused_credentials_are_typed_errors_naming_the_proxy() {
         .connect(&format!("ws://127.0.0.1:{closed}/"))
     {
         Err(ws::Error::Proxy(e)) => {
-            assert!(matches!(e.kind(), ProxyErrorKind::Refused { status: 500, .. }), "{e}")
+            assert!(
+                matches!(e.kind(), ProxyErrorKind::Refused { status: 500, .. }),
+                "{e}"
+            )
         }
         other => panic!("{:?}", other.map(|_| ())),
     }
