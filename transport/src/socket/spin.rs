@@ -54,8 +54,10 @@ impl Spinner {
         self.mode != RecvMode::Sleep && !self.spent
     }
 
-    /// A read found nothing. `Some(true)`: read again now; `Some(false)`: `deadline`
-    /// passed; `None`: not spinning (or the budget just ran out): sleep.
+    /// A read found nothing. `Some(true)`: read again now (when the budget just ran
+    /// out, that next read is already the usual sleeping one: a blocking `read(2)`, or
+    /// a wait on the poll when a deadline is in play); `Some(false)`: `deadline`
+    /// passed; `None`: not spinning: sleep.
     #[inline]
     pub fn spin(&mut self, deadline: Option<Instant>) -> Option<bool> {
         if !self.active() {
@@ -75,7 +77,7 @@ impl Spinner {
             let since = *self.since.get_or_insert(now);
             if now.duration_since(since) >= budget {
                 self.spent = true;
-                return None;
+                return Some(true);
             }
         }
         std::hint::spin_loop();
@@ -109,7 +111,7 @@ mod tests {
     fn spin_for_falls_back_to_sleep_after_the_budget_until_reset() {
         let mut s = Spinner::new(RecvMode::SpinFor(Duration::ZERO));
         assert!(s.active());
-        assert_eq!(s.spin(None), None);
+        assert_eq!(s.spin(None), Some(true));
         assert!(!s.active());
         assert_eq!(s.spin(None), None);
         s.reset();

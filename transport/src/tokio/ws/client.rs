@@ -223,3 +223,10 @@ impl Client {
         Ok(())
     }
 }
+
+/// The connection's socket, to read (or set) socket options on it.
+impl std::os::fd::AsFd for Client {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.ws.get_ref().as_fd()
+    }
+}

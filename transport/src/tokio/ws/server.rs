@@ -181,3 +181,10 @@ impl ServerConnection {
         Ok(())
     }
 }
+
+/// The connection's socket, to read (or set) socket options on it.
+impl std::os::fd::AsFd for ServerConnection {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.ws.get_ref().as_fd()
+    }
+}
