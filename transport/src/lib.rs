@@ -10,6 +10,7 @@ mod net;
 pub mod proxy;
 pub mod rest;
 pub mod socket;
+#[cfg(feature = "tls")]
 pub mod tls;
 #[cfg(all(feature = "tokio", unix))]
 pub mod tokio;

@@ -49,6 +49,7 @@ use super::stream::{Connector, Stream, TcpConnector, Timeouts};
 use super::url::HttpUrl;
 use crate::proxy::proxy_options;
 use crate::socket::socket_options;
+#[cfg(feature = "tls")]
 use crate::tls::TlsError;
 
 /// Settings of a [`Client`] (and of each connection of a
@@ -104,6 +105,7 @@ impl<C: Connector> ClientBuilder<C> {
     }
 
     /// Change the connector's settings.
+    #[cfg(feature = "tls")]
     pub(crate) fn map_connector(mut self, f: impl FnOnce(&mut C)) -> Self {
         f(&mut self.connector);
         self
@@ -212,6 +214,7 @@ impl Failure {
             Error::Io(io) if is_disconnect(&io) => Failure::BeforeResponse(Error::Io(io)),
             // TLS: the server closed without close_notify (nginx does on an idle
             // keep-alive connection).
+            #[cfg(feature = "tls")]
             Error::Tls(TlsError::UnexpectedEof) => Failure::BeforeResponse(e),
             e => Failure::Fatal(e),
         }

@@ -378,9 +378,11 @@ fn a_connection_with_unsolicited_bytes_is_replaced() {
 
 #[test]
 fn write_timeout_is_a_typed_error() {
-    // The server never reads: the request fills both socket buffers.
+    // The server never reads: the request fills both socket buffers. It holds the
+    // connection well past the write timeout (on a loaded machine the client may take
+    // long to fill the buffers; a close before the timeout would be a reset instead).
     let (url, h) = server(1, |_, s| {
-        thread::sleep(Duration::from_millis(800));
+        thread::sleep(Duration::from_secs(4));
         drop(s);
     });
     let mut c = Client::builder()

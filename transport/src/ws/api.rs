@@ -112,6 +112,7 @@ macro_rules! connection_api {
             }
 
             /// The TLS layer, for a TLS connection (negotiated ALPN protocol, version).
+            #[cfg(feature = "tls")]
             pub fn tls(&self) -> Option<&$crate::tls::TlsStream> {
                 self.conn.io.stream.tls()
             }

@@ -14,9 +14,10 @@ use super::api::{builder_options, connection_api};
 use super::conn::{Conn, Options, ReadOutcome, read_once};
 use super::error::Error;
 use super::url::Url;
-use crate::net::NetStream;
+use crate::net::{ClientTls, NetStream};
 use crate::proxy::{ProxyRules, proxy_options};
 use crate::socket::{dial, socket_options};
+#[cfg(feature = "tls")]
 use crate::tls::TlsConfig;
 
 /// Settings for a [`Client`]; `connect` or `connect_with` to use them.
@@ -26,7 +27,7 @@ pub struct ClientBuilder {
     pub(crate) connect_timeout: Duration,
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) protocols: Vec<String>,
-    pub(crate) tls: Option<TlsConfig>,
+    pub(crate) tls: ClientTls,
     pub(crate) proxy: Option<ProxyRules>,
 }
 
@@ -37,7 +38,7 @@ impl Default for ClientBuilder {
             connect_timeout: Duration::from_secs(10),
             headers: Vec::new(),
             protocols: Vec::new(),
-            tls: None,
+            tls: ClientTls::default(),
             proxy: None,
         }
     }
@@ -74,6 +75,7 @@ impl ClientBuilder {
 
     /// TLS settings for `wss://` URLs (default: [`TlsConfig::shared_default`], the
     /// compiled-in roots). Build the config once and share it.
+    #[cfg(feature = "tls")]
     pub fn tls(mut self, config: TlsConfig) -> Self {
         self.tls = Some(config);
         self
@@ -111,12 +113,7 @@ impl ClientBuilder {
         self.opts.socket.apply(&stream)?;
         // `wss://`: TLS with SNI from the URL's host; its handshake runs inside the
         // first writes and reads below, under the same handshake timeout.
-        let stream = if url.secure {
-            let config = self.tls.clone().unwrap_or_else(TlsConfig::shared_default);
-            NetStream::tls_client(stream, &config, &url.host)?
-        } else {
-            NetStream::Tcp(stream)
-        };
+        let stream = NetStream::client(stream, url.secure, &self.tls, &url.host)?;
         let mut rng = MaskRng::from_entropy().map_err(Error::Entropy)?;
         let mut key = [0u8; 16];
         rng.fill_bytes(&mut key);

@@ -20,8 +20,9 @@ use tickwire_codec::ws::{FrameWriter, Message, Role};
 use super::api::{builder_options, connection_api};
 use super::conn::{Conn, Options, ReadOutcome, read_once};
 use super::error::Error;
-use crate::net::NetStream;
+use crate::net::{NetStream, ServerTls};
 use crate::socket::socket_options;
+#[cfg(feature = "tls")]
 use crate::tls::TlsServerConfig;
 
 /// Settings for a [`Server`] and the connections it accepts.
@@ -30,7 +31,7 @@ pub struct ServerBuilder {
     pub(crate) opts: Options,
     protocols: Vec<String>,
     headers: Vec<(String, String)>,
-    tls: Option<TlsServerConfig>,
+    tls: ServerTls,
 }
 
 builder_options!(ServerBuilder);
@@ -57,6 +58,7 @@ impl ServerBuilder {
 
     /// Accept TLS connections only (`wss://`), with this certificate and settings.
     /// The TLS handshake runs inside the opening handshake, under its timeout.
+    #[cfg(feature = "tls")]
     pub fn tls(mut self, config: TlsServerConfig) -> Self {
         self.tls = Some(config);
         self
@@ -224,10 +226,7 @@ connection_api!(ServerConnection);
 impl ServerConnection {
     fn new(stream: TcpStream, shared: Arc<ServerBuilder>, blocking: bool) -> Result<Self, Error> {
         shared.opts.socket.apply(&stream)?;
-        let stream = match &shared.tls {
-            Some(config) => NetStream::tls_server(stream, config)?,
-            None => NetStream::Tcp(stream),
-        };
+        let stream = NetStream::server(stream, &shared.tls)?;
         let conn = Conn::new(
             stream,
             Role::Server,

@@ -3,17 +3,21 @@
 //! docs) and the cancellation rule of [`super`]: the connection is in the `send`
 //! future while a request is in flight, so dropping the future closes it.
 
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
+#[cfg(feature = "tls")]
+use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use tickwire_codec::http::{Error as HttpError, Request, ResponseReader, RestResponse};
 
 use super::stream::AsyncStream;
+use crate::net::ClientTls;
 use crate::proxy::{ProxyRules, proxy_options};
 use crate::rest::client::{Failure, retryable};
 use crate::rest::{Error, HttpUrl, Stats, Timeouts};
 use crate::socket::tokio::dial;
 use crate::socket::{SocketOptions, socket_options};
+#[cfg(feature = "tls")]
 use crate::tls::{TlsConfig, TlsStream};
 
 /// Settings of an async [`Client`] (and of each connection of a
@@ -25,7 +29,7 @@ pub struct ClientBuilder {
     socket: SocketOptions,
     proxy: Option<ProxyRules>,
     idle_probe: Option<Duration>,
-    tls: Option<TlsConfig>,
+    tls: ClientTls,
 }
 
 impl Default for ClientBuilder {
@@ -35,7 +39,7 @@ impl Default for ClientBuilder {
             socket: SocketOptions::default(),
             proxy: None,
             idle_probe: Some(Duration::from_secs(1)),
-            tls: None,
+            tls: ClientTls::default(),
         }
     }
 }
@@ -74,6 +78,7 @@ impl ClientBuilder {
 
     /// TLS settings for `https://` URLs (default: [`TlsConfig::shared_default`], the
     /// compiled-in Mozilla roots).
+    #[cfg(feature = "tls")]
     pub fn tls(mut self, config: TlsConfig) -> Self {
         self.tls = Some(config);
         self
@@ -167,6 +172,7 @@ impl Client {
     }
 
     /// The TLS stream of an open `https://` connection (protocol version, ALPN).
+    #[cfg(feature = "tls")]
     pub fn tls(&self) -> Option<&TlsStream<TcpStream>> {
         self.conn.as_ref().and_then(|c| c.stream.tls())
     }
@@ -197,16 +203,8 @@ impl Client {
         // Out of tokio (non-blocking stays on); readiness comes back through the
         // stream's registration.
         let tcp = tcp.into_std().map_err(Error::Io)?;
-        let stream = if self.url.secure {
-            let config = self
-                .builder
-                .tls
-                .clone()
-                .unwrap_or_else(TlsConfig::shared_default);
-            AsyncStream::open(tcp, Some((&config, &self.url.host)), deadline).await?
-        } else {
-            AsyncStream::open(tcp, None, deadline).await?
-        };
+        let (secure, host) = (self.url.secure, self.url.host.as_str());
+        let stream = AsyncStream::open(tcp, secure, &self.builder.tls, host, deadline).await?;
         self.stats.connects += 1;
         Ok(Conn {
             stream,

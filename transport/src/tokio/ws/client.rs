@@ -15,6 +15,7 @@ use super::readiness::Readiness;
 use crate::net::NetStream;
 use crate::proxy::{Proxy, ProxyRules, ProxyUrlError};
 use crate::socket::tokio::dial;
+#[cfg(feature = "tls")]
 use crate::tls::TlsConfig;
 use crate::ws::conn::{Conn, ReadOutcome, read_once};
 use crate::ws::{self, Error, Url};
@@ -42,6 +43,7 @@ impl ClientBuilder {
     }
 
     /// TLS settings for `wss://` URLs (default: the compiled-in roots).
+    #[cfg(feature = "tls")]
     pub fn tls(self, config: TlsConfig) -> Self {
         Self {
             inner: self.inner.tls(config),
@@ -94,16 +96,7 @@ impl ClientBuilder {
         // back from tokio's reactor through `Readiness`.
         let tcp = mio::net::TcpStream::from_std(stream.into_std()?);
         opts.socket.apply(&tcp)?;
-        let stream = if url.secure {
-            let config = self
-                .inner
-                .tls
-                .clone()
-                .unwrap_or_else(TlsConfig::shared_default);
-            NetStream::tls_client(tcp, &config, &url.host)?
-        } else {
-            NetStream::Tcp(tcp)
-        };
+        let stream = NetStream::client(tcp, url.secure, &self.inner.tls, &url.host)?;
         let mut rng = MaskRng::from_entropy().map_err(Error::Entropy)?;
         let mut key = [0u8; 16];
         rng.fill_bytes(&mut key);

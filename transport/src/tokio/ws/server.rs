@@ -10,6 +10,7 @@ use ::tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 use super::api::{Timeouts, async_api};
 use super::builder::forward_options;
 use super::readiness::Readiness;
+#[cfg(feature = "tls")]
 use crate::tls::TlsServerConfig;
 use crate::ws::{self, Error};
 
@@ -29,6 +30,7 @@ impl ServerBuilder {
     }
 
     /// Accept TLS connections only (`wss://`), with this certificate and settings.
+    #[cfg(feature = "tls")]
     pub fn tls(self, config: TlsServerConfig) -> Self {
         Self {
             inner: self.inner.tls(config),
