@@ -11,7 +11,7 @@
 //! - [`ProxyError`]: a proxy that refused, answered garbage or closed mid-handshake,
 //!   naming the proxy and what happened.
 //!
-//! The handshakes themselves are one sans-IO state machine ([`tunnel`]): bytes to
+//! The handshakes themselves are one sans-IO state machine (`proxy/tunnel.rs`): bytes to
 //! write and how many to read next, no socket. The blocking and the tokio connectors
 //! (`crate::socket`) both drive it, so each protocol rule is written once.
 

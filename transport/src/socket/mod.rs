@@ -2,7 +2,7 @@
 //! `TCP_QUICKACK`, `SO_BUSY_POLL`) applied to every socket the builders create or
 //! accept, [`RecvMode`] (sleep in the kernel, or spin on a dedicated core), and the
 //! connectors that return a connected stream, directly or through a proxy tunnel
-//! ([`crate::proxy`]): [`dial`] blocking, `tokio::dial` async. Both drive the same
+//! ([`crate::proxy`]): `dial` blocking, `tokio::dial` async. Both drive the same
 //! sans-IO proxy handshake.
 
 mod dial;
