@@ -220,6 +220,26 @@ fn tokio_ws_and_rest_through_each_proxy() {
                 assert_eq!((resp.status(), resp.body()), (200, Nginx::SMALL.as_bytes()));
             });
         }
+        // The async pool takes the same builder.
+        rt.block_on(async {
+            let builder = tickwire::tokio::rest::Client::builder()
+                .tls(ca.client_config())
+                .proxy(proxy.clone());
+            let config = PoolConfig {
+                size: 2,
+                ..PoolConfig::default()
+            };
+            let url = &nginx_urls(&n)[1];
+            let pool = tickwire::tokio::rest::ClientPool::with_builder(&builder, url, config)
+                .await
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let mut conn = pool.acquire().await.unwrap();
+            let resp = conn
+                .send_with(|w| w.get("/small.txt").finish())
+                .await
+                .unwrap();
+            assert_eq!(resp.body(), Nginx::SMALL.as_bytes());
+        });
     }
 }
 
