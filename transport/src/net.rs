@@ -129,7 +129,6 @@ impl NetStream {
     pub fn tls(&self) -> Option<&TlsStream<TcpStream>> {
         match self {
             NetStream::Tcp(_) => None,
-            #[cfg(feature = "tls")]
             NetStream::Tls(s) => Some(s),
         }
     }

@@ -104,7 +104,6 @@ impl HttpStream {
     pub fn tls(&self) -> Option<&TlsStream<TcpStream>> {
         match self {
             HttpStream::Tcp(_) => None,
-            #[cfg(feature = "tls")]
             HttpStream::Tls(s) => Some(s),
         }
     }

@@ -118,7 +118,6 @@ impl AsyncStream {
     pub fn tls(&self) -> Option<&TlsStream<TcpStream>> {
         match &self.stream {
             ConnStream::Tcp(_) => None,
-            #[cfg(feature = "tls")]
             ConnStream::Tls(s) => Some(s),
         }
     }
