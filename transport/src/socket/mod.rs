@@ -56,7 +56,7 @@ impl Default for SocketOptions {
 impl SocketOptions {
     /// Set the options on `socket` (anything with a file descriptor: a std, mio or
     /// tokio socket).
-    pub fn apply<'s>(&self, socket: impl Into<SockRef<'s>>) -> io::Result<()> {
+    pub(crate) fn apply<'s>(&self, socket: impl Into<SockRef<'s>>) -> io::Result<()> {
         let s: SockRef<'s> = socket.into();
         s.set_tcp_nodelay(self.nodelay)?;
         if let Some(n) = self.recv_buffer {
