@@ -13,33 +13,74 @@ use std::net::Shutdown;
 use mio::net::TcpStream;
 use mio::{Interest, Registry, Token};
 
-use crate::tls::{TlsConfig, TlsError, TlsServerConfig, TlsStream};
+#[cfg(feature = "tls")]
+use crate::tls::{TlsConfig, TlsServerConfig, TlsStream};
+use crate::ws::Error;
+
+/// A client builder's TLS settings (`None`: [`TlsConfig::shared_default`]); nothing to
+/// set without the `tls` feature.
+#[cfg(feature = "tls")]
+pub(crate) type ClientTls = Option<TlsConfig>;
+#[cfg(not(feature = "tls"))]
+pub(crate) type ClientTls = ();
+
+/// A server builder's TLS settings (`None`: plain TCP).
+#[cfg(feature = "tls")]
+pub(crate) type ServerTls = Option<TlsServerConfig>;
+#[cfg(not(feature = "tls"))]
+pub(crate) type ServerTls = ();
 
 /// A plain or TLS socket.
 #[derive(Debug)]
 pub(crate) enum NetStream {
     Tcp(TcpStream),
     /// Boxed: the TLS state is large and a plain connection should not carry its size.
+    #[cfg(feature = "tls")]
     Tls(Box<TlsStream<TcpStream>>),
 }
 
 impl NetStream {
-    /// TLS client over `tcp` to `host` (SNI, certificate name).
-    pub fn tls_client(tcp: TcpStream, config: &TlsConfig, host: &str) -> Result<Self, TlsError> {
-        Ok(NetStream::Tls(Box::new(TlsStream::client(
-            tcp, config, host,
-        )?)))
+    /// The client's stream over `tcp`: TLS to `host` (SNI, certificate name) when
+    /// `secure` (`wss://`), with the builder's settings; [`Error::TlsDisabled`] for that
+    /// without the `tls` feature.
+    pub fn client(
+        tcp: TcpStream,
+        secure: bool,
+        tls: &ClientTls,
+        host: &str,
+    ) -> Result<Self, Error> {
+        if !secure {
+            return Ok(NetStream::Tcp(tcp));
+        }
+        #[cfg(feature = "tls")]
+        {
+            let config = tls.clone().unwrap_or_else(TlsConfig::shared_default);
+            Ok(NetStream::Tls(Box::new(TlsStream::client(
+                tcp, &config, host,
+            )?)))
+        }
+        #[cfg(not(feature = "tls"))]
+        {
+            let _ = (tcp, tls, host);
+            Err(Error::TlsDisabled)
+        }
     }
 
-    /// TLS server over `tcp`.
-    pub fn tls_server(tcp: TcpStream, config: &TlsServerConfig) -> Result<Self, TlsError> {
-        Ok(NetStream::Tls(Box::new(TlsStream::server(tcp, config)?)))
+    /// The server's stream over an accepted `tcp`: TLS when the builder has settings.
+    pub fn server(tcp: TcpStream, tls: &ServerTls) -> Result<Self, Error> {
+        #[cfg(feature = "tls")]
+        if let Some(config) = tls {
+            return Ok(NetStream::Tls(Box::new(TlsStream::server(tcp, config)?)));
+        }
+        let _ = tls;
+        Ok(NetStream::Tcp(tcp))
     }
 
     /// Shut the write half (TLS: after sending close_notify as far as the socket takes it).
     pub fn shutdown_write(&mut self) -> io::Result<()> {
         match self {
             NetStream::Tcp(s) => s.shutdown(Shutdown::Write),
+            #[cfg(feature = "tls")]
             NetStream::Tls(s) => s.shutdown_write(),
         }
     }
@@ -48,6 +89,7 @@ impl NetStream {
     pub fn close_notify(&mut self) -> io::Result<()> {
         match self {
             NetStream::Tcp(_) => Ok(()),
+            #[cfg(feature = "tls")]
             NetStream::Tls(s) => s.send_close_notify().map(|_| ()),
         }
     }
@@ -58,6 +100,7 @@ impl NetStream {
     pub fn flush_buffered(&mut self) -> io::Result<bool> {
         match self {
             NetStream::Tcp(_) => Ok(true),
+            #[cfg(feature = "tls")]
             NetStream::Tls(s) => s.flush_pending(),
         }
     }
@@ -67,6 +110,7 @@ impl NetStream {
     pub fn has_buffered(&self) -> bool {
         match self {
             NetStream::Tcp(_) => false,
+            #[cfg(feature = "tls")]
             NetStream::Tls(s) => s.has_pending(),
         }
     }
@@ -75,11 +119,13 @@ impl NetStream {
     pub fn tcp(&self) -> &TcpStream {
         match self {
             NetStream::Tcp(s) => s,
+            #[cfg(feature = "tls")]
             NetStream::Tls(s) => s.get_ref(),
         }
     }
 
     /// The TLS stream, for a TLS connection.
+    #[cfg(feature = "tls")]
     pub fn tls(&self) -> Option<&TlsStream<TcpStream>> {
         match self {
             NetStream::Tcp(_) => None,
@@ -93,6 +139,7 @@ impl Read for NetStream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             NetStream::Tcp(s) => s.read(buf),
+            #[cfg(feature = "tls")]
             NetStream::Tls(s) => s.read(buf),
         }
     }
@@ -103,6 +150,7 @@ impl Write for NetStream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             NetStream::Tcp(s) => s.write(buf),
+            #[cfg(feature = "tls")]
             NetStream::Tls(s) => s.write(buf),
         }
     }
@@ -110,6 +158,7 @@ impl Write for NetStream {
     fn flush(&mut self) -> io::Result<()> {
         match self {
             NetStream::Tcp(s) => s.flush(),
+            #[cfg(feature = "tls")]
             NetStream::Tls(s) => s.flush(),
         }
     }
@@ -124,6 +173,7 @@ impl mio::event::Source for NetStream {
     ) -> io::Result<()> {
         match self {
             NetStream::Tcp(s) => s.register(registry, token, interests),
+            #[cfg(feature = "tls")]
             NetStream::Tls(s) => s.register(registry, token, interests),
         }
     }
@@ -136,6 +186,7 @@ impl mio::event::Source for NetStream {
     ) -> io::Result<()> {
         match self {
             NetStream::Tcp(s) => s.reregister(registry, token, interests),
+            #[cfg(feature = "tls")]
             NetStream::Tls(s) => s.reregister(registry, token, interests),
         }
     }
@@ -143,6 +194,7 @@ impl mio::event::Source for NetStream {
     fn deregister(&mut self, registry: &Registry) -> io::Result<()> {
         match self {
             NetStream::Tcp(s) => s.deregister(registry),
+            #[cfg(feature = "tls")]
             NetStream::Tls(s) => s.deregister(registry),
         }
     }

@@ -5,7 +5,7 @@
 //! `O_NONBLOCK` flag at each step, and check that large messages and backpressure keep
 //! every byte. Each test body runs under a watchdog, so a wait that should not block
 //! fails the test instead of hanging it.
-#![cfg(unix)]
+#![cfg(all(feature = "tls", unix))]
 
 mod tls_util;
 mod watchdog;

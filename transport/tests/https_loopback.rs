@@ -5,6 +5,8 @@
 //! failures (untrusted CA, wrong host name, expired certificate) as typed
 //! `Error::Tls`.
 
+#![cfg(feature = "tls")]
+
 mod https_util;
 mod tls_util;
 

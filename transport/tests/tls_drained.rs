@@ -3,6 +3,8 @@
 //! may wait for readiness instead of reading into `WouldBlock`. Over 127.0.0.1 with
 //! rcgen certificates and std sockets.
 
+#![cfg(feature = "tls")]
+
 mod tls_util;
 
 use std::io::{Read, Write};

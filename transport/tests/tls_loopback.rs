@@ -4,6 +4,8 @@
 //! server for a TLS 1.3-only client, garbled and truncated records. Each failure is a
 //! typed `Error::Tls`, never a panic.
 
+#![cfg(feature = "tls")]
+
 mod tls_util;
 mod ws_util;
 

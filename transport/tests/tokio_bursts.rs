@@ -5,7 +5,7 @@
 //! larger than the read buffer (full reads), many frames per read, messages split
 //! over TLS records, single small messages after a pause. A missed wake-up shows as
 //! the read timeout, not a hang.
-#![cfg(all(feature = "tokio", unix))]
+#![cfg(all(feature = "tokio", feature = "tls", unix))]
 
 mod tls_util;
 

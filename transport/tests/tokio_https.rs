@@ -7,7 +7,7 @@
 //! handshake that never completes (connect timeout) and the certificate failures
 //! (untrusted CA, wrong host name, expired) as typed `Error::Tls`. Every test runs on
 //! a current_thread and on a multi-thread runtime.
-#![cfg(all(feature = "tokio", unix))]
+#![cfg(all(feature = "tokio", feature = "tls", unix))]
 
 mod https_util;
 mod tls_util;

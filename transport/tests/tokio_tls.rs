@@ -1,7 +1,7 @@
 //! wss:// through the tokio adapter over 127.0.0.1: async client <-> async TLS server
 //! (the transport's TLS stream, the codec's TlsCodec), async client <-> blocking TLS
 //! server, and a certificate failure, with an rcgen PKI made at test time.
-#![cfg(all(feature = "tokio", unix))]
+#![cfg(all(feature = "tokio", feature = "tls", unix))]
 
 mod tls_util;
 

@@ -49,6 +49,34 @@ const STEPS: &[Step] = &[
         ],
     ),
     cargo("test", &["test", "--workspace"]),
+    // The transport without its default `tls` feature (ws:// and http:// only; no
+    // rustls, ring or webpki-roots): lints and tests, async adapter included.
+    cargo(
+        "clippy transport without tls",
+        &[
+            "clippy",
+            "-p",
+            "tickwire",
+            "--all-targets",
+            "--no-default-features",
+            "--features",
+            "tokio,futures",
+            "--",
+            "-D",
+            "warnings",
+        ],
+    ),
+    cargo(
+        "test transport without tls",
+        &[
+            "test",
+            "-p",
+            "tickwire",
+            "--no-default-features",
+            "--features",
+            "tokio,futures",
+        ],
+    ),
     cargo(
         "no_std thumbv7em",
         &[

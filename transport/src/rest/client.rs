@@ -47,6 +47,9 @@ use super::error::Error;
 use super::https::HttpConnector;
 use super::stream::{Connector, Stream, TcpConnector, Timeouts};
 use super::url::HttpUrl;
+use crate::proxy::proxy_options;
+use crate::socket::socket_options;
+#[cfg(feature = "tls")]
 use crate::tls::TlsError;
 
 /// Settings of a [`Client`] (and of each connection of a
@@ -68,13 +71,10 @@ impl Default for ClientBuilder<HttpConnector> {
     }
 }
 
-impl ClientBuilder<TcpConnector> {
-    /// TCP_NODELAY (default on).
-    pub fn nodelay(mut self, on: bool) -> Self {
-        self.connector.nodelay = on;
-        self
-    }
-}
+socket_options!(ClientBuilder<TcpConnector>, connector.socket);
+proxy_options!(ClientBuilder<TcpConnector>, connector.proxy);
+socket_options!(ClientBuilder<HttpConnector>, connector.tcp.socket);
+proxy_options!(ClientBuilder<HttpConnector>, connector.tcp.proxy);
 
 impl<C: Connector> ClientBuilder<C> {
     /// The longest a connect may take (default 10 s): [`Error::ConnectTimeout`].
@@ -105,6 +105,7 @@ impl<C: Connector> ClientBuilder<C> {
     }
 
     /// Change the connector's settings.
+    #[cfg(feature = "tls")]
     pub(crate) fn map_connector(mut self, f: impl FnOnce(&mut C)) -> Self {
         f(&mut self.connector);
         self
@@ -213,6 +214,7 @@ impl Failure {
             Error::Io(io) if is_disconnect(&io) => Failure::BeforeResponse(Error::Io(io)),
             // TLS: the server closed without close_notify (nginx does on an idle
             // keep-alive connection).
+            #[cfg(feature = "tls")]
             Error::Tls(TlsError::UnexpectedEof) => Failure::BeforeResponse(e),
             e => Failure::Fatal(e),
         }

@@ -5,6 +5,9 @@ use std::io;
 
 use tickwire_codec::http::{BuildError, Error as HttpError};
 
+use crate::proxy::ProxyError;
+use crate::socket::DialError;
+#[cfg(feature = "tls")]
 use crate::tls::{TlsError, tls_error};
 
 /// Everything a REST call can fail with. After any error but [`Error::Url`] and
@@ -19,9 +22,16 @@ pub enum Error {
     /// TLS failed (`https://`): the handshake (untrusted CA, wrong host name, expired
     /// certificate, no common version...), a record, or a stream cut without
     /// close_notify. [`TlsError::kind`] classifies it.
+    #[cfg(feature = "tls")]
     Tls(TlsError),
+    /// An `https://` URL in a build without the `tls` feature: enable it
+    /// (`tickwire = { features = ["tls"] }`, on by default).
+    TlsDisabled,
     /// The host name resolved to no address.
     NoAddress,
+    /// The proxy could not be reached, refused the tunnel, answered garbage or closed
+    /// mid-handshake; the error names the proxy.
+    Proxy(ProxyError),
     /// The TCP connection was not established within the connect timeout.
     ConnectTimeout,
     /// No response byte (or no further response byte) arrived within the read timeout.
@@ -44,6 +54,7 @@ impl Error {
     /// Classify an I/O error of a read or write on a connected stream (a TLS stream
     /// reports its errors inside `io::Error`).
     pub(crate) fn from_io(e: io::Error, write: bool) -> Error {
+        #[cfg(feature = "tls")]
         if let Some(tls) = tls_error(&e) {
             return Error::Tls(tls.clone());
         }
@@ -65,8 +76,13 @@ impl fmt::Display for Error {
         match self {
             Error::Io(e) => write!(f, "I/O error: {e}"),
             Error::Url(e) => write!(f, "invalid URL: {e}"),
+            #[cfg(feature = "tls")]
             Error::Tls(e) => write!(f, "TLS error: {e}"),
+            Error::TlsDisabled => f.write_str(
+                "https:// needs TLS, and tickwire was built without its `tls` feature: enable it",
+            ),
             Error::NoAddress => f.write_str("host resolved to no address"),
+            Error::Proxy(e) => e.fmt(f),
             Error::ConnectTimeout => f.write_str("connect timed out"),
             Error::ReadTimeout => f.write_str("read timed out"),
             Error::WriteTimeout => f.write_str("write timed out"),
@@ -87,7 +103,9 @@ impl std::error::Error for Error {
             Error::Url(e) => Some(e),
             Error::Http(e) => Some(e),
             Error::Build(e) => Some(e),
+            #[cfg(feature = "tls")]
             Error::Tls(e) => Some(e),
+            Error::Proxy(e) => Some(e),
             _ => None,
         }
     }
@@ -105,6 +123,18 @@ impl From<BuildError> for Error {
     }
 }
 
+impl From<DialError> for Error {
+    fn from(e: DialError) -> Self {
+        match e {
+            DialError::Io(e) => Error::Io(e),
+            DialError::NoAddress => Error::NoAddress,
+            DialError::Timeout => Error::ConnectTimeout,
+            DialError::Proxy(e) => Error::Proxy(e),
+        }
+    }
+}
+
+#[cfg(feature = "tls")]
 impl From<TlsError> for Error {
     fn from(e: TlsError) -> Self {
         Error::Tls(e)

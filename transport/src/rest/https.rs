@@ -12,15 +12,17 @@ use std::time::Instant;
 use super::error::Error;
 use super::stream::{Connector, Stream, TcpConnector, Timeouts};
 use super::url::HttpUrl;
+#[cfg(feature = "tls")]
 use crate::tls::{TlsConfig, TlsStream};
 
 /// Plain TCP for `http://`, TLS for `https://` (see the module docs).
 #[derive(Debug, Clone, Default)]
 pub struct HttpConnector {
-    /// The TCP side (TCP_NODELAY).
+    /// The TCP side (socket options, proxy).
     pub tcp: TcpConnector,
     /// TLS settings for `https://`; `None`: [`TlsConfig::shared_default`] (the
     /// compiled-in Mozilla roots).
+    #[cfg(feature = "tls")]
     pub tls: Option<TlsConfig>,
 }
 
@@ -29,18 +31,27 @@ impl Connector for HttpConnector {
 
     fn connect(&self, url: &HttpUrl, timeouts: &Timeouts) -> Result<HttpStream, Error> {
         let deadline = Instant::now() + timeouts.connect;
-        let tcp = self.tcp.open(&url.host, url.port, timeouts, deadline)?;
+        let tcp = self.tcp.open(url, timeouts, deadline)?;
         if !url.secure {
             return Ok(HttpStream::Tcp(tcp));
         }
-        let config = self.tls.clone().unwrap_or_else(TlsConfig::shared_default);
-        let tls = tls_handshake(tcp, &config, &url.host, timeouts, deadline)?;
-        Ok(HttpStream::Tls(Box::new(tls)))
+        #[cfg(feature = "tls")]
+        {
+            let config = self.tls.clone().unwrap_or_else(TlsConfig::shared_default);
+            let tls = tls_handshake(tcp, &config, &url.host, timeouts, deadline)?;
+            Ok(HttpStream::Tls(Box::new(tls)))
+        }
+        #[cfg(not(feature = "tls"))]
+        {
+            drop(tcp);
+            Err(Error::TlsDisabled)
+        }
     }
 }
 
 /// The TLS handshake on the connected socket, by the connect deadline; then the read
 /// and write timeouts go (back) on the socket.
+#[cfg(feature = "tls")]
 fn tls_handshake(
     tcp: TcpStream,
     config: &TlsConfig,
@@ -83,11 +94,13 @@ pub enum HttpStream {
     /// `http://`.
     Tcp(TcpStream),
     /// `https://` (boxed: the TLS state is large).
+    #[cfg(feature = "tls")]
     Tls(Box<TlsStream<TcpStream>>),
 }
 
 impl HttpStream {
     /// The TLS stream of an `https://` connection (protocol version, ALPN).
+    #[cfg(feature = "tls")]
     pub fn tls(&self) -> Option<&TlsStream<TcpStream>> {
         match self {
             HttpStream::Tcp(_) => None,
@@ -101,6 +114,7 @@ impl Read for HttpStream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             HttpStream::Tcp(s) => s.read(buf),
+            #[cfg(feature = "tls")]
             HttpStream::Tls(s) => s.read(buf),
         }
     }
@@ -111,6 +125,7 @@ impl Write for HttpStream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             HttpStream::Tcp(s) => s.write(buf),
+            #[cfg(feature = "tls")]
             HttpStream::Tls(s) => s.write(buf),
         }
     }
@@ -121,6 +136,7 @@ impl Write for HttpStream {
     fn flush(&mut self) -> io::Result<()> {
         match self {
             HttpStream::Tcp(s) => s.flush(),
+            #[cfg(feature = "tls")]
             HttpStream::Tls(s) => s.flush(),
         }
     }
@@ -130,6 +146,7 @@ impl Stream for HttpStream {
     fn stale(&mut self) -> io::Result<bool> {
         match self {
             HttpStream::Tcp(s) => s.stale(),
+            #[cfg(feature = "tls")]
             HttpStream::Tls(s) => s.stale(),
         }
     }
@@ -137,17 +154,20 @@ impl Stream for HttpStream {
     fn local_addr(&self) -> io::Result<SocketAddr> {
         match self {
             HttpStream::Tcp(s) => s.local_addr(),
+            #[cfg(feature = "tls")]
             HttpStream::Tls(s) => s.get_ref().local_addr(),
         }
     }
 
     fn close(&mut self) {
+        #[cfg(feature = "tls")]
         if let HttpStream::Tls(s) = self {
             s.close();
         }
     }
 }
 
+#[cfg(feature = "tls")]
 impl Stream for TlsStream<TcpStream> {
     /// Reads what the socket holds without blocking: the peer's close_notify, a bare
     /// FIN (a truncation error), any TLS error or application data nobody asked for
@@ -173,14 +193,10 @@ impl Stream for TlsStream<TcpStream> {
 }
 
 /// TLS settings on the builder of a client with the default connector.
+#[cfg(feature = "tls")]
 impl super::ClientBuilder<HttpConnector> {
     /// TLS settings for `https://` URLs (default: [`TlsConfig::shared_default`]).
     pub fn tls(self, config: TlsConfig) -> Self {
         self.map_connector(|c| c.tls = Some(config))
-    }
-
-    /// TCP_NODELAY (default on).
-    pub fn nodelay(self, on: bool) -> Self {
-        self.map_connector(|c| c.tcp.nodelay = on)
     }
 }

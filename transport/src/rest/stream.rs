@@ -4,11 +4,13 @@
 //! `http://` and runs TLS over it for `https://`; the client code is the same for all.
 
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 use super::error::Error;
 use super::url::HttpUrl;
+use crate::proxy::ProxyRules;
+use crate::socket::{SocketOptions, dial};
 use crate::ws::UrlError;
 
 /// A connected byte stream in blocking mode, with the read and write timeouts of its
@@ -86,18 +88,15 @@ impl Default for Timeouts {
 }
 
 /// Plain TCP only (`http://`; an `https://` URL is [`Error::Url`]): tries each resolved
-/// address in turn, sets TCP_NODELAY (on by default: a request goes out in one segment
-/// without waiting for the previous one's ACK).
-#[derive(Debug, Clone, Copy)]
+/// address in turn, with the socket options set (TCP_NODELAY on by default: a request
+/// goes out in one segment without waiting for the previous one's ACK), through a proxy
+/// when the rules give one for the target.
+#[derive(Debug, Clone, Default)]
 pub struct TcpConnector {
-    /// TCP_NODELAY on the connected socket.
-    pub nodelay: bool,
-}
-
-impl Default for TcpConnector {
-    fn default() -> Self {
-        TcpConnector { nodelay: true }
-    }
+    /// Options set on the socket before it connects.
+    pub socket: SocketOptions,
+    /// Which proxy carries which target (`None`: connect directly).
+    pub proxy: Option<ProxyRules>,
 }
 
 impl Connector for TcpConnector {
@@ -107,42 +106,31 @@ impl Connector for TcpConnector {
         if url.secure {
             return Err(Error::Url(UrlError::Scheme));
         }
-        self.open(
-            &url.host,
-            url.port,
-            timeouts,
-            Instant::now() + timeouts.connect,
-        )
+        self.open(url, timeouts, Instant::now() + timeouts.connect)
     }
 }
 
 impl TcpConnector {
-    /// Connect to `host:port` by `deadline`, then apply the options and timeouts.
+    /// Connect to `url`'s host and port (through the proxy, if any) by `deadline`,
+    /// then apply the timeouts.
     pub(crate) fn open(
         &self,
-        host: &str,
-        port: u16,
+        url: &HttpUrl,
         timeouts: &Timeouts,
         deadline: Instant,
     ) -> Result<TcpStream, Error> {
-        let mut last = None;
-        for addr in (host, port).to_socket_addrs().map_err(Error::Io)? {
-            let left = match deadline.checked_duration_since(Instant::now()) {
-                Some(left) if !left.is_zero() => left,
-                _ => return Err(Error::ConnectTimeout),
-            };
-            match TcpStream::connect_timeout(&addr, left) {
-                Ok(s) => {
-                    s.set_nodelay(self.nodelay).map_err(Error::Io)?;
-                    s.set_read_timeout(timeouts.read).map_err(Error::Io)?;
-                    s.set_write_timeout(timeouts.write).map_err(Error::Io)?;
-                    return Ok(s);
-                }
-                Err(e) if e.kind() == io::ErrorKind::TimedOut => last = Some(Error::ConnectTimeout),
-                Err(e) => last = Some(Error::Io(e)),
-            }
-        }
-        Err(last.unwrap_or(Error::NoAddress))
+        let (host, port, secure) = (url.host.as_str(), url.port, url.secure);
+        let s = dial(
+            host,
+            port,
+            secure,
+            self.proxy.as_ref(),
+            &self.socket,
+            Some(deadline),
+        )?;
+        s.set_read_timeout(timeouts.read).map_err(Error::Io)?;
+        s.set_write_timeout(timeouts.write).map_err(Error::Io)?;
+        Ok(s)
     }
 }
 
@@ -168,9 +156,9 @@ mod tests {
             .unwrap();
         assert!(s.nodelay().unwrap());
         assert_eq!(s.read_timeout().unwrap(), Some(Duration::from_millis(1500)));
-        let s = TcpConnector { nodelay: false }
-            .connect(&url("localhost", port), &t)
-            .unwrap();
+        let mut no_delay = TcpConnector::default();
+        no_delay.socket.nodelay = false;
+        let s = no_delay.connect(&url("localhost", port), &t).unwrap();
         assert!(!s.nodelay().unwrap());
     }
 

@@ -113,6 +113,7 @@ macro_rules! connection_api {
             }
 
             /// The TLS layer, for a TLS connection (negotiated ALPN protocol, version).
+            #[cfg(feature = "tls")]
             pub fn tls(&self) -> Option<&$crate::tls::TlsStream> {
                 self.conn.io.stream.tls()
             }
@@ -178,9 +179,11 @@ macro_rules! builder_options {
                 self
             }
 
-            /// `TCP_NODELAY` (default on).
-            pub fn nodelay(mut self, on: bool) -> Self {
-                self.opts.nodelay = on;
+            /// How blocking `recv` waits: sleep in the kernel (default), or busy-poll
+            /// on non-blocking reads for a dedicated core, optionally for a limited time
+            /// before sleeping ([`RecvMode`](crate::socket::RecvMode)).
+            pub fn recv_mode(mut self, mode: $crate::socket::RecvMode) -> Self {
+                self.opts.recv_mode = mode;
                 self
             }
 

@@ -2,7 +2,6 @@
 //! shared connection API in the client role (masked sends).
 
 use std::io;
-use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
 use mio::net::TcpStream;
@@ -18,7 +17,10 @@ use super::options::Options;
 use super::stream::Stream;
 use super::url::Url;
 use crate::clock;
-use crate::net::NetStream;
+use crate::net::{ClientTls, NetStream};
+use crate::proxy::{ProxyRules, proxy_options};
+use crate::socket::{dial, socket_options};
+#[cfg(feature = "tls")]
 use crate::tls::TlsConfig;
 
 /// Settings for a [`Client`]; `connect` or `connect_with` to use them.
@@ -28,7 +30,8 @@ pub struct ClientBuilder {
     pub(crate) connect_timeout: Duration,
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) protocols: Vec<String>,
-    pub(crate) tls: Option<TlsConfig>,
+    pub(crate) tls: ClientTls,
+    pub(crate) proxy: Option<ProxyRules>,
 }
 
 impl Default for ClientBuilder {
@@ -38,12 +41,15 @@ impl Default for ClientBuilder {
             connect_timeout: Duration::from_secs(10),
             headers: Vec::new(),
             protocols: Vec::new(),
-            tls: None,
+            tls: ClientTls::default(),
+            proxy: None,
         }
     }
 }
 
 builder_options!(ClientBuilder);
+socket_options!(ClientBuilder, opts.socket);
+proxy_options!(ClientBuilder, proxy);
 
 impl ClientBuilder {
     /// Default settings.
@@ -72,24 +78,29 @@ impl ClientBuilder {
 
     /// TLS settings for `wss://` URLs (default: [`TlsConfig::shared_default`], the
     /// compiled-in roots). Build the config once and share it.
+    #[cfg(feature = "tls")]
     pub fn tls(mut self, config: TlsConfig) -> Self {
         self.tls = Some(config);
         self
     }
 
-    /// Resolve the `ws://` or `wss://` URL's host, connect (connect timeout, each address in turn)
-    /// and handshake (handshake timeout). The client starts in blocking mode.
+    /// Resolve the `ws://` or `wss://` URL's host, connect (connect timeout, each address in turn,
+    /// through the proxy if one is set) and handshake (handshake timeout). The client starts in
+    /// blocking mode.
     pub fn connect(&self, url: &str) -> Result<Client, Error> {
         let url = parse_ws(url)?;
         let deadline = Instant::now().checked_add(self.connect_timeout);
-        let mut last = Error::NoAddress;
-        for addr in (url.host.as_str(), url.port).to_socket_addrs()? {
-            match connect_addr(addr, deadline) {
-                Ok(stream) => return self.handshake(stream, &url),
-                Err(e) => last = e,
-            }
-        }
-        Err(last)
+        let (host, port, secure) = (url.host.as_str(), url.port, url.secure);
+        let tcp = dial(
+            host,
+            port,
+            secure,
+            self.proxy.as_ref(),
+            &self.opts.socket,
+            deadline,
+        )?;
+        tcp.set_nonblocking(true)?;
+        self.handshake(TcpStream::from_std(tcp), &url)
     }
 
     /// Handshake over a stream the caller made (it may still be connecting; the
@@ -102,15 +113,10 @@ impl ClientBuilder {
     }
 
     fn handshake(&self, stream: TcpStream, url: &Url) -> Result<Client, Error> {
-        stream.set_nodelay(self.opts.nodelay)?;
+        self.opts.socket.apply(&stream)?;
         // `wss://`: TLS with SNI from the URL's host; its handshake runs inside the
         // first writes and reads below, under the same handshake timeout.
-        let stream = if url.secure {
-            let config = self.tls.clone().unwrap_or_else(TlsConfig::shared_default);
-            NetStream::tls_client(stream, &config, &url.host)?
-        } else {
-            NetStream::Tcp(stream)
-        };
+        let stream = NetStream::client(stream, url.secure, &self.tls, &url.host)?;
         let mut conn = self.start(stream, url, true)?;
         conn.handshake_blocking(|ws| ws.poll_handshake())?;
         Ok(Client { conn })
@@ -152,12 +158,6 @@ impl ClientBuilder {
 
 fn parse_ws(url: &str) -> Result<Url, Error> {
     Ok(Url::parse(url)?)
-}
-
-fn connect_addr(addr: SocketAddr, deadline: Option<Instant>) -> Result<TcpStream, Error> {
-    let mut stream = TcpStream::connect(addr)?;
-    wait_connected(&mut stream, deadline)?;
-    Ok(stream)
 }
 
 /// Wait until a non-blocking connect finished (writable, no socket error, a peer).

@@ -28,6 +28,7 @@ use super::options::Options;
 use super::stream::Stream;
 use super::wait::{Deadline, ReadOutcome, Waiter, read_once};
 use crate::clock;
+use crate::socket::spin::Spinner;
 
 /// The codec connection a transport connection drives.
 pub(crate) type Ws<M> = Connection<Vec<u8>, Vec<u8>, M>;
@@ -72,6 +73,9 @@ pub(crate) struct Io<S> {
     /// The caller waits on readiness that stays set until it is seen (tokio's
     /// `AsyncFd`), so a `try_recv` right after a short read may skip reading.
     pub sticky_readiness: bool,
+    /// Busy-poll receive mode ([`RecvMode`](crate::socket::RecvMode)): spin instead of
+    /// sleeping while active.
+    spin: Spinner,
     shut: bool,
     pub read_timeout: Option<Duration>,
     pub write_timeout: Option<Duration>,
@@ -93,7 +97,10 @@ impl<S: Stream> Io<S> {
             mio::Interest::READABLE
         };
         match &mut self.waiter {
-            Some(w) => w.wait(&mut self.stream, interest, deadline),
+            Some(w) => match self.spin.spin(deadline) {
+                Some(ready) => Ok(ready),
+                None => w.wait(&mut self.stream, interest, deadline),
+            },
             None => Ok(true),
         }
     }
@@ -101,6 +108,10 @@ impl<S: Stream> Io<S> {
     /// Blocking mode only: put the socket in blocking mode, so the next read or write
     /// sleeps in the kernel. `Ok(false)`: not in blocking mode, or not supported.
     fn sock_blocking(&mut self) -> io::Result<bool> {
+        if self.spin.active() {
+            self.sock_nonblocking()?;
+            return Ok(false);
+        }
         if self.sock_blocking {
             return Ok(true);
         }
@@ -247,6 +258,7 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                 rcvtimeo: None,
                 drained: false,
                 sticky_readiness: false,
+                spin: Spinner::new(opts.recv_mode),
                 shut: false,
                 read_timeout: opts.read_timeout,
                 write_timeout: opts.write_timeout,
@@ -369,6 +381,7 @@ impl<S: Stream, M: Masking> Conn<S, M> {
     /// as the socket takes it); later calls finish the close.
     pub fn recv<'a>(&'a mut self, wait: bool) -> Result<Option<Message<'a>>, Error> {
         let mut read_deadline = Deadline::After(self.io.read_timeout);
+        self.io.spin.reset();
         loop {
             // Advance first, borrow after: the message is borrowed for `'a` only on the
             // path that returns it, so the loop can go on reading into the buffer.
@@ -399,30 +412,32 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                 return Ok(None);
             }
             let timer = self.ws.poll_timeout();
-            // Waiting with no codec timer and nothing to write: sleep in the read itself,
-            // bounded by the socket's receive timeout when a read timeout is set.
-            let block = wait
+            // Waiting with no codec timer and nothing to write: sleep in the read itself
+            // (not in busy-poll mode), bounded by the socket's receive timeout when a read
+            // timeout is set.
+            let mut block = wait
                 && timer.is_none()
                 && self.ws.state() == State::Open
                 && !self.wants_write()
-                && self.io.is_blocking();
-            let mut rcvtimeo = false;
-            if block && let Some(t) = self.io.read_timeout {
-                let left = match read_deadline {
-                    Deadline::After(_) => Some(t),
-                    Deadline::At(at) => at.map(|at| at.saturating_duration_since(Instant::now())),
+                && self.io.is_blocking()
+                && self.io.sock_blocking()?;
+            if block {
+                let left = match (self.io.read_timeout, read_deadline) {
+                    (None, _) => None,
+                    (Some(t), Deadline::After(_)) => Some(t),
+                    (Some(_), Deadline::At(at)) => {
+                        at.map(|at| at.saturating_duration_since(Instant::now()))
+                    }
                 };
+                if left.is_some_and(|l| l.is_zero()) {
+                    return Err(Error::Timeout);
+                }
                 // Start the deadline (one clock read per waiting recv, not per message).
                 read_deadline.get();
-                match left {
-                    Some(left) if left.is_zero() => return Err(Error::Timeout),
-                    _ => rcvtimeo = self.io.sock_blocking()? && self.io.set_rcvtimeo(left)?,
+                if !self.io.set_rcvtimeo(left)? {
+                    // No receive timeout here: wait on the poll instead.
+                    block = left.is_none();
                 }
-            }
-            let block = block && (self.io.read_timeout.is_none() || rcvtimeo);
-            if block && self.io.read_timeout.is_none() {
-                self.io.sock_blocking()?;
-                self.io.set_rcvtimeo(None)?;
             }
             // After a read that drained the socket, a non-blocking read would only say
             // `WouldBlock`: wait for readiness first where the wait remembers an arrival

@@ -7,6 +7,9 @@ use tickwire_codec::ws::handshake::HandshakeError;
 use tickwire_codec::ws::{EncodeError, Error as WsError};
 
 use super::url::UrlError;
+use crate::proxy::ProxyError;
+use crate::socket::DialError;
+#[cfg(feature = "tls")]
 use crate::tls::{TlsError, tls_error};
 
 /// Everything a WebSocket connection can fail with.
@@ -16,7 +19,7 @@ use crate::tls::{TlsError, tls_error};
 ///   `Handshake`, `ConnectTimeout`, `HandshakeTimeout`, `AlreadyClosed`;
 /// - the call was refused and the connection is unchanged: `Backpressure`, `Timeout`,
 ///   `Encode`, `MessageTooLarge`, `HandshakeInProgress`;
-/// - setup: `Url`, `NoAddress`, `Entropy`.
+/// - setup: `Url`, `NoAddress`, `Proxy`, `Entropy`, `TlsDisabled`.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
@@ -27,9 +30,16 @@ pub enum Error {
     /// TLS failed: certificate (untrusted, expired, wrong name), no common version,
     /// a garbled record, a fatal alert from the peer, or the stream cut before
     /// close_notify. [`TlsError::kind`] classifies it.
+    #[cfg(feature = "tls")]
     Tls(TlsError),
+    /// A `wss://` URL, or a TLS connection asked for, in a build without the `tls`
+    /// feature: enable it (`tickwire = { features = ["tls"] }`, on by default).
+    TlsDisabled,
     /// The host name resolved to no address.
     NoAddress,
+    /// The proxy could not be reached, refused the tunnel, answered garbage or closed
+    /// mid-handshake; the error names the proxy.
+    Proxy(ProxyError),
     /// The OS entropy source failed (masking keys and the handshake nonce come from it).
     Entropy(getrandom::Error),
     /// The TCP connection was not established within the connect timeout.
@@ -77,8 +87,13 @@ impl fmt::Display for Error {
         match self {
             Error::Io(e) => write!(f, "I/O error: {e}"),
             Error::Url(e) => write!(f, "invalid URL: {e}"),
+            #[cfg(feature = "tls")]
             Error::Tls(e) => e.fmt(f),
+            Error::TlsDisabled => f.write_str(
+                "wss:// needs TLS, and tickwire was built without its `tls` feature: enable it",
+            ),
             Error::NoAddress => f.write_str("host name resolved to no address"),
+            Error::Proxy(e) => e.fmt(f),
             Error::Entropy(e) => write!(f, "OS entropy source failed: {e}"),
             Error::ConnectTimeout => f.write_str("connect timed out"),
             Error::HandshakeTimeout => f.write_str("opening handshake timed out"),
@@ -108,11 +123,13 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Io(e) => Some(e),
+            #[cfg(feature = "tls")]
             Error::Tls(e) => Some(e),
             Error::Url(e) => Some(e),
             Error::Handshake(e) => Some(e),
             Error::Protocol(e) => Some(e),
             Error::Encode(e) => Some(e),
+            Error::Proxy(e) => Some(e),
             _ => None,
         }
     }
@@ -121,13 +138,26 @@ impl std::error::Error for Error {
 impl From<io::Error> for Error {
     /// An I/O error, or the TLS error a TLS stream reported through `io::Error`.
     fn from(e: io::Error) -> Self {
-        match tls_error(&e) {
-            Some(tls) => Error::Tls(tls.clone()),
-            None => Error::Io(e),
+        #[cfg(feature = "tls")]
+        if let Some(tls) = tls_error(&e) {
+            return Error::Tls(tls.clone());
+        }
+        Error::Io(e)
+    }
+}
+
+impl From<DialError> for Error {
+    fn from(e: DialError) -> Self {
+        match e {
+            DialError::Io(e) => Error::Io(e),
+            DialError::NoAddress => Error::NoAddress,
+            DialError::Timeout => Error::ConnectTimeout,
+            DialError::Proxy(e) => Error::Proxy(e),
         }
     }
 }
 
+#[cfg(feature = "tls")]
 impl From<TlsError> for Error {
     fn from(e: TlsError) -> Self {
         Error::Tls(e)

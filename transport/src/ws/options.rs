@@ -7,6 +7,8 @@ use tickwire_codec::ws::connection::CONTROL_ROOM;
 use tickwire_codec::ws::reader::READER_OVERHEAD;
 use tickwire_codec::ws::{Config, Settings};
 
+use crate::socket::{RecvMode, SocketOptions};
+
 /// Settings shared by client and server builders.
 #[derive(Debug, Clone)]
 pub(crate) struct Options {
@@ -14,7 +16,8 @@ pub(crate) struct Options {
     pub write_buffer_size: usize,
     pub max_frame_size: Option<usize>,
     pub max_message_size: Option<usize>,
-    pub nodelay: bool,
+    pub socket: SocketOptions,
+    pub recv_mode: RecvMode,
     pub auto_pong: bool,
     pub fragment_size: usize,
     pub handshake_timeout: Duration,
@@ -32,7 +35,8 @@ impl Default for Options {
             write_buffer_size: 1 << 20,
             max_frame_size: None,
             max_message_size: None,
-            nodelay: true,
+            socket: SocketOptions::default(),
+            recv_mode: RecvMode::Sleep,
             auto_pong: true,
             fragment_size: 0,
             handshake_timeout: Duration::from_secs(10),

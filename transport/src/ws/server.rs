@@ -20,7 +20,9 @@ use super::conn::{Conn, Ws};
 use super::error::Error;
 use super::options::Options;
 use crate::clock;
-use crate::net::NetStream;
+use crate::net::{NetStream, ServerTls};
+use crate::socket::socket_options;
+#[cfg(feature = "tls")]
 use crate::tls::TlsServerConfig;
 
 /// Settings for a [`Server`] and the connections it accepts.
@@ -29,10 +31,11 @@ pub struct ServerBuilder {
     pub(crate) opts: Options,
     protocols: Vec<String>,
     headers: Vec<(String, String)>,
-    tls: Option<TlsServerConfig>,
+    tls: ServerTls,
 }
 
 builder_options!(ServerBuilder);
+socket_options!(ServerBuilder, opts.socket);
 
 impl ServerBuilder {
     /// Default settings.
@@ -55,6 +58,7 @@ impl ServerBuilder {
 
     /// Accept TLS connections only (`wss://`), with this certificate and settings.
     /// The TLS handshake runs inside the opening handshake, under its timeout.
+    #[cfg(feature = "tls")]
     pub fn tls(mut self, config: TlsServerConfig) -> Self {
         self.tls = Some(config);
         self
@@ -226,11 +230,8 @@ connection_api!(ServerConnection);
 
 impl ServerConnection {
     fn new(stream: TcpStream, shared: Arc<ServerBuilder>, blocking: bool) -> Result<Self, Error> {
-        stream.set_nodelay(shared.opts.nodelay)?;
-        let stream = match &shared.tls {
-            Some(config) => NetStream::tls_server(stream, config)?,
-            None => NetStream::Tcp(stream),
-        };
+        shared.opts.socket.apply(&stream)?;
+        let stream = NetStream::server(stream, &shared.tls)?;
         let opts = &shared.opts;
         let ws = Connection::server(
             opts.read_buffer(),

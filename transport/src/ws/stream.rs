@@ -113,6 +113,7 @@ impl Stream for NetStream {
     fn read_drained(&self, asked: usize, got: usize) -> bool {
         match self {
             NetStream::Tcp(_) => got < asked,
+            #[cfg(feature = "tls")]
             NetStream::Tls(s) => s.is_drained(),
         }
     }

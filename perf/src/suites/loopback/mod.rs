@@ -4,7 +4,8 @@
 //! - [`rtt`]: one connection, ping-pong of 40 B and 128 B binary messages; a
 //!   sample is one round trip (B = 1). Blocking rows wait in the kernel and
 //!   are dominated by its wake-ups (tens of microseconds on a VM); busy-poll
-//!   rows spin on non-blocking sockets instead and sit beside them.
+//!   rows spin on non-blocking sockets instead and sit beside them (tickwire's
+//!   through its public `RecvMode::Spin` receive mode, same blocking calls).
 //! - [`stream`]: one connection, receive throughput: a sender thread writes
 //!   the same pre-encoded 128 B binary client frames in ~64 KiB writes for
 //!   every row; the measuring thread receives them with each library (server

@@ -6,7 +6,8 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use tickwire::ws::{Client, Message, Server, ServerConnection};
+use tickwire::socket::RecvMode;
+use tickwire::ws::{Client, ClientBuilder, Message, ServerBuilder, ServerConnection};
 use tungstenite::Bytes;
 use tungstenite::protocol::{Message as TMessage, Role as TRole, WebSocket as TSocket};
 
@@ -20,8 +21,9 @@ const NOTE_TW: &str = "ws::Client::send_binary + recv (blocking, no timeouts: sl
 const NOTE_TW_TIMEOUT: &str = "the same with read_timeout(Some(10 s)): the wait is still one read(2) on the \
                                blocking socket, bounded by its SO_RCVTIMEO (set once), plus one clock read \
                                per waiting recv";
-const NOTE_TW_BUSY: &str =
-    "both ends set_blocking(false) and spin on try_recv (evented API, no poll wait)";
+const NOTE_TW_BUSY: &str = "the same blocking send_binary + recv, both ends built with \
+                            recv_mode(RecvMode::Spin): recv spins on non-blocking reads instead of \
+                            sleeping in read(2)";
 const NOTE_TUNG: &str = "WebSocket::send(Message::Binary) + read over std TcpStream (TCP_NODELAY) against a \
                          tungstenite echo server on the other core; default config, no handshake";
 const NOTE_RAW: &str = "the floor: write the masked frame's byte count, read the echo's byte count \
@@ -100,7 +102,9 @@ fn flush_all(c: &mut ServerConnection) -> bool {
 }
 
 /// The echo server: every binary message goes back as it came (ws:// here, wss://
-/// for the TLS rows).
+/// for the TLS rows). `busy`: spin on `try_recv` in evented mode (the TLS busy-poll
+/// rows); the rows here pass `false` and get their mode from the builder's
+/// `recv_mode`.
 pub(crate) fn tw_echo(mut c: ServerConnection, busy: bool) {
     let mut buf = Vec::with_capacity(1 << 16);
     if busy {
@@ -134,35 +138,21 @@ pub(crate) fn tw_echo(mut c: ServerConnection, busy: bool) {
     }
 }
 
-/// Send `p` and wait for a binary message; returns its last byte (and checks its length).
+/// Send `p` and wait for a binary message (blocking API: in `RecvMode::Spin` the wait
+/// spins inside `recv`); returns its last byte (and checks its length).
 #[inline(always)]
-fn tw_round(c: &mut Client, p: &[u8], busy: bool) -> u64 {
+fn tw_round(c: &mut Client, p: &[u8]) -> u64 {
     if let Err(e) = c.send_binary(p) {
         unexpected(&e);
     }
-    if busy {
-        loop {
-            match c.flush() {
-                Ok(true) => break,
-                Ok(false) => std::hint::spin_loop(),
-                Err(e) => unexpected(&e),
-            }
-        }
-    }
-    loop {
-        let got = if busy { c.try_recv() } else { c.recv() };
-        match got {
-            Ok(Some(Message::Binary(b))) if b.len() == p.len() => return touch(b),
-            Ok(None) if busy => {}
-            other => unexpected(&other),
-        }
-        if c.is_closed() {
-            unexpected(&"connection closed");
-        }
-        std::hint::spin_loop();
+    match c.recv() {
+        Ok(Some(Message::Binary(b))) if b.len() == p.len() => touch(b),
+        other => unexpected(&other),
     }
 }
 
+/// Blocking rows sleep in the kernel (the default); busy-poll rows use the public
+/// busy-poll receive mode on both ends, with the same blocking calls.
 /// The read timeout of the "read timeout" rows: never reached, only set.
 const READ_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -173,14 +163,23 @@ fn tickwire(
     busy: bool,
     read_timeout: Option<Duration>,
 ) -> Measurement {
-    let mut server = Server::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+    let mode = if busy {
+        RecvMode::Spin
+    } else {
+        RecvMode::Sleep
+    };
+    let mut server = ServerBuilder::new()
+        .recv_mode(mode)
+        .bind("127.0.0.1:0")
+        .expect("bind 127.0.0.1");
     let url = format!("ws://{}/", server.local_addr().expect("local addr"));
     let echo = spawn_pinned(peer, move || {
         let mut c = server.accept().expect("accept");
         c.handshake().expect("handshake");
-        tw_echo(c, busy);
+        tw_echo(c, false);
     });
-    let mut c = Client::builder()
+    let mut c = ClientBuilder::new()
+        .recv_mode(mode)
         .read_timeout(read_timeout)
         .connect(&url)
         .expect("connect");
@@ -191,15 +190,12 @@ fn tickwire(
         Ok(Some(Message::Binary(b))) => assert_eq!(b, &p[..], "echo"),
         other => unexpected(&other),
     }
-    if busy {
-        c.set_blocking(false).expect("evented mode");
-    }
     let m = bench_batch(
         &one(cfg),
         &mut c,
         |_| {},
         |c, _| {
-            std::hint::black_box(tw_round(c, &p, busy));
+            std::hint::black_box(tw_round(c, &p));
         },
     );
     drop(c);

@@ -3,15 +3,21 @@
 //! docs) and the cancellation rule of [`super`]: the connection is in the `send`
 //! future while a request is in flight, so dropping the future closes it.
 
-use std::io;
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
+#[cfg(feature = "tls")]
+use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use tickwire_codec::http::{Error as HttpError, Request, ResponseReader, RestResponse};
 
 use super::stream::AsyncStream;
+use crate::net::ClientTls;
+use crate::proxy::{ProxyRules, proxy_options};
 use crate::rest::client::{Failure, retryable};
 use crate::rest::{Error, HttpUrl, Stats, Timeouts};
+use crate::socket::tokio::dial;
+use crate::socket::{SocketOptions, socket_options};
+#[cfg(feature = "tls")]
 use crate::tls::{TlsConfig, TlsStream};
 
 /// Settings of an async [`Client`] (and of each connection of a
@@ -20,29 +26,28 @@ use crate::tls::{TlsConfig, TlsStream};
 #[derive(Debug, Clone)]
 pub struct ClientBuilder {
     timeouts: Timeouts,
-    nodelay: bool,
+    socket: SocketOptions,
+    proxy: Option<ProxyRules>,
     idle_probe: Option<Duration>,
-    tls: Option<TlsConfig>,
+    tls: ClientTls,
 }
 
 impl Default for ClientBuilder {
     fn default() -> Self {
         ClientBuilder {
             timeouts: Timeouts::default(),
-            nodelay: true,
+            socket: SocketOptions::default(),
+            proxy: None,
             idle_probe: Some(Duration::from_secs(1)),
-            tls: None,
+            tls: ClientTls::default(),
         }
     }
 }
 
-impl ClientBuilder {
-    /// TCP_NODELAY (default on).
-    pub fn nodelay(mut self, on: bool) -> Self {
-        self.nodelay = on;
-        self
-    }
+socket_options!(ClientBuilder, socket);
+proxy_options!(ClientBuilder, proxy);
 
+impl ClientBuilder {
     /// The longest a connect may take, resolution included (default 10 s):
     /// [`Error::ConnectTimeout`].
     pub fn connect_timeout(mut self, t: Duration) -> Self {
@@ -73,6 +78,7 @@ impl ClientBuilder {
 
     /// TLS settings for `https://` URLs (default: [`TlsConfig::shared_default`], the
     /// compiled-in Mozilla roots).
+    #[cfg(feature = "tls")]
     pub fn tls(mut self, config: TlsConfig) -> Self {
         self.tls = Some(config);
         self
@@ -166,6 +172,7 @@ impl Client {
     }
 
     /// The TLS stream of an open `https://` connection (protocol version, ALPN).
+    #[cfg(feature = "tls")]
     pub fn tls(&self) -> Option<&TlsStream<TcpStream>> {
         self.conn.as_ref().and_then(|c| c.stream.tls())
     }
@@ -186,33 +193,18 @@ impl Client {
         Ok(())
     }
 
-    /// TCP connect, then (for `https://`) the TLS handshake, both within the connect
-    /// timeout.
+    /// TCP connect (through the proxy, if any), then (for `https://`) the TLS
+    /// handshake, all within the connect timeout.
     async fn open(&mut self) -> Result<Conn, Error> {
-        let t = &self.builder.timeouts;
-        let deadline = Instant::now().checked_add(t.connect);
-        let connect = ::tokio::net::TcpStream::connect((self.url.host.as_str(), self.url.port));
-        let tcp = ::tokio::time::timeout(t.connect, connect)
-            .await
-            .map_err(|_| Error::ConnectTimeout)?
-            .map_err(|e| match e.kind() {
-                io::ErrorKind::TimedOut => Error::ConnectTimeout,
-                _ => Error::Io(e),
-            })?;
-        tcp.set_nodelay(self.builder.nodelay).map_err(Error::Io)?;
+        let b = &self.builder;
+        let deadline = Instant::now().checked_add(b.timeouts.connect);
+        let (host, port, secure) = (self.url.host.as_str(), self.url.port, self.url.secure);
+        let tcp = dial(host, port, secure, b.proxy.as_ref(), &b.socket, deadline).await?;
         // Out of tokio (non-blocking stays on); readiness comes back through the
         // stream's registration.
         let tcp = tcp.into_std().map_err(Error::Io)?;
-        let stream = if self.url.secure {
-            let config = self
-                .builder
-                .tls
-                .clone()
-                .unwrap_or_else(TlsConfig::shared_default);
-            AsyncStream::open(tcp, Some((&config, &self.url.host)), deadline).await?
-        } else {
-            AsyncStream::open(tcp, None, deadline).await?
-        };
+        let (secure, host) = (self.url.secure, self.url.host.as_str());
+        let stream = AsyncStream::open(tcp, secure, &self.builder.tls, host, deadline).await?;
         self.stats.connects += 1;
         Ok(Conn {
             stream,

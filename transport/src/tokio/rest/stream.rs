@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 
 use ::tokio::io::Interest;
 
+use crate::net::ClientTls;
 use crate::rest::Error;
+#[cfg(feature = "tls")]
 use crate::tls::{TlsConfig, TlsStream};
 use crate::tokio::ws::readiness::Readiness;
 
@@ -24,6 +26,7 @@ pub(super) enum ConnStream {
     /// `http://`.
     Tcp(TcpStream),
     /// `https://` (boxed: the TLS state is large).
+    #[cfg(feature = "tls")]
     Tls(Box<TlsStream<TcpStream>>),
 }
 
@@ -40,23 +43,44 @@ pub(super) struct AsyncStream {
 }
 
 impl AsyncStream {
-    /// Register the connected non-blocking `tcp`; with `tls`, run the TLS handshake
-    /// (SNI and the certificate name from `host`) by `deadline`
-    /// ([`Error::ConnectTimeout`] after it, [`Error::Tls`] when it fails).
+    /// Register the connected non-blocking `tcp`; when `secure` (`https://`), run the
+    /// TLS handshake with the `tls` settings (SNI and the certificate name from `host`)
+    /// by `deadline` ([`Error::ConnectTimeout`] after it, `Error::Tls` when it fails;
+    /// [`Error::TlsDisabled`] without the `tls` feature).
     pub async fn open(
         tcp: TcpStream,
-        tls: Option<(&TlsConfig, &str)>,
+        secure: bool,
+        tls: &ClientTls,
+        host: &str,
         deadline: Option<Instant>,
     ) -> Result<AsyncStream, Error> {
         let ready = Readiness::new(&tcp).map_err(Error::Io)?;
-        let Some((config, host)) = tls else {
+        if !secure {
             return Ok(AsyncStream {
                 stream: ConnStream::Tcp(tcp),
                 ready,
                 drained: false,
             });
-        };
-        let mut tls = TlsStream::client(tcp, config, host)?;
+        }
+        #[cfg(not(feature = "tls"))]
+        {
+            let _ = (tls, host, deadline);
+            Err(Error::TlsDisabled)
+        }
+        #[cfg(feature = "tls")]
+        Self::tls_handshake(tcp, ready, tls, host, deadline).await
+    }
+
+    #[cfg(feature = "tls")]
+    async fn tls_handshake(
+        tcp: TcpStream,
+        ready: Readiness,
+        tls: &ClientTls,
+        host: &str,
+        deadline: Option<Instant>,
+    ) -> Result<AsyncStream, Error> {
+        let config = tls.clone().unwrap_or_else(TlsConfig::shared_default);
+        let mut tls = TlsStream::client(tcp, &config, host)?;
         loop {
             match tls.handshake() {
                 Ok(true) => break,
@@ -90,6 +114,7 @@ impl AsyncStream {
     }
 
     /// The TLS stream of an `https://` connection (protocol version, ALPN).
+    #[cfg(feature = "tls")]
     pub fn tls(&self) -> Option<&TlsStream<TcpStream>> {
         match &self.stream {
             ConnStream::Tcp(_) => None,
@@ -100,6 +125,7 @@ impl AsyncStream {
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         match &self.stream {
             ConnStream::Tcp(s) => s.local_addr(),
+            #[cfg(feature = "tls")]
             ConnStream::Tls(s) => s.get_ref().local_addr(),
         }
     }
@@ -108,6 +134,7 @@ impl AsyncStream {
     /// and write what the non-blocking socket takes now (RFC 8446 section 6.1; never
     /// waits, errors ignored: the connection is going either way). Plain TCP: nothing.
     pub fn close(&mut self) {
+        #[cfg(feature = "tls")]
         if let ConnStream::Tls(s) = &mut self.stream {
             let _ = s.send_close_notify();
         }
@@ -128,6 +155,7 @@ impl AsyncStream {
                     ),
                 }
             }
+            #[cfg(feature = "tls")]
             ConnStream::Tls(s) => {
                 let r = s.read_available();
                 r.is_err() || s.codec().is_peer_closed() || s.codec().has_plaintext()
@@ -149,6 +177,7 @@ impl AsyncStream {
                 Err(e) => return Err(e),
             }
         }
+        #[cfg(feature = "tls")]
         if let ConnStream::Tls(s) = &mut self.stream {
             while !s.flush_pending()? {
                 if !self
@@ -178,6 +207,7 @@ impl AsyncStream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match &mut self.stream {
             ConnStream::Tcp(s) => s.write(buf),
+            #[cfg(feature = "tls")]
             ConnStream::Tls(s) => s.write(buf),
         }
     }
@@ -196,6 +226,7 @@ impl AsyncStream {
         loop {
             let r = match &mut self.stream {
                 ConnStream::Tcp(s) => s.read(buf),
+                #[cfg(feature = "tls")]
                 ConnStream::Tls(s) => s.read(buf),
             };
             match r {
@@ -206,6 +237,7 @@ impl AsyncStream {
                 Ok(n) => {
                     self.drained = match &self.stream {
                         ConnStream::Tcp(_) => n > 0 && n < buf.len(),
+                        #[cfg(feature = "tls")]
                         ConnStream::Tls(s) => n > 0 && s.is_drained(),
                     };
                     return Ok(n);
@@ -218,7 +250,10 @@ impl AsyncStream {
     /// Wait until readable; while TLS records the stream produced (a key update) wait
     /// for the socket, wait for room as well and write them.
     async fn wait_readable(&mut self, deadline: Option<Instant>) -> io::Result<()> {
+        #[cfg(feature = "tls")]
         let pending = matches!(&self.stream, ConnStream::Tls(s) if s.has_pending());
+        #[cfg(not(feature = "tls"))]
+        let pending = false;
         let interest = if pending {
             Interest::READABLE | Interest::WRITABLE
         } else {
@@ -227,6 +262,7 @@ impl AsyncStream {
         if !self.ready.wait_for(interest, deadline).await? {
             return Err(io::ErrorKind::TimedOut.into());
         }
+        #[cfg(feature = "tls")]
         if let ConnStream::Tls(s) = &mut self.stream
             && pending
         {

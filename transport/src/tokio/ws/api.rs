@@ -256,6 +256,7 @@ macro_rules! async_api {
             }
 
             /// The TLS layer, for a TLS connection (negotiated ALPN protocol, version).
+            #[cfg(feature = "tls")]
             pub fn tls(&self) -> Option<&$crate::tls::TlsStream> {
                 self.ws.tls()
             }

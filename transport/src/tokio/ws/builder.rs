@@ -39,6 +39,41 @@ macro_rules! forward_options {
                 }
             }
 
+            /// `SO_RCVBUF` in bytes (see the blocking builder).
+            pub fn so_rcvbuf(self, bytes: usize) -> Self {
+                Self {
+                    inner: self.inner.so_rcvbuf(bytes),
+                }
+            }
+
+            /// `SO_SNDBUF` in bytes (see the blocking builder).
+            pub fn so_sndbuf(self, bytes: usize) -> Self {
+                Self {
+                    inner: self.inner.so_sndbuf(bytes),
+                }
+            }
+
+            /// `TCP_QUICKACK` where the OS has it (default off).
+            pub fn quickack(self, on: bool) -> Self {
+                Self {
+                    inner: self.inner.quickack(on),
+                }
+            }
+
+            /// `SO_BUSY_POLL` in microseconds (Linux; default: not set).
+            pub fn so_busy_poll(self, micros: u32) -> Self {
+                Self {
+                    inner: self.inner.so_busy_poll(micros),
+                }
+            }
+
+            /// All socket options at once.
+            pub fn socket_options(self, options: $crate::socket::SocketOptions) -> Self {
+                Self {
+                    inner: self.inner.socket_options(options),
+                }
+            }
+
             /// Answer pings automatically (default on).
             pub fn auto_pong(self, on: bool) -> Self {
                 Self {

@@ -10,6 +10,9 @@ use super::api::{Timeouts, async_api};
 use super::builder::forward_options;
 use super::readiness::Readiness;
 use crate::net::NetStream;
+use crate::proxy::{Proxy, ProxyRules, ProxyUrlError};
+use crate::socket::tokio::dial;
+#[cfg(feature = "tls")]
 use crate::tls::TlsConfig;
 use crate::ws::{self, Error, Url};
 
@@ -36,20 +39,43 @@ impl ClientBuilder {
     }
 
     /// TLS settings for `wss://` URLs (default: the compiled-in roots).
+    #[cfg(feature = "tls")]
     pub fn tls(self, config: TlsConfig) -> Self {
         Self {
             inner: self.inner.tls(config),
         }
     }
 
+    /// Connect through `proxy` for every target (see the blocking builder).
+    pub fn proxy(self, proxy: Proxy) -> Self {
+        Self {
+            inner: self.inner.proxy(proxy),
+        }
+    }
+
+    /// Take the proxy from the environment, read now (see the blocking builder).
+    pub fn proxy_from_env(self) -> Result<Self, ProxyUrlError> {
+        Ok(Self {
+            inner: self.inner.proxy_from_env()?,
+        })
+    }
+
+    /// Which proxy serves which target (`None`: connect directly).
+    pub fn proxy_rules(self, rules: Option<ProxyRules>) -> Self {
+        Self {
+            inner: self.inner.proxy_rules(rules),
+        }
+    }
+
     /// Resolve the `ws://` or `wss://` URL's host, connect (connect timeout, each
-    /// address in turn) and handshake (handshake timeout).
+    /// address in turn, through the proxy if one is set) and handshake (handshake
+    /// timeout).
     pub async fn connect(&self, url: &str) -> Result<Client, Error> {
         let url = Url::parse(url)?;
-        let connect = TcpStream::connect((url.host.as_str(), url.port));
-        let stream = ::tokio::time::timeout(self.inner.connect_timeout, connect)
-            .await
-            .map_err(|_| Error::ConnectTimeout)??;
+        let deadline = Instant::now().checked_add(self.inner.connect_timeout);
+        let (host, port, secure) = (url.host.as_str(), url.port, url.secure);
+        let rules = self.inner.proxy.as_ref();
+        let stream = dial(host, port, secure, rules, &self.inner.opts.socket, deadline).await?;
         self.handshake(stream, &url).await
     }
 
@@ -65,17 +91,8 @@ impl ClientBuilder {
         // The socket moves out of tokio into the transport's stream; readiness comes
         // back from tokio's reactor through `Readiness`.
         let tcp = mio::net::TcpStream::from_std(stream.into_std()?);
-        tcp.set_nodelay(opts.nodelay)?;
-        let stream = if url.secure {
-            let config = self
-                .inner
-                .tls
-                .clone()
-                .unwrap_or_else(TlsConfig::shared_default);
-            NetStream::tls_client(tcp, &config, &url.host)?
-        } else {
-            NetStream::Tcp(tcp)
-        };
+        opts.socket.apply(&tcp)?;
+        let stream = NetStream::client(tcp, url.secure, &self.inner.tls, &url.host)?;
         let mut conn = self.inner.start(stream, url, false)?;
         // tokio's readiness remembers an arrival until it is seen: after a short read
         // the next recv waits for it instead of reading into `WouldBlock`.
@@ -150,5 +167,12 @@ impl Client {
 
     async fn established(&mut self) -> Result<(), Error> {
         Ok(())
+    }
+}
+
+/// The connection's socket, to read (or set) socket options on it.
+impl std::os::fd::AsFd for Client {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.ws.get_ref().as_fd()
     }
 }

@@ -10,6 +10,7 @@ use ::tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 use super::api::{Timeouts, async_api};
 use super::builder::forward_options;
 use super::readiness::Readiness;
+#[cfg(feature = "tls")]
 use crate::tls::TlsServerConfig;
 use crate::ws::{self, Error};
 
@@ -29,6 +30,7 @@ impl ServerBuilder {
     }
 
     /// Accept TLS connections only (`wss://`), with this certificate and settings.
+    #[cfg(feature = "tls")]
     pub fn tls(self, config: TlsServerConfig) -> Self {
         Self {
             inner: self.inner.tls(config),
@@ -179,5 +181,12 @@ impl ServerConnection {
             self.handshake().await?;
         }
         Ok(())
+    }
+}
+
+/// The connection's socket, to read (or set) socket options on it.
+impl std::os::fd::AsFd for ServerConnection {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.ws.get_ref().as_fd()
     }
 }

@@ -1,0 +1,318 @@
+//! Proxies: reach the server through an HTTP `CONNECT` proxy (Basic auth) or a SOCKS5
+//! proxy (no auth, or username/password), for `ws://`, `wss://`, `http://` and
+//! `https://` alike. The tunnel is opened first; TLS and the WebSocket or HTTP
+//! exchange then run through it exactly as over a direct connection.
+//!
+//! - [`Proxy`]: one proxy (`Proxy::http("http://user:pw@10.0.0.1:3128")?`,
+//!   `Proxy::socks5("socks5://127.0.0.1:1080")?`), given to a builder's `.proxy(..)`;
+//! - [`ProxyRules`]: which proxy serves which target; a builder's `.proxy_from_env()`
+//!   reads them from `HTTPS_PROXY` / `HTTP_PROXY` / `ALL_PROXY` / `NO_PROXY` (and the
+//!   lowercase forms), never without being asked;
+//! - [`ProxyError`]: a proxy that refused, answered garbage or closed mid-handshake,
+//!   naming the proxy and what happened.
+//!
+//! The handshakes themselves are one sans-IO state machine (`proxy/tunnel.rs`): bytes to
+//! write and how many to read next, no socket. The blocking and the tokio connectors
+//! (`crate::socket`) both drive it, so each protocol rule is written once.
+
+mod env;
+mod error;
+pub(crate) mod tunnel;
+
+pub use env::{NoProxy, ProxyRules};
+pub use error::{ProxyError, ProxyErrorKind};
+
+use std::fmt;
+
+/// The protocol spoken to a proxy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProxyKind {
+    /// HTTP/1.1 `CONNECT host:port` (plain TCP to the proxy).
+    Http,
+    /// SOCKS5 (RFC 1928), the target's name resolved by the proxy.
+    Socks5,
+}
+
+/// One proxy: its protocol, address and credentials.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Proxy {
+    kind: ProxyKind,
+    host: String,
+    port: u16,
+    auth: Option<(String, String)>,
+}
+
+impl fmt::Debug for Proxy {
+    /// Without the password.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Proxy")
+            .field("kind", &self.kind)
+            .field("addr", &self.addr())
+            .field("user", &self.auth.as_ref().map(|(u, _)| u))
+            .finish()
+    }
+}
+
+/// Why a proxy URL was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProxyUrlError {
+    /// A scheme this kind of proxy does not speak (`https://` proxies, TLS to the
+    /// proxy itself, are not supported).
+    Scheme(String),
+    /// No host, a bad port, or a bad `%` escape in the credentials.
+    Malformed(String),
+}
+
+impl fmt::Display for ProxyUrlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ProxyUrlError::Scheme(s) => write!(f, "unsupported proxy scheme {s:?}"),
+            ProxyUrlError::Malformed(s) => write!(f, "malformed proxy URL {s:?}"),
+        }
+    }
+}
+
+impl std::error::Error for ProxyUrlError {}
+
+impl Proxy {
+    /// An HTTP `CONNECT` proxy: `http://[user:password@]host[:port]` (port 80 by
+    /// default; the scheme may be left out).
+    /// Credentials are sent as Basic auth; `%` escapes in them are decoded.
+    pub fn http(url: &str) -> Result<Proxy, ProxyUrlError> {
+        Self::parse_as(url, Some(ProxyKind::Http))
+    }
+
+    /// A SOCKS5 proxy: `socks5://[user:password@]host[:port]` or `socks5h://...`
+    /// (port 1080 by default; the scheme may be left out). Target host names are
+    /// always sent to the proxy to resolve (both schemes behave as `socks5h`).
+    pub fn socks5(url: &str) -> Result<Proxy, ProxyUrlError> {
+        Self::parse_as(url, Some(ProxyKind::Socks5))
+    }
+
+    /// A proxy by its URL's scheme: `http://` for `CONNECT`, `socks5://` or
+    /// `socks5h://` for SOCKS5 (a URL without a scheme is an HTTP proxy, as curl
+    /// reads `HTTPS_PROXY=host:port`).
+    pub fn parse(url: &str) -> Result<Proxy, ProxyUrlError> {
+        Self::parse_as(url, None)
+    }
+
+    fn parse_as(url: &str, want: Option<ProxyKind>) -> Result<Proxy, ProxyUrlError> {
+        let url = url.trim();
+        let malformed = || ProxyUrlError::Malformed(url.to_owned());
+        let (kind, rest) = match url.split_once("://") {
+            Some((scheme, rest)) => {
+                let kind = match scheme.to_ascii_lowercase().as_str() {
+                    "http" => ProxyKind::Http,
+                    "socks5" | "socks5h" => ProxyKind::Socks5,
+                    other => return Err(ProxyUrlError::Scheme(other.to_owned())),
+                };
+                if want.is_some_and(|w| w != kind) {
+                    return Err(ProxyUrlError::Scheme(scheme.to_owned()));
+                }
+                (kind, rest)
+            }
+            None => (want.unwrap_or(ProxyKind::Http), url),
+        };
+        // The authority ends at the first '/' (a trailing slash is common in env vars).
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+        let (auth, hostport) = match authority.rsplit_once('@') {
+            Some((userinfo, hp)) => {
+                let (user, pass) = userinfo.split_once(':').unwrap_or((userinfo, ""));
+                let user = percent_decode(user).ok_or_else(malformed)?;
+                let pass = percent_decode(pass).ok_or_else(malformed)?;
+                (Some((user, pass)), hp)
+            }
+            None => (None, authority),
+        };
+        let default_port = match kind {
+            ProxyKind::Http => 80,
+            ProxyKind::Socks5 => 1080,
+        };
+        let (host, port) = split_host_port(hostport, default_port).ok_or_else(malformed)?;
+        Ok(Proxy {
+            kind,
+            host,
+            port,
+            auth,
+        })
+    }
+
+    /// The protocol.
+    pub fn kind(&self) -> ProxyKind {
+        self.kind
+    }
+
+    /// The proxy's host name or IP literal (IPv6 without brackets).
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// The proxy's port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// `host:port` (`[v6]:port`), as errors name the proxy.
+    pub fn addr(&self) -> String {
+        join_host_port(&self.host, self.port)
+    }
+
+    /// The credentials, if any.
+    pub(crate) fn auth(&self) -> Option<(&str, &str)> {
+        self.auth.as_ref().map(|(u, p)| (u.as_str(), p.as_str()))
+    }
+
+    /// The handshake that opens a tunnel through this proxy to `host:port`.
+    pub(crate) fn tunnel(&self, host: &str, port: u16) -> tunnel::Tunnel {
+        match self.kind {
+            ProxyKind::Http => tunnel::Tunnel::http_connect(host, port, self.auth()),
+            ProxyKind::Socks5 => tunnel::Tunnel::socks5(host, port, self.auth()),
+        }
+    }
+
+    /// A [`ProxyError`] naming this proxy.
+    pub(crate) fn error(&self, kind: ProxyErrorKind) -> ProxyError {
+        ProxyError::new(self.addr(), self.kind, kind)
+    }
+}
+
+/// Builder setters for proxies (`self.$field: Option<ProxyRules>`), shared by the
+/// client builders.
+macro_rules! proxy_options {
+    ($ty:ty, $($field:ident).+) => {
+        impl $ty {
+            /// Connect through `proxy` (HTTP `CONNECT` or SOCKS5), for every target
+            /// (default: no proxy; the environment is not read unless
+            /// [`proxy_from_env`](Self::proxy_from_env) says so).
+            pub fn proxy(mut self, proxy: $crate::proxy::Proxy) -> Self {
+                self.$($field).+ = Some($crate::proxy::ProxyRules::all(proxy));
+                self
+            }
+
+            /// Take the proxy from `HTTPS_PROXY` / `HTTP_PROXY` / `ALL_PROXY`, except
+            /// for the targets of `NO_PROXY` (and the lowercase forms), read now
+            /// ([`ProxyRules::from_env`](crate::proxy::ProxyRules::from_env)). Unset
+            /// variables mean a direct connection; a value that is not a proxy URL is
+            /// an error.
+            pub fn proxy_from_env(mut self) -> Result<Self, $crate::proxy::ProxyUrlError> {
+                self.$($field).+ = Some($crate::proxy::ProxyRules::from_env()?);
+                Ok(self)
+            }
+
+            /// Which proxy serves which target, in full
+            /// ([`ProxyRules`](crate::proxy::ProxyRules); `None`: connect directly).
+            pub fn proxy_rules(mut self, rules: Option<$crate::proxy::ProxyRules>) -> Self {
+                self.$($field).+ = rules;
+                self
+            }
+        }
+    };
+}
+
+pub(crate) use proxy_options;
+
+/// `host:port`, IPv6 in brackets.
+pub(crate) fn join_host_port(host: &str, port: u16) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+/// `host[:port]` or `[v6][:port]`; `None` for an empty host or a bad port.
+pub(crate) fn split_host_port(s: &str, default_port: u16) -> Option<(String, u16)> {
+    let (host, port) = if let Some(rest) = s.strip_prefix('[') {
+        let (host, after) = rest.split_once(']')?;
+        match after {
+            "" => (host, None),
+            p => (host, Some(p.strip_prefix(':')?)),
+        }
+    } else {
+        match s.rsplit_once(':') {
+            Some((h, p)) if !h.contains(':') => (h, Some(p)),
+            Some(_) => return None,
+            None => (s, None),
+        }
+    };
+    if host.is_empty() {
+        return None;
+    }
+    let port = match port {
+        None => default_port,
+        Some(p) => p.parse().ok()?,
+    };
+    Some((host.to_owned(), port))
+}
+
+/// Decode `%XX` escapes; `None` on a bad escape or bytes that are not UTF-8.
+fn percent_decode(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = s.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_http_and_socks_urls() {
+        let p = Proxy::http("http://user:p%40ss@127.0.0.1:8888/").unwrap();
+        assert_eq!(p.kind(), ProxyKind::Http);
+        assert_eq!(p.addr(), "127.0.0.1:8888");
+        assert_eq!(p.auth(), Some(("user", "p@ss")));
+        let p = Proxy::socks5("socks5h://[::1]").unwrap();
+        assert_eq!(
+            (p.kind(), p.host(), p.port()),
+            (ProxyKind::Socks5, "::1", 1080)
+        );
+        assert_eq!(p.addr(), "[::1]:1080");
+        assert_eq!(p.auth(), None);
+        let p = Proxy::parse("proxy.corp:3128").unwrap();
+        assert_eq!((p.kind(), p.port()), (ProxyKind::Http, 3128));
+        assert_eq!(
+            Proxy::parse("SOCKS5://h:9").unwrap().kind(),
+            ProxyKind::Socks5
+        );
+        // The password never shows in Debug.
+        let p = Proxy::http("http://u:secret@h:1").unwrap();
+        assert!(!format!("{p:?}").contains("secret"));
+    }
+
+    #[test]
+    fn refuses_bad_urls() {
+        assert!(matches!(
+            Proxy::http("socks5://h:1"),
+            Err(ProxyUrlError::Scheme(_))
+        ));
+        assert!(matches!(
+            Proxy::parse("https://h:1"),
+            Err(ProxyUrlError::Scheme(_))
+        ));
+        for bad in [
+            "http://",
+            "http://h:x",
+            "http://h:70000",
+            "http://u:%zz@h",
+            "::1:80",
+        ] {
+            assert!(
+                matches!(Proxy::parse(bad), Err(ProxyUrlError::Malformed(_))),
+                "{bad}"
+            );
+        }
+    }
+}
