@@ -224,7 +224,10 @@ impl<'u> XdpDevice<'u> {
         if !cfg.ring_size.is_power_of_two() {
             return Err(invalid("ring size must be a power of two"));
         }
-        if umem.as_ptr() as usize % 4096 != 0 || umem.len() % fs != 0 || umem.len() < 4 * fs {
+        if !(umem.as_ptr() as usize).is_multiple_of(4096)
+            || !umem.len().is_multiple_of(fs)
+            || umem.len() < 4 * fs
+        {
             return Err(invalid(
                 "UMEM must be page-aligned and a whole number of frames (at least 4)",
             ));

@@ -72,17 +72,24 @@ fn ip(args: &[&str]) -> io::Result<()> {
     ))
 }
 
+/// Whether this process can build the environment: root, and `ip` runs.
+/// The error says what is missing.
+pub fn available() -> io::Result<()> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            "network namespaces and XDP need root (CAP_NET_ADMIN, CAP_SYS_ADMIN, CAP_BPF)",
+        ));
+    }
+    ip(&["-V"])
+}
+
 impl VethPair {
     /// Create both namespaces, the veth pair between them, the addresses, and
     /// bring everything up. On error, whatever was created is deleted again.
     pub fn create() -> io::Result<Self> {
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::PermissionDenied,
-                "network namespaces and XDP need root (CAP_NET_ADMIN, CAP_SYS_ADMIN, CAP_BPF)",
-            ));
-        }
+        available()?;
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let tag = format!("tw{}-{n}", std::process::id());
         let pair = VethPair {
