@@ -554,3 +554,46 @@ impl Drop for XdpTxToken<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(umem: &mut [u8], cfg: XdpConfig) -> bool {
+        XdpDevice::open("lo", umem, cfg).is_err_and(|e| e.kind() == io::ErrorKind::InvalidInput)
+    }
+
+    #[test]
+    fn bad_umem_and_settings_are_refused_before_any_socket() {
+        let mut area = UmemArea::new(8, 2048).unwrap();
+        let cfg = XdpConfig {
+            frame_size: 2048,
+            ..XdpConfig::default()
+        };
+        let mem = area.as_mut_slice();
+        assert!(refused(&mut mem[1..2049], cfg), "not page-aligned");
+        assert!(refused(&mut mem[..3 * 2048], cfg), "fewer than 4 frames");
+        assert!(refused(&mut mem[..4 * 2048 + 1], cfg), "not whole frames");
+        let odd = XdpConfig {
+            frame_size: 3000,
+            ..cfg
+        };
+        assert!(refused(mem, odd), "frame size");
+        let ring = XdpConfig {
+            ring_size: 1000,
+            ..cfg
+        };
+        assert!(refused(mem, ring), "ring size");
+    }
+
+    #[test]
+    fn rx_descriptor_addresses_map_back_to_their_frame() {
+        let u = Umem {
+            base: std::ptr::null_mut(),
+            len: 8 * 4096,
+            frame_size: 4096,
+        };
+        assert_eq!(u.frame_of(3 * 4096 + 256), 3 * 4096);
+        assert_eq!(u.frame_of(4096), 4096);
+    }
+}

@@ -43,10 +43,24 @@ impl<T: Copy> Shared<T> {
             ));
         }
         let len = off.desc as usize + size as usize * size_of::<T>();
-        let map = Mapping::ring(fd, len, pgoff)?;
+        Self::over(Mapping::ring(fd, len, pgoff)?, off, size)
+    }
+
+    /// The ring laid out as `off` says in `map`, which holds at least
+    /// `off.desc + size * size_of::<T>()` bytes.
+    fn over(map: Mapping, off: &libc::xdp_ring_offset, size: u32) -> io::Result<Self> {
+        let words = [off.producer, off.consumer, off.flags];
+        if words
+            .iter()
+            .any(|&w| w % 4 != 0 || w as usize + 4 > map.len())
+            || off.desc as usize % align_of::<T>() != 0
+            || off.desc as usize + size as usize * size_of::<T>() > map.len()
+        {
+            return Err(io::Error::other("XDP ring offsets outside the mapping"));
+        }
         let base = map.as_ptr();
-        // SAFETY: the kernel's offsets lie inside the mapping it sized for this ring
-        // (`desc + size * entry` is its length); the words are 4-byte aligned.
+        // SAFETY: every offset was checked to lie inside the mapping, suitably
+        // aligned, with room for `size` descriptors after `desc`.
         unsafe {
             Ok(Shared {
                 producer: base.add(off.producer as usize).cast(),
@@ -102,15 +116,18 @@ impl<T: Copy> Producer<T> {
         size: u32,
         pgoff: u64,
     ) -> io::Result<Self> {
-        let ring = Shared::map(fd, off, size, pgoff)?;
+        Ok(Self::new(Shared::map(fd, off, size, pgoff)?))
+    }
+
+    fn new(ring: Shared<T>) -> Self {
         let head = ring.producer().load(Ordering::Relaxed);
         let cached_consumer = ring.consumer().load(Ordering::Acquire);
-        Ok(Producer {
+        Producer {
             ring,
             head,
             submitted: head,
             cached_consumer,
-        })
+        }
     }
 
     /// Free slots, re-reading the consumer index only when the cached view is full.
@@ -174,14 +191,17 @@ impl<T: Copy> Consumer<T> {
         size: u32,
         pgoff: u64,
     ) -> io::Result<Self> {
-        let ring = Shared::map(fd, off, size, pgoff)?;
+        Ok(Self::new(Shared::map(fd, off, size, pgoff)?))
+    }
+
+    fn new(ring: Shared<T>) -> Self {
         let tail = ring.consumer().load(Ordering::Relaxed);
-        Ok(Consumer {
+        Consumer {
             ring,
             tail,
             released: tail,
             cached_producer: tail,
-        })
+        }
     }
 
     /// Entries ready, re-reading the producer index only when the cached view is empty.
@@ -212,5 +232,102 @@ impl<T: Copy> Consumer<T> {
             self.ring.consumer().store(self.tail, Ordering::Release);
             self.released = self.tail;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A ring of 4 `u64`s in anonymous memory laid out like the kernel's
+    /// (producer, consumer, flags, then descriptors), plus a pointer through
+    /// which the test plays the kernel's side.
+    fn ring() -> (Shared<u64>, *mut u32, *mut u64) {
+        let map = Mapping::anonymous(4096).unwrap();
+        let base = map.as_ptr();
+        let off = libc::xdp_ring_offset {
+            producer: 0,
+            consumer: 64,
+            flags: 128,
+            desc: 192,
+        };
+        let ring = Shared::over(map, &off, 4).unwrap();
+        // SAFETY: offsets inside the page just mapped (checked by `over`).
+        unsafe { (ring, base.cast(), base.add(192).cast()) }
+    }
+
+    /// Read/write one of the shared words: 0 producer, 16 consumer, 32 flags (u32 index).
+    fn word(base: *mut u32, i: usize) -> u32 {
+        // SAFETY: inside the test's page; no other thread touches it.
+        unsafe { base.add(i).read_volatile() }
+    }
+    fn set_word(base: *mut u32, i: usize, v: u32) {
+        // SAFETY: as for `word`.
+        unsafe { base.add(i).write_volatile(v) }
+    }
+
+    #[test]
+    fn producer_publishes_only_on_submit_and_rereads_the_consumer_when_full() {
+        let (shared, base, descs) = ring();
+        let mut p = Producer::new(shared);
+        assert_eq!(p.free(), 4);
+        assert!(p.push(10) && p.push(11) && p.push(12));
+        assert_eq!(word(base, 0), 0, "nothing visible before submit");
+        assert_eq!(p.unsubmitted(), 3);
+        p.submit();
+        assert_eq!(word(base, 0), 3);
+        assert!(p.push(13));
+        assert!(!p.push(14), "full: the consumer has taken nothing");
+        // The kernel consumes two; the producer sees it once it looks again.
+        set_word(base, 16, 2);
+        assert!(p.push(14) && p.push(15));
+        assert!(!p.push(16));
+        p.submit();
+        assert_eq!(word(base, 0), 6);
+        // Slots 4 and 5 wrapped onto 0 and 1.
+        // SAFETY: inside the test's page.
+        let got: Vec<u64> = (0..4).map(|i| unsafe { descs.add(i).read() }).collect();
+        assert_eq!(got, [14, 15, 12, 13]);
+        assert!(!p.needs_wakeup());
+        set_word(base, 32, libc::XDP_RING_NEED_WAKEUP);
+        assert!(p.needs_wakeup());
+    }
+
+    #[test]
+    fn consumer_reads_what_was_published_and_releases_in_one_store() {
+        let (shared, base, descs) = ring();
+        let mut c = Consumer::new(shared);
+        assert_eq!(c.pop(), None);
+        for i in 0..4 {
+            // SAFETY: inside the test's page.
+            unsafe { descs.add(i).write(100 + i as u64) };
+        }
+        set_word(base, 0, 3);
+        assert_eq!(c.ready(), 3);
+        assert_eq!((c.pop(), c.pop()), (Some(100), Some(101)));
+        assert_eq!(word(base, 16), 0, "nothing released before release");
+        c.release();
+        assert_eq!(word(base, 16), 2);
+        assert_eq!(c.pop(), Some(102));
+        assert_eq!(c.pop(), None);
+        // The producer wraps: slot 3, then slot 0 again.
+        // SAFETY: inside the test's page.
+        unsafe { descs.write(104) };
+        set_word(base, 0, 5);
+        assert_eq!((c.pop(), c.pop(), c.pop()), (Some(103), Some(104), None));
+        c.release();
+        assert_eq!(word(base, 16), 5);
+    }
+
+    #[test]
+    fn offsets_outside_the_mapping_are_refused() {
+        let map = Mapping::anonymous(4096).unwrap();
+        let off = libc::xdp_ring_offset {
+            producer: 0,
+            consumer: 64,
+            flags: 128,
+            desc: 4096 - 16,
+        };
+        assert!(Shared::<u64>::over(map, &off, 4).is_err());
     }
 }
