@@ -53,7 +53,7 @@ impl<T: Copy> Shared<T> {
         if words
             .iter()
             .any(|&w| w % 4 != 0 || w as usize + 4 > map.len())
-            || off.desc as usize % align_of::<T>() != 0
+            || !(off.desc as usize).is_multiple_of(align_of::<T>())
             || off.desc as usize + size as usize * size_of::<T>() > map.len()
         {
             return Err(io::Error::other("XDP ring offsets outside the mapping"));
