@@ -24,7 +24,7 @@ use smoltcp::iface::SocketStorage;
 use smoltcp::socket::tcp;
 use smoltcp::time::Instant;
 use smoltcp::wire::Ipv4Cidr;
-use tickwire_bypass::demo::{ORDER_BODY, ORDER_REPLY, QUOTE_BODY, QUOTE_PATH, SYMBOL};
+use tickwire_bypass::demo::{self, ORDER_BODY, ORDER_REPLY, QUOTE_BODY, QUOTE_PATH, SYMBOL};
 use tickwire_bypass::link::TcpBuffers;
 use tickwire_bypass::rest::{RestClient, RestError};
 use tickwire_bypass::ws::Error as WsError;
@@ -63,20 +63,10 @@ fn env(test: &str) -> Option<VethPair> {
     skip_or_fail(test, pair)
 }
 
-/// xorshift64*: the script's generator, independent of the codec.
-struct Gen(u64);
-
-impl Gen {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+// The test's own generator, independent of the codec.
+#[path = "support/gen.rs"]
+mod generator;
+use generator::Gen;
 
 /// The messages the client sends, all payloads in one store. The server
 /// builds the same script from the same seed and checks against it.
@@ -306,17 +296,7 @@ fn xdp_client(script: &Script, rest: bool, attach: Attach) -> ClientReport {
             link.poll(clock.now()).expect("poll");
             let sock = link.socket(h);
             if !waiting && step < 3 && sock.may_send() {
-                let r = match step {
-                    0 => client.send(sock, |w| w.get(QUOTE_PATH).query("symbol", SYMBOL).finish()),
-                    1 => client.send(sock, |w| {
-                        w.post("/order")
-                            .header("Content-Type", "application/json")
-                            .body(ORDER_BODY.as_bytes())
-                            .finish()
-                    }),
-                    _ => client.send(sock, |w| w.get("/missing").finish()),
-                };
-                match r {
+                match demo::send_rest_request(&mut client, sock, step) {
                     Ok(_) => waiting = true,
                     Err(RestError::SocketFull) => {}
                     Err(e) => panic!("REST send: {e}"),

@@ -239,9 +239,14 @@ pub(crate) fn ifindex(name: &str) -> io::Result<u32> {
     }
 }
 
-/// `ioctl(request)` with an `ifreq` naming `name`, on a datagram socket of the
-/// calling thread's network namespace; returns the filled `ifreq`.
-fn if_ioctl(name: &str, request: libc::c_ulong) -> io::Result<libc::ifreq> {
+/// `ioctl(request)` with an `ifreq` naming `name` (and set up further by
+/// `prepare`), on a datagram socket of the calling thread's network
+/// namespace; returns the `ifreq` as the kernel left it.
+fn if_ioctl(
+    name: &str,
+    request: libc::c_ulong,
+    prepare: impl FnOnce(&mut libc::ifreq),
+) -> io::Result<libc::ifreq> {
     if name.len() >= libc::IFNAMSIZ {
         return Err(io::Error::from(io::ErrorKind::InvalidInput));
     }
@@ -254,15 +259,17 @@ fn if_ioctl(name: &str, request: libc::c_ulong) -> io::Result<libc::ifreq> {
     for (d, s) in req.ifr_name.iter_mut().zip(name.bytes()) {
         *d = s as libc::c_char;
     }
-    // SAFETY: `req` is a live ifreq with a NUL-terminated name; the two requests
-    // used here (SIOCGIFHWADDR, SIOCGIFMTU) only write into its union.
+    prepare(&mut req);
+    // SAFETY: `req` is a live ifreq with a NUL-terminated name; SIOCGIFHWADDR and
+    // SIOCGIFMTU write into its union, SIOCETHTOOL reads and writes the
+    // ethtool struct its `ifru_data` points to, which the caller keeps alive.
     cvt(unsafe { libc::ioctl(sock.as_raw_fd(), request as _, &mut req) })?;
     Ok(req)
 }
 
 /// The Ethernet address of interface `name` in the calling thread's network namespace.
 pub(crate) fn mac_address(name: &str) -> io::Result<[u8; 6]> {
-    let req = if_ioctl(name, libc::SIOCGIFHWADDR)?;
+    let req = if_ioctl(name, libc::SIOCGIFHWADDR, |_| {})?;
     // SAFETY: SIOCGIFHWADDR filled the hwaddr member of the union.
     let data = unsafe { req.ifr_ifru.ifru_hwaddr.sa_data };
     let mut mac = [0u8; 6];
@@ -274,7 +281,7 @@ pub(crate) fn mac_address(name: &str) -> io::Result<[u8; 6]> {
 
 /// The IP MTU of interface `name` in the calling thread's network namespace.
 pub(crate) fn mtu(name: &str) -> io::Result<u32> {
-    let req = if_ioctl(name, libc::SIOCGIFMTU)?;
+    let req = if_ioctl(name, libc::SIOCGIFMTU, |_| {})?;
     // SAFETY: SIOCGIFMTU filled the mtu member of the union.
     let mtu = unsafe { req.ifr_ifru.ifru_mtu };
     u32::try_from(mtu).map_err(|_| io::Error::other("negative MTU"))
@@ -297,22 +304,12 @@ pub(crate) fn disable_tx_checksum(name: &str) -> io::Result<()> {
         cmd: ETHTOOL_STXCSUM,
         data: 0,
     };
-    if name.len() >= libc::IFNAMSIZ {
-        return Err(io::Error::from(io::ErrorKind::InvalidInput));
-    }
-    // SAFETY: socket(2) with plain integers; a non-negative result is a new fd we own.
-    let fd = cvt(unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) })?;
-    // SAFETY: `fd` was just returned by socket(2).
-    let sock = unsafe { OwnedFd::from_raw_fd(fd) };
-    // SAFETY: all-zero is a valid ifreq.
-    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
-    for (d, s) in req.ifr_name.iter_mut().zip(name.bytes()) {
-        *d = s as libc::c_char;
-    }
-    req.ifr_ifru.ifru_data = (&mut value as *mut EthtoolValue).cast();
-    // SAFETY: `req` names the interface and points to a live ethtool_value the
-    // kernel reads (and may write) during the call.
-    cvt(unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCETHTOOL as _, &mut req) }).map(drop)
+    // The kernel reads (and may write) `value` during the call, which `if_ioctl` makes
+    // while `value` is alive.
+    if_ioctl(name, libc::SIOCETHTOOL, |req| {
+        req.ifr_ifru.ifru_data = (&mut value as *mut EthtoolValue).cast();
+    })
+    .map(drop)
 }
 
 /// The kernel's counters of an XDP socket (`XDP_STATISTICS`).
