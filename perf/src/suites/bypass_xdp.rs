@@ -37,13 +37,16 @@ use crate::harness::{Measurement, RunConfig, bench_batch};
 pub const SIZE: usize = 128;
 
 const NOTE_XDP: &str = "Endpoint::tx().send_binary (masked) + flush into the smoltcp socket -> \
-                        XdpLink::poll (smoltcp on Ethernet; TX frame written in place in the UMEM, \
-                        one sendto(2) kick per poll that sent, copy mode) spinning until the echo is \
-                        on the RX ring -> Endpoint::recv; clock: std Instant (vDSO) per poll";
-const NOTE_BLOCKING: &str = "ws::Client::send_binary + recv (blocking: sleeps in read(2)) from the \
-                             client namespace's kernel TCP over the same veth pair";
-const NOTE_BUSY: &str = "ws::Client set_blocking(false), spinning on try_recv (read(2) returning \
-                         EAGAIN until the echo is there)";
+                        XdpLink::poll (smoltcp on Ethernet; the frame written in place in the UMEM, \
+                        copy mode) spinning until the echo is on the RX ring -> Endpoint::recv; delayed \
+                        ACKs (they ride on the next message); clock: std Instant (vDSO) per poll. \
+                        System calls per round trip: 1, the sendto(2) kick (strace -f; the row also \
+                        counts its kicks and prints them on stderr)";
+const NOTE_BLOCKING: &str = "ws::Client::send_binary + recv from the client namespace's kernel TCP \
+                             over the same veth pair; system calls per round trip: sendto(2) + \
+                             recvfrom(2), which sleeps (1 voluntary context switch)";
+const NOTE_BUSY: &str = "ws::Client set_blocking(false), spinning on try_recv; system calls per round \
+                         trip: sendto(2) + one recvfrom(2) per spin (EAGAIN until the echo is there)";
 
 /// Scenario name.
 pub fn name() -> String {
