@@ -54,7 +54,7 @@ pub enum BindMode {
 pub struct XdpConfig {
     /// The NIC queue to bind to (its frames must be steered to it; see the README).
     pub queue: u32,
-    /// Bytes per UMEM frame: 2048 or 4096 (a power of two, at most a page).
+    /// Bytes per UMEM frame: a power of two from 2048 to the page size (4096 on x86_64).
     pub frame_size: u32,
     /// Entries of each of the four rings (a power of two).
     pub ring_size: u32,
@@ -150,6 +150,8 @@ struct TxSide {
     free: Vec<u64>,
     /// Always kick after publishing (copy mode), or only when the ring asks.
     always_kick: bool,
+    /// The last kick found the kernel busy: kick again even with nothing new.
+    kick_pending: bool,
     fd: RawFd,
     stats: Stats,
     /// Where a packet goes when no frame is free or it does not fit (dropped).
@@ -180,13 +182,20 @@ impl TxSide {
 
     /// Publish queued descriptors and kick the kernel if it needs it.
     fn commit(&mut self) -> io::Result<()> {
-        if self.tx.unsubmitted() == 0 {
+        if self.tx.unsubmitted() == 0 && !self.kick_pending {
             return Ok(());
         }
         self.tx.submit();
-        if self.always_kick || self.tx.needs_wakeup() {
-            self.stats.tx_kicks += 1;
-            sys::kick_tx(self.fd)?;
+        if self.always_kick || self.kick_pending || self.tx.needs_wakeup() {
+            // Copy mode sends at most 32 frames per call and says EAGAIN when more
+            // are waiting: a few more kicks, then leave the rest to the next commit.
+            for _ in 0..4 {
+                self.stats.tx_kicks += 1;
+                self.kick_pending = !sys::kick_tx(self.fd)?;
+                if !self.kick_pending {
+                    break;
+                }
+            }
         }
         Ok(())
     }
@@ -218,13 +227,16 @@ impl<'u> XdpDevice<'u> {
     pub fn open(ifname: &str, umem: &'u mut [u8], cfg: XdpConfig) -> io::Result<Self> {
         let invalid = |m: &'static str| io::Error::new(io::ErrorKind::InvalidInput, m);
         let fs = cfg.frame_size as usize;
-        if !cfg.frame_size.is_power_of_two() || !(2048..=4096).contains(&cfg.frame_size) {
-            return Err(invalid("frame size must be 2048 or 4096"));
+        let page = sys::page_size();
+        if !fs.is_power_of_two() || fs < 2048 || fs > page {
+            return Err(invalid(
+                "frame size must be a power of two from 2048 to the page size",
+            ));
         }
         if !cfg.ring_size.is_power_of_two() {
             return Err(invalid("ring size must be a power of two"));
         }
-        if !(umem.as_ptr() as usize).is_multiple_of(4096)
+        if !(umem.as_ptr() as usize).is_multiple_of(page)
             || !umem.len().is_multiple_of(fs)
             || umem.len() < 4 * fs
         {
@@ -304,6 +316,7 @@ impl<'u> XdpDevice<'u> {
                 comp,
                 free,
                 always_kick: !zero_copy,
+                kick_pending: false,
                 fd: raw,
                 stats: Stats::default(),
                 scratch: vec![0u8; fs].into_boxed_slice(),

@@ -161,8 +161,10 @@ pub(crate) fn bind(fd: &OwnedFd, ifindex: u32, queue: u32, flags: u16) -> io::Re
 }
 
 /// Ask the kernel to transmit what the TX ring holds (copy mode, or a
-/// zero-copy driver that asked for a wake-up). Never blocks.
-pub(crate) fn kick_tx(fd: RawFd) -> io::Result<()> {
+/// zero-copy driver that asked for a wake-up). Never blocks. `Ok(false)`: the
+/// kernel was busy or out of buffers; the frames stay in the ring for the
+/// next kick (libxdp's samples treat these errors the same way).
+pub(crate) fn kick_tx(fd: RawFd) -> io::Result<bool> {
     // SAFETY: a zero-length send with no buffer and no address.
     let r = unsafe {
         libc::sendto(
@@ -175,15 +177,20 @@ pub(crate) fn kick_tx(fd: RawFd) -> io::Result<()> {
         )
     };
     if r >= 0 {
-        return Ok(());
+        return Ok(true);
     }
     let e = io::Error::last_os_error();
     match e.raw_os_error() {
-        // The kernel is busy with an earlier kick or out of room: the frames stay
-        // in the ring and go out with the next kick (libxdp does the same).
-        Some(libc::EAGAIN | libc::EBUSY | libc::ENOBUFS | libc::ENETDOWN) => Ok(()),
+        Some(libc::EAGAIN | libc::EBUSY | libc::ENOBUFS | libc::ENETDOWN) => Ok(false),
         _ => Err(e),
     }
+}
+
+/// The system's page size (a UMEM must be aligned to it; a frame is at most one).
+pub(crate) fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(p).unwrap_or(4096)
 }
 
 /// Wake a driver that asked for fill-ring entries (zero-copy mode). Never blocks.
