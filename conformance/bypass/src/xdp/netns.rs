@@ -181,6 +181,10 @@ impl Drop for VethPair {
     fn drop(&mut self) {
         // Deleting a namespace deletes its end of the veth pair, and so the pair.
         for ns in [&self.client, &self.server] {
+            if !std::path::Path::new("/run/netns").join(ns).exists() {
+                // Never made (creation failed before it).
+                continue;
+            }
             if let Err(e) = ip(&["netns", "del", ns]) {
                 // Nothing else to do from a destructor; say it so it can be cleaned by hand.
                 eprintln!("tickwire-bypass: could not delete network namespace {ns}: {e}");
