@@ -567,3 +567,31 @@ fn af_xdp_client_against_tungstenite_server() {
         Attach::Generic,
     );
 }
+
+#[test]
+fn environment_is_torn_down_when_a_test_fails() {
+    let Some(pair) = env("environment_is_torn_down_when_a_test_fails") else {
+        return;
+    };
+    let names = [pair.client_ns().to_string(), pair.server_ns().to_string()];
+    for ns in &names {
+        assert!(
+            std::path::Path::new("/run/netns").join(ns).exists(),
+            "{ns} made"
+        );
+    }
+    // A failure inside the client namespace with the XDP program attached.
+    let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+        pair.in_client(|| {
+            let _program = XdpProgram::attach(netns::CLIENT_IF, Attach::Auto).expect("attach");
+            panic!("deliberate failure (this message is expected)");
+        })
+    }));
+    assert!(failed.is_err(), "the failure propagates");
+    for ns in &names {
+        assert!(
+            !std::path::Path::new("/run/netns").join(ns).exists(),
+            "{ns} deleted after the failure"
+        );
+    }
+}
