@@ -233,6 +233,29 @@ fn handle<W: AsRef<[u8]> + AsMut<[u8]>>(
     }
 }
 
+/// Put request `step` of the REST script into `sock` (0: the quote, 1: the
+/// order, otherwise an unknown path); see [`RestClient::send`](crate::rest::RestClient::send).
+pub fn send_rest_request<Q, P>(
+    client: &mut crate::rest::RestClient<Q, P>,
+    sock: &mut smoltcp::socket::tcp::Socket<'_>,
+    step: usize,
+) -> Result<usize, crate::rest::RestError>
+where
+    Q: AsRef<[u8]> + AsMut<[u8]>,
+    P: AsRef<[u8]> + AsMut<[u8]>,
+{
+    match step {
+        0 => client.send(sock, |w| w.get(QUOTE_PATH).query("symbol", SYMBOL).finish()),
+        1 => client.send(sock, |w| {
+            w.post("/order")
+                .header("Content-Type", "application/json")
+                .body(ORDER_BODY.as_bytes())
+                .finish()
+        }),
+        _ => client.send(sock, |w| w.get("/missing").finish()),
+    }
+}
+
 /// Run the REST script over connection `pair` of `session`'s link, in the
 /// same loop as the WebSocket endpoints: a quote, an order, an unknown
 /// path, one request at a time on one keep-alive connection, then the
@@ -271,17 +294,7 @@ where
 
         let sock = session.link.sockets.get_mut::<tcp::Socket>(pair.client);
         if !waiting && step < 3 && sock.may_send() {
-            let sent = match step {
-                0 => client.send(sock, |w| w.get(QUOTE_PATH).query("symbol", SYMBOL).finish()),
-                1 => client.send(sock, |w| {
-                    w.post("/order")
-                        .header("Content-Type", "application/json")
-                        .body(ORDER_BODY.as_bytes())
-                        .finish()
-                }),
-                _ => client.send(sock, |w| w.get("/missing").finish()),
-            };
-            match sent {
+            match send_rest_request(client, sock, step) {
                 Ok(_) => waiting = true,
                 Err(crate::rest::RestError::SocketFull) => {}
                 Err(e) => return Err(e.into()),

@@ -15,11 +15,13 @@
 //! - [`rest`]: an HTTP/1.1 client and a tiny server, each over one socket.
 //! - [`session`]: both endpoints in one loop.
 //! - [`demo`]: the scripted exchanges the example runs (WebSocket, then REST).
+//! - `xdp` (feature `af-xdp`, Linux, std): the same endpoints on smoltcp over
+//!   a real AF_XDP socket, ARP and Ethernet included; see the README.
 #![no_std]
 #![deny(unsafe_code)]
 #![warn(missing_debug_implementations, missing_docs)]
 
-#[cfg(test)]
+#[cfg(any(test, all(feature = "af-xdp", target_os = "linux")))]
 extern crate std;
 
 pub mod demo;
@@ -28,6 +30,8 @@ pub mod link;
 pub mod rest;
 pub mod session;
 pub mod ws;
+#[cfg(all(feature = "af-xdp", target_os = "linux"))]
+pub mod xdp;
 
 /// The smoltcp this crate is built against (0.12, no std, no alloc).
 pub use smoltcp;

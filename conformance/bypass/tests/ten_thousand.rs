@@ -23,20 +23,10 @@ const COUNT: usize = 10_000;
 const MAX_LEN: usize = 64 * 1024;
 const PING_EVERY: usize = 500;
 
-/// xorshift64*: the test's own generator, independent of the codec.
-struct Gen(u64);
-
-impl Gen {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+// The test's own generator, independent of the codec.
+#[path = "support/gen.rs"]
+mod generator;
+use generator::Gen;
 
 /// One message of a direction's script.
 #[derive(Debug, Clone, Copy)]

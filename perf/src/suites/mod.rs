@@ -5,6 +5,7 @@
 //! one after another, or (`--sequential`) once each one after another.
 
 pub mod bypass;
+pub mod bypass_xdp;
 pub mod codec;
 pub mod loopback;
 pub mod rest;
@@ -39,6 +40,7 @@ pub fn all(setup: &Setup) -> Vec<Case<'static>> {
     rest::register(setup, &mut v);
     tls::register(setup, &mut v);
     bypass::register(setup, &mut v);
+    bypass_xdp::register(setup, &mut v);
     tokio_loopback::register(setup, &mut v);
     v
 }

@@ -141,7 +141,7 @@ pub(crate) fn tw_echo(mut c: ServerConnection, busy: bool) {
 /// Send `p` and wait for a binary message (blocking API: in `RecvMode::Spin` the wait
 /// spins inside `recv`); returns its last byte (and checks its length).
 #[inline(always)]
-fn tw_round(c: &mut Client, p: &[u8]) -> u64 {
+pub(crate) fn tw_round(c: &mut Client, p: &[u8]) -> u64 {
     if let Err(e) = c.send_binary(p) {
         unexpected(&e);
     }
