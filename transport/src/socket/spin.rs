@@ -44,8 +44,11 @@ impl Spinner {
     /// A new wait for a message begins (a fresh budget).
     #[inline]
     pub fn reset(&mut self) {
-        self.since = None;
-        self.spent = false;
+        // Nothing to reset in the default mode: no stores on its receive path.
+        if self.mode != RecvMode::Sleep {
+            self.since = None;
+            self.spent = false;
+        }
     }
 
     /// Whether reads should stay non-blocking now (spinning, budget left).

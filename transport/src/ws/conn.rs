@@ -390,7 +390,7 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                     let Some((msg, tx)) = self.ws.message_with_sender() else {
                         return Err(Error::AlreadyClosed);
                     };
-                    if self.io.wants_write(tx) {
+                    if msg.is_control() && self.io.wants_write(tx) {
                         // A pong or a close echo goes out before the message is returned
                         // (a close is delivered even if its echo cannot be written).
                         let flushed = self.io.flush(tx);
@@ -538,16 +538,28 @@ impl<S: Stream, M: Masking> Conn<S, M> {
 
     /// Queue a message with `f`, then write it: blocking mode waits for room (write
     /// timeout); evented mode reports [`Error::Backpressure`] when there is none.
+    #[inline]
     fn send_with(
         &mut self,
         mut f: impl FnMut(&mut Tx<M>) -> Result<(), ConnectionError>,
     ) -> Result<(), Error> {
         match f(self.ws.sender()) {
-            Ok(()) => return self.flush().map(|_| ()),
-            Err(ConnectionError::Full) => {}
-            Err(e) => return Err(e.into()),
+            Ok(()) => self.flush().map(|_| ()),
+            Err(e) => self.send_refused(e, f),
         }
-        // No room: write out what is queued (blocking: all of it), then once more.
+    }
+
+    /// `f` found no room (or failed): write out what is queued (blocking: all of it)
+    /// and try once more.
+    #[cold]
+    fn send_refused(
+        &mut self,
+        e: ConnectionError,
+        mut f: impl FnMut(&mut Tx<M>) -> Result<(), ConnectionError>,
+    ) -> Result<(), Error> {
+        if e != ConnectionError::Full {
+            return Err(e.into());
+        }
         if self.io.is_blocking() {
             if !self
                 .io
@@ -562,10 +574,12 @@ impl<S: Stream, M: Masking> Conn<S, M> {
         self.flush().map(|_| ())
     }
 
+    #[inline]
     pub fn send_text(&mut self, text: &str) -> Result<(), Error> {
         self.send_with(|tx| tx.send_text(text))
     }
 
+    #[inline]
     pub fn send_binary(&mut self, data: &[u8]) -> Result<(), Error> {
         self.send_with(|tx| tx.send_binary(data))
     }

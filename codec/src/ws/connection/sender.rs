@@ -164,7 +164,21 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
     }
 
     /// Check that an application message of `need` bytes on the wire can be queued now.
+    #[inline]
     fn room_for(&self, need: usize) -> Result<(), ConnectionError> {
+        // The common case in one branch: open, nothing held, room beside the control room.
+        if self.state == State::Open
+            && !self.has_held()
+            && need.saturating_add(CONTROL_ROOM) <= self.out.remaining()
+        {
+            return Ok(());
+        }
+        self.no_room(need)
+    }
+
+    /// Why a message of `need` bytes cannot be queued now.
+    #[cold]
+    fn no_room(&self, need: usize) -> Result<(), ConnectionError> {
         match self.state {
             State::Open => {}
             State::Handshake => return Err(ConnectionError::HandshakeInProgress),
@@ -366,8 +380,17 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
     /// application; `false`: discard it (data after our close, anything after failing).
     #[inline]
     pub(super) fn on_message(&mut self, msg: &Message<'_>) -> bool {
+        if let Message::Text(_) | Message::Binary(_) = msg {
+            return self.state == State::Open;
+        }
+        self.on_control(msg)
+    }
+
+    /// [`on_message`](Self::on_message) for control frames.
+    #[inline(never)]
+    fn on_control(&mut self, msg: &Message<'_>) -> bool {
         match (self.state, msg) {
-            (State::Open, Message::Text(_) | Message::Binary(_) | Message::Pong(_)) => true,
+            (State::Open, Message::Pong(_)) => true,
             (State::Open, Message::Ping(p)) => {
                 if self.auto_pong {
                     self.queue_pong(p);
