@@ -6,6 +6,8 @@
 //! - [`pair`]: a reader and a writer for one connection.
 
 pub mod close;
+#[cfg(feature = "deflate")]
+pub mod deflate;
 pub mod error;
 pub mod frame;
 pub mod handshake;
@@ -24,7 +26,7 @@ pub use frame::{OpCode, Role};
 pub use message::Message;
 #[cfg(feature = "alloc")]
 pub use message::OwnedMessage;
-pub use reader::{Config, FrameReader};
+pub use reader::{Compressed, Config, FrameReader};
 pub use writer::{FrameWriter, Masking};
 
 use crate::rand::MaskSource;
