@@ -451,3 +451,110 @@ fn rsv1_rules_in_the_reader() {
     // The close code of those errors.
     assert_eq!(Error::ReservedBits.close_code().0, 1002);
 }
+
+/// Both handshakes with permessage-deflate: the client's offer, the
+/// server's choice and answer, the client's check; and the refusals.
+#[test]
+fn handshakes_negotiate() {
+    use crate::ws::handshake::{
+        ClientHandshake, HandshakeError, accept_key, parse_request, write_accept_deflate,
+    };
+    let client_cfg = DeflateConfig {
+        client_max_window_bits: 12,
+        client_no_context_takeover: true,
+        ..DeflateConfig::default()
+    };
+    let server_cfg = DeflateConfig {
+        client_max_window_bits: 10,
+        server_max_window_bits: 11,
+        ..DeflateConfig::default()
+    };
+    let hs = ClientHandshake::new("h", "/", [7; 16]).deflate(client_cfg);
+    let mut req = [0u8; 512];
+    let n = hs.encode(&mut req).unwrap();
+    let text = core::str::from_utf8(&req[..n]).unwrap();
+    assert!(
+        text.contains(
+            "\r\nSec-WebSocket-Extensions: permessage-deflate; client_no_context_takeover; \
+             client_max_window_bits=12\r\n"
+        ),
+        "{text}"
+    );
+    let req_bytes = req[..n].to_vec();
+    let parsed = parse_request(&req_bytes).unwrap().unwrap();
+    let chosen = parsed.deflate(&server_cfg).unwrap();
+    assert_eq!(chosen, Negotiated::new(10, 11, true, false));
+    let mut resp = [0u8; 512];
+    let m = write_accept_deflate(&parsed, None, Some(&chosen), &[], &mut resp).unwrap();
+    let text = core::str::from_utf8(&resp[..m]).unwrap();
+    assert!(
+        text.contains(
+            "\r\nSec-WebSocket-Extensions: permessage-deflate; client_no_context_takeover; \
+             client_max_window_bits=10; server_max_window_bits=11\r\n"
+        ),
+        "{text}"
+    );
+    let got = hs.check_response(&resp[..m]).unwrap().unwrap().deflate();
+    assert_eq!(got, Some(chosen));
+    // Declined: no header, no compression.
+    let m = write_accept_deflate(&parsed, None, None, &[], &mut resp).unwrap();
+    assert_eq!(
+        hs.check_response(&resp[..m]).unwrap().unwrap().deflate(),
+        None
+    );
+    // The server may not be told twice, nor the client.
+    assert_eq!(
+        write_accept_deflate(
+            &parsed,
+            None,
+            Some(&chosen),
+            &[("Sec-WebSocket-Extensions", "x")],
+            &mut resp
+        ),
+        Err(HandshakeError::InvalidHeader)
+    );
+    let twice = [("sec-websocket-extensions", "x")];
+    assert_eq!(
+        hs.headers(&twice).encode(&mut req),
+        Err(HandshakeError::InvalidHeader)
+    );
+    // Answers the client did not offer, or invalid ones, fail the handshake.
+    let accept = accept_key(hs.key());
+    let accept = core::str::from_utf8(&accept).unwrap();
+    for bad in [
+        "permessage-deflate; client_max_window_bits=13",
+        "permessage-deflate; server_max_window_bits=7",
+        "permessage-deflate; bogus",
+        "permessage-deflate, permessage-deflate",
+        "x-webkit-deflate-frame",
+    ] {
+        let r = std::format!(
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+             Sec-WebSocket-Accept: {accept}\r\nSec-WebSocket-Extensions: {bad}\r\n\r\n"
+        );
+        assert_eq!(
+            hs.check_response(r.as_bytes()),
+            Err(HandshakeError::ExtensionMismatch),
+            "{bad}"
+        );
+    }
+    // A client that did not offer it still refuses an answer with it.
+    let plain = ClientHandshake::new("h", "/", [7; 16]);
+    let accept = accept_key(plain.key());
+    let r = std::format!(
+        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Accept: {}\r\nSec-WebSocket-Extensions: permessage-deflate\r\n\r\n",
+        core::str::from_utf8(&accept).unwrap()
+    );
+    assert_eq!(
+        plain.check_response(r.as_bytes()),
+        Err(HandshakeError::ExtensionMismatch)
+    );
+    // A server without a config, or a request without an offer: nothing chosen.
+    let plain_req = {
+        let n = plain.encode(&mut req).unwrap();
+        req[..n].to_vec()
+    };
+    let p = parse_request(&plain_req).unwrap().unwrap();
+    assert_eq!(p.deflate(&server_cfg), None);
+}

@@ -29,6 +29,9 @@ pub struct ClientHandshake<'a> {
     headers: &'a [(&'a str, &'a str)],
     origin: Option<&'a str>,
     max_len: usize,
+    /// permessage-deflate to offer (feature `deflate`).
+    #[cfg(feature = "deflate")]
+    deflate: Option<crate::ws::deflate::DeflateConfig>,
 }
 
 impl<'a> ClientHandshake<'a> {
@@ -47,6 +50,22 @@ impl<'a> ClientHandshake<'a> {
             headers: &[],
             origin: None,
             max_len: DEFAULT_MAX_HEAD_LEN,
+            #[cfg(feature = "deflate")]
+            deflate: None,
+        }
+    }
+
+    /// Offer permessage-deflate with `config` (feature `deflate`): the request
+    /// carries [`DeflateConfig::offer`](crate::ws::deflate::DeflateConfig::offer)
+    /// (extra headers may then not carry `Sec-WebSocket-Extensions`), and
+    /// [`check_response`](Self::check_response) checks the server's answer and
+    /// reports the outcome in [`ClientResponse::deflate`].
+    #[cfg(feature = "deflate")]
+    #[must_use]
+    pub fn deflate(self, config: crate::ws::deflate::DeflateConfig) -> Self {
+        Self {
+            deflate: Some(config),
+            ..self
         }
     }
 
@@ -102,6 +121,12 @@ impl<'a> ClientHandshake<'a> {
         if self.origin.is_some() {
             check_extra_headers(self.headers, &["origin"])?;
         }
+        #[cfg(feature = "deflate")]
+        let offer = self.deflate.map(|c| c.offer());
+        #[cfg(feature = "deflate")]
+        if offer.is_some() {
+            check_extra_headers(self.headers, &["sec-websocket-extensions"])?;
+        }
 
         let mut w = Cursor::new(out);
         w.put(b"GET ")?
@@ -120,6 +145,10 @@ impl<'a> ClientHandshake<'a> {
                 w.put(b", ")?.put(p.as_bytes())?;
             }
             w.put(b"\r\n")?;
+        }
+        #[cfg(feature = "deflate")]
+        if let Some(offer) = &offer {
+            w.header("Sec-WebSocket-Extensions", offer.as_bytes())?;
         }
         w.extra_headers(self.headers)?.put(b"\r\n")?;
         Ok(w.len())
@@ -167,10 +196,27 @@ impl<'a> ClientHandshake<'a> {
             return Err(HandshakeError::BadAccept);
         }
 
-        let offered_extensions = self
-            .headers
-            .iter()
-            .any(|(n, _)| n.eq_ignore_ascii_case("sec-websocket-extensions"));
+        #[cfg(feature = "deflate")]
+        let deflate = match &self.deflate {
+            Some(config) => config
+                .check_response(
+                    headers
+                        .iter()
+                        .filter(|(n, _)| n.eq_ignore_ascii_case("sec-websocket-extensions"))
+                        .map(|&(_, v)| v),
+                )
+                .map_err(|_| HandshakeError::ExtensionMismatch)?,
+            None => None,
+        };
+        #[cfg(feature = "deflate")]
+        let offered_deflate = self.deflate.is_some();
+        #[cfg(not(feature = "deflate"))]
+        let offered_deflate = false;
+        let offered_extensions = offered_deflate
+            || self
+                .headers
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case("sec-websocket-extensions"));
         let chosen_extensions = headers
             .iter()
             .filter(|(n, _)| n.eq_ignore_ascii_case("sec-websocket-extensions"))
@@ -198,6 +244,8 @@ impl<'a> ClientHandshake<'a> {
             consumed,
             protocol,
             headers,
+            #[cfg(feature = "deflate")]
+            deflate,
         }))
     }
 }
@@ -210,6 +258,8 @@ pub struct ClientResponse<'b> {
     /// The subprotocol the server chose, if any (always one we offered).
     pub protocol: Option<&'b str>,
     headers: heapless::Vec<(&'b str, &'b [u8]), MAX_HEADERS>,
+    #[cfg(feature = "deflate")]
+    deflate: Option<crate::ws::deflate::Negotiated>,
 }
 
 impl<'b> ClientResponse<'b> {
@@ -221,6 +271,13 @@ impl<'b> ClientResponse<'b> {
     /// All response headers, in order.
     pub fn headers(&self) -> impl Iterator<Item = (&'b str, &'b [u8])> {
         self.headers.iter().copied()
+    }
+
+    /// The permessage-deflate parameters the server accepted (feature
+    /// `deflate`); `None` when it was not offered or the server declined it.
+    #[cfg(feature = "deflate")]
+    pub fn deflate(&self) -> Option<crate::ws::deflate::Negotiated> {
+        self.deflate
     }
 }
 

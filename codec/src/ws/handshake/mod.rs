@@ -19,6 +19,8 @@ mod server;
 pub mod sha1;
 
 pub use client::{ClientHandshake, ClientResponse};
+#[cfg(feature = "deflate")]
+pub use server::write_accept_deflate;
 pub use server::{
     UpgradeRequest, parse_request, parse_request_with_limit, reject_status, write_accept,
     write_reject,
