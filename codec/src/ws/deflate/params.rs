@@ -9,6 +9,7 @@
 //! integer from 8 to 15 without leading zeros.
 
 use crate::ws::frame::Role;
+use crate::ws::handshake::{is_tchar, trim_ows as trim};
 
 /// The extension's name in `Sec-WebSocket-Extensions`.
 pub const EXTENSION_NAME: &str = "permessage-deflate";
@@ -82,14 +83,10 @@ impl DeflateConfig {
     /// Always carries `client_max_window_bits` (a client of ours can honour any
     /// window the server asks for), with a value when this config limits it.
     pub fn offer(&self) -> HeaderValue {
-        let mut v = HeaderValue::new();
-        v.push(EXTENSION_NAME);
-        if self.client_no_context_takeover {
-            v.push("; client_no_context_takeover");
-        }
-        if self.server_no_context_takeover {
-            v.push("; server_no_context_takeover");
-        }
+        let mut v = HeaderValue::start(
+            self.client_no_context_takeover,
+            self.server_no_context_takeover,
+        );
         v.push("; client_max_window_bits");
         if self.client_bits() < MAX_WINDOW_BITS {
             v.push("=");
@@ -299,14 +296,10 @@ impl Negotiated {
 
     /// The server's answer: the value of its `Sec-WebSocket-Extensions` header.
     pub fn response(&self) -> HeaderValue {
-        let mut v = HeaderValue::new();
-        v.push(EXTENSION_NAME);
-        if self.client_no_context_takeover {
-            v.push("; client_no_context_takeover");
-        }
-        if self.server_no_context_takeover {
-            v.push("; server_no_context_takeover");
-        }
+        let mut v = HeaderValue::start(
+            self.client_no_context_takeover,
+            self.server_no_context_takeover,
+        );
         if self.answer_client_bits {
             v.push("; client_max_window_bits=");
             v.push_bits(self.client_max_window_bits);
@@ -328,11 +321,20 @@ pub struct HeaderValue {
 }
 
 impl HeaderValue {
-    const fn new() -> Self {
-        HeaderValue {
+    /// The extension's name and the no-context-takeover flags.
+    fn start(client_nct: bool, server_nct: bool) -> Self {
+        let mut v = HeaderValue {
             buf: [0; 128],
             len: 0,
+        };
+        v.push(EXTENSION_NAME);
+        if client_nct {
+            v.push("; client_no_context_takeover");
         }
+        if server_nct {
+            v.push("; server_no_context_takeover");
+        }
+        v
     }
 
     /// Append `s`; every caller's total fits the buffer (see the tests).
@@ -434,23 +436,6 @@ impl<'a> Iterator for Split<'a> {
         self.rest = None;
         Some(s)
     }
-}
-
-fn trim(mut v: &[u8]) -> &[u8] {
-    while let [b' ' | b'\t', rest @ ..] = v {
-        v = rest;
-    }
-    while let [rest @ .., b' ' | b'\t'] = v {
-        v = rest;
-    }
-    v
-}
-
-/// RFC 9110 `tchar`.
-const fn is_tchar(b: u8) -> bool {
-    matches!(b,
-        b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+' | b'-' | b'.' |
-        b'^' | b'_' | b'`' | b'|' | b'~' | b'0'..=b'9' | b'a'..=b'z' | b'A'..=b'Z')
 }
 
 fn is_token(s: &[u8]) -> bool {
