@@ -41,12 +41,15 @@ pub struct DeflateConfig {
     /// Payloads shorter than this many bytes are sent uncompressed (RSV1 clear),
     /// which RFC 7692 always allows.
     pub threshold: usize,
-    /// zlib compression level, 0 (stored) to 9 (best).
+    /// zlib compression level, 0 (stored) to 9 (best). The default, 1, is
+    /// zlib-rs's quick strategy: on ~100-byte JSON messages with context
+    /// takeover it measured about 0.5 µs a message here against 4-7 µs for
+    /// levels 2 to 6, for a few bytes more per message.
     pub level: u8,
 }
 
 impl Default for DeflateConfig {
-    /// No window limits, context takeover both ways, level 6, threshold 64 bytes.
+    /// No window limits, context takeover both ways, level 1, threshold 64 bytes.
     fn default() -> Self {
         DeflateConfig {
             client_max_window_bits: MAX_WINDOW_BITS,
@@ -54,7 +57,7 @@ impl Default for DeflateConfig {
             client_no_context_takeover: false,
             server_no_context_takeover: false,
             threshold: 64,
-            level: 6,
+            level: 1,
         }
     }
 }

@@ -16,7 +16,7 @@
 
 use std::hint::black_box;
 
-use tickwire_codec::ws::deflate::{Deflater, Inflater, RSV1};
+use tickwire_codec::ws::deflate::{DeflateConfig, Deflater, Inflater, RSV1};
 use tickwire_codec::ws::{Config, FrameReader, FrameWriter, Message, Role};
 
 use super::{Case, Inputs};
@@ -24,8 +24,8 @@ use crate::harness::{Measurement, RunConfig, bench_batch};
 use crate::suites::{touch, unexpected};
 
 const NOTE_INFLATE: &str = "feed B RSV1 text frames into the reader, parse, Inflater::inflate_text each into a reused Vec \
-                            (window 15, context takeover; level 6 on the sender); a fresh stream per batch (untimed)";
-const NOTE_DEFLATE: &str = "Deflater::compress each text into a reused Vec (level 6, window 15, context takeover), then \
+                            (window 15, context takeover; default level 1 on the sender); a fresh stream per batch (untimed)";
+const NOTE_DEFLATE: &str = "Deflater::compress each text into a reused Vec (default level 1, window 15, context takeover), then \
                             FrameWriter::encode_compressed (server) into a caller slice";
 
 /// Scenario names.
@@ -37,8 +37,10 @@ fn deflate_name(n: usize) -> String {
     format!("ws deflate text {n}B (permessage-deflate, server role)")
 }
 
-/// Compression level of both rows (zlib's default).
-const LEVEL: u8 = 6;
+/// Compression level of both rows: the codec's default.
+fn level() -> u8 {
+    DeflateConfig::default().level
+}
 
 pub(super) fn cases<'a>(inputs: &'a Inputs, v: &mut Vec<Case<'a>>) {
     let n = inputs.payload;
@@ -60,7 +62,7 @@ pub(super) fn cases<'a>(inputs: &'a Inputs, v: &mut Vec<Case<'a>>) {
 
 /// The texts compressed by one stream and framed as a server sends them.
 fn compressed_frames(inputs: &Inputs) -> Vec<u8> {
-    let mut def = Deflater::new(15, false, LEVEL, 0);
+    let mut def = Deflater::new(15, false, level(), 0);
     let mut w = FrameWriter::server();
     let mut wire = Vec::new();
     let mut c = Vec::new();
@@ -147,7 +149,7 @@ fn deflate(cfg: &RunConfig, inputs: &Inputs) -> Measurement {
         ..*cfg
     };
     let mut st = DeflateState {
-        deflater: Deflater::new(15, false, LEVEL, 0),
+        deflater: Deflater::new(15, false, level(), 0),
         writer: FrameWriter::server(),
         scratch: Vec::with_capacity(inputs.payload * 2 + 64),
         out: vec![0u8; inputs.batch * (inputs.payload * 2 + 64)],
