@@ -84,9 +84,11 @@ impl Deflater {
     }
 
     /// The most bytes [`compress_into`](Self::compress_into) writes for a
-    /// payload of `len` bytes (zlib's bound for stored blocks, plus the flush).
+    /// payload of `len` bytes: zlib-rs's conservative bound (fixed-code
+    /// blocks on incompressible data, as level 1 emits, grow it by up to 1/8),
+    /// plus the sync flush's empty stored block.
     pub const fn max_compressed_len(len: usize) -> usize {
-        len + (len >> 12) + (len >> 14) + (len >> 25) + 13 + TAIL.len() + 6
+        len + len.div_ceil(8) + len.div_ceil(64) + 5 + 1 + TAIL.len()
     }
 
     /// Compress one message's `payload`, appending the compressed bytes
