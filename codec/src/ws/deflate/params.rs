@@ -29,10 +29,13 @@ pub struct DeflateConfig {
     /// Largest LZ77 window the client compresses with. A client offers it
     /// (`client_max_window_bits`, with this value when below 15); a server asks
     /// for it in its answer when the client offered the parameter (a client
-    /// that did not offer it may use 15, which the server then accepts).
+    /// that did not offer it may use 15, which the server then accepts), but
+    /// never for 8 unless the client offered 8: zlib-based clients cannot
+    /// compress with 8 bits and fail the handshake on it; 8 is asked as 9.
     pub client_max_window_bits: u8,
     /// Largest LZ77 window the server compresses with. A client asks for it
-    /// when below 15; a server uses at most this, and at most what was asked.
+    /// when below 15 (8 asked as 9, which zlib-based servers accept where they
+    /// decline 8); a server uses at most this, and at most what was asked.
     pub server_max_window_bits: u8,
     /// The client resets its compressor after every message.
     pub client_no_context_takeover: bool,
@@ -72,6 +75,14 @@ const fn clamp_bits(bits: u8) -> u8 {
     }
 }
 
+/// The smallest window this side asks the peer to compress with: zlib cannot
+/// compress with 8 bits (it refuses a raw 256-byte window), so zlib-based peers
+/// decline an offer that asks for 8 (Python websockets' server) or fail on an
+/// answer that does (its client, "unsupported client_max_window_bits = 8").
+/// A peer may still offer 8 for itself, and this side compresses with 8 when
+/// asked (see `Deflater`).
+const MIN_ASKED_BITS: u8 = 9;
+
 impl DeflateConfig {
     fn client_bits(&self) -> u8 {
         clamp_bits(self.client_max_window_bits)
@@ -95,9 +106,10 @@ impl DeflateConfig {
             v.push("=");
             v.push_bits(self.client_bits());
         }
-        if self.server_bits() < MAX_WINDOW_BITS {
+        let server = self.server_bits().max(MIN_ASKED_BITS);
+        if server < MAX_WINDOW_BITS {
             v.push("; server_max_window_bits=");
-            v.push_bits(self.server_bits());
+            v.push_bits(server);
         }
         v
     }
@@ -130,7 +142,10 @@ impl DeflateConfig {
             .server_bits()
             .min(offer.server_bits.unwrap_or(MAX_WINDOW_BITS));
         let client = match offer.client_bits {
-            Some(hint) => self.client_bits().min(hint.unwrap_or(MAX_WINDOW_BITS)),
+            Some(hint) => self
+                .client_bits()
+                .max(MIN_ASKED_BITS)
+                .min(hint.unwrap_or(MAX_WINDOW_BITS)),
             // Not offered: the server may not limit the client's window.
             None => MAX_WINDOW_BITS,
         };
@@ -175,7 +190,9 @@ impl DeflateConfig {
             return Ok(None);
         };
         let server = match p.server_bits {
-            Some(bits) if bits > self.server_bits() => return Err(NegotiationError::NotOffered),
+            Some(bits) if bits > self.server_bits().max(MIN_ASKED_BITS) => {
+                return Err(NegotiationError::NotOffered);
+            }
             Some(bits) => bits,
             None => MAX_WINDOW_BITS,
         };
@@ -600,7 +617,7 @@ mod tests {
         assert_eq!(
             o,
             "permessage-deflate; client_no_context_takeover; server_no_context_takeover; \
-             client_max_window_bits=9; server_max_window_bits=8"
+             client_max_window_bits=9; server_max_window_bits=9"
         );
         // The server of the same config accepts the offer as made.
         let n = accept(&cfg, o.as_str()).unwrap();
@@ -698,6 +715,33 @@ mod tests {
         assert_eq!(
             n.unwrap().response(),
             "permessage-deflate; server_max_window_bits=15"
+        );
+    }
+
+    /// 8 bits are asked as 9 (zlib-based peers cannot compress with 8), but
+    /// taken when the peer offers 8 for itself.
+    #[test]
+    fn eight_bits_are_asked_as_nine() {
+        let cfg = DeflateConfig {
+            client_max_window_bits: 8,
+            server_max_window_bits: 8,
+            ..DeflateConfig::default()
+        };
+        assert_eq!(
+            cfg.offer(),
+            "permessage-deflate; client_max_window_bits=8; server_max_window_bits=9"
+        );
+        let n = accept(&cfg, "permessage-deflate; client_max_window_bits").unwrap();
+        assert_eq!((n.client_max_window_bits, n.server_max_window_bits), (9, 8));
+        let n = accept(&cfg, "permessage-deflate; client_max_window_bits=8").unwrap();
+        assert_eq!(n.client_max_window_bits, 8);
+        let n = check(&cfg, "permessage-deflate; server_max_window_bits=9").unwrap();
+        assert_eq!(n.unwrap().server_max_window_bits, 9);
+        let n = check(&cfg, "permessage-deflate; server_max_window_bits=8").unwrap();
+        assert_eq!(n.unwrap().server_max_window_bits, 8);
+        assert_eq!(
+            check(&cfg, "permessage-deflate; server_max_window_bits=10"),
+            Err(NegotiationError::NotOffered)
         );
     }
 
