@@ -8,6 +8,8 @@
 //! - `alloc`: owned message types ([`ws::OwnedMessage`]).
 //! - `getrandom`: seed the masking-key generator from the operating system.
 //! - `tls`: the TLS codec over rustls's unbuffered API ([`tls`]; implies `alloc`).
+//! - `deflate`: permessage-deflate, RFC 7692 (`ws::deflate`; implies `alloc`; zlib-rs
+//!   allocates through `std::alloc`, so it needs a target with std).
 #![no_std]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_debug_implementations)]

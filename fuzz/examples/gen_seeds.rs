@@ -94,6 +94,7 @@ fn main() {
         ("ws_handshake_client", handshake_client_seeds()),
         ("ws_handshake_server", handshake_server_seeds()),
         ("simd_mask_utf8", simd_seeds()),
+        ("ws_deflate", deflate_seeds()),
     ] {
         let dir = root.join(target);
         let _ = fs::remove_dir_all(&dir);
@@ -369,5 +370,47 @@ fn simd_seeds() -> Vec<(String, Vec<u8>)> {
         ),
         ("utf8_surrogate".into(), utf8([1, 1], b"ab\xed\xa0\x80cd")),
         ("utf8_truncated".into(), utf8([3, 3], b"abc\xe2\x82")),
+    ]
+}
+
+/// `ws_deflate`: the RFC 7692 §7.2.3 examples as frames (mode 0), messages to compress and
+/// read back (mode 1), and extension headers (mode 2). See `tickwire_fuzz::deflate`.
+fn deflate_seeds() -> Vec<(String, Vec<u8>)> {
+    // Client role, windows 15/15, context takeover, limit 65535, chunk seed 7.
+    let setup = |b0: u8, b1: u8| vec![b0, b1, 0xff, 0xff, 7, 0];
+    let mut rfc = setup(0x38, 0x07);
+    rfc.extend_from_slice(&[0xc1, 0x07, 0xf2, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00]);
+    rfc.extend_from_slice(&[0xc1, 0x05, 0xf2, 0x00, 0x11, 0x00, 0x00]);
+    rfc.extend_from_slice(&[
+        0xc1, 0x0b, 0x00, 0x05, 0x00, 0xfa, 0xff, 0x48, 0x65, 0x6c, 0x6c, 0x6f, 0x00,
+    ]);
+    rfc.extend_from_slice(&[
+        0x41, 0x03, 0xf2, 0x48, 0xcd, 0x80, 0x04, 0xc9, 0xc9, 0x07, 0x00,
+    ]);
+    rfc.extend_from_slice(&[0xc1, 0x08, 0xf3, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00, 0x00]);
+    let mut bad = setup(0x3e, 0x07);
+    bad.extend_from_slice(&[0xc2, 0x03, 0xff, 0xff, 0xff, 0xc9, 0x00, 0x40, 0x00]);
+    // Mode 1, server role reading, windows 9/8, both without takeover, fragments of 5.
+    let mut round = setup(0x40 | 0x08 | 0x07, 0x28);
+    for m in [
+        &b"{\"p\":\"60000.01\",\"q\":\"0.5\"}"[..],
+        b"\xff\xfe binary",
+        b"{\"p\":\"60000.01\",\"q\":\"0.6\"}",
+    ] {
+        round.push((m.len() as u8) << 1 | 1);
+        round.extend_from_slice(m);
+    }
+    // Mode 2: configs, then a header with several offers.
+    let mut hdr = setup(0x80, 0x00);
+    hdr.extend_from_slice(&[0x9c, 0xab, 0x01, 0x02]);
+    hdr.extend_from_slice(
+        b"foo; x=\"a,b\", permessage-deflate; client_max_window_bits; server_max_window_bits=\"10\", \
+          permessage-deflate; server_no_context_takeover",
+    );
+    vec![
+        ("rfc7692_examples".into(), rfc),
+        ("invalid_and_misplaced_rsv1".into(), bad),
+        ("round_trip_small_windows".into(), round),
+        ("offers".into(), hdr),
     ]
 }

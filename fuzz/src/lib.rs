@@ -5,6 +5,7 @@
 //! size, chunking, re-encode settings) followed by wire bytes, so seeds are a setup block
 //! plus real frames (see `examples/gen_seeds.rs`).
 
+pub mod deflate;
 pub mod http;
 
 use tickwire_codec::rand::MaskSource;

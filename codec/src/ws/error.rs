@@ -39,8 +39,12 @@ pub enum Error {
     InvalidUtf8,
     /// A frame longer than the configured maximum.
     FrameTooLarge,
-    /// A message longer than the configured maximum.
+    /// A message longer than the configured maximum (for a compressed
+    /// message: once inflated).
     MessageTooLarge,
+    /// A compressed message (permessage-deflate) whose payload is not a
+    /// valid raw DEFLATE stream.
+    InvalidCompressedData,
 }
 
 impl Error {
@@ -71,6 +75,7 @@ impl Error {
             Error::InvalidUtf8 => "invalid UTF-8",
             Error::FrameTooLarge => "frame too large",
             Error::MessageTooLarge => "message too large",
+            Error::InvalidCompressedData => "invalid compressed data",
         }
     }
 }
@@ -101,6 +106,9 @@ pub enum EncodeError {
     ReasonWithoutCode,
     /// An in-place text payload that is not valid UTF-8.
     InvalidUtf8,
+    /// The compressor (permessage-deflate) failed; it is reset and the
+    /// message was not sent.
+    Compression,
 }
 
 impl core::fmt::Display for EncodeError {
@@ -111,6 +119,7 @@ impl core::fmt::Display for EncodeError {
             EncodeError::InvalidCloseCode(c) => write!(f, "close code {c} may not be sent"),
             EncodeError::ReasonWithoutCode => f.write_str("close reason without a code"),
             EncodeError::InvalidUtf8 => f.write_str("text payload is not valid UTF-8"),
+            EncodeError::Compression => f.write_str("compression failed"),
         }
     }
 }

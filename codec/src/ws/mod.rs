@@ -9,6 +9,8 @@
 
 pub mod close;
 pub mod connection;
+#[cfg(feature = "deflate")]
+pub mod deflate;
 pub mod error;
 pub mod frame;
 pub mod handshake;
@@ -28,7 +30,7 @@ pub use frame::{OpCode, Role};
 pub use message::Message;
 #[cfg(feature = "alloc")]
 pub use message::OwnedMessage;
-pub use reader::{Config, FrameReader};
+pub use reader::{Compressed, Config, FrameReader};
 pub use writer::{FrameWriter, Masking};
 
 use crate::rand::MaskSource;

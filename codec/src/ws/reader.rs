@@ -42,6 +42,10 @@ pub struct Config {
     /// [`Error::MessageTooLarge`] (close 1009).
     pub max_message_size: usize,
     /// RSV bits (RSV1 = 0b100) an extension has negotiated; others are errors.
+    /// They are allowed on the first frame of a data message only (RFC 7692
+    /// §6: never on a continuation or control frame, where they are
+    /// [`Error::ReservedBits`]), and a message that carries them is the
+    /// extension's to decode: see [`FrameReader::compressed`].
     pub allowed_rsv: u8,
 }
 
@@ -91,6 +95,12 @@ enum Ready {
         len: usize,
     },
     Pong {
+        start: usize,
+        len: usize,
+    },
+    /// A data message whose first frame carried RSV bits: not UTF-8 checked.
+    Encoded {
+        text: bool,
         start: usize,
         len: usize,
     },
@@ -242,6 +252,25 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
         self.last_rsv
     }
 
+    /// The message the last [`advance`](Self::advance) (or [`next`](Self::next))
+    /// finished, if its first frame carried RSV bits (RSV1: compressed by
+    /// permessage-deflate): its kind, bits and payload as received, for the
+    /// extension to decode. Such a text message is not UTF-8 checked here
+    /// (that is for its decoded bytes), so [`message`](Self::message) shows
+    /// it as [`Message::Binary`]. `None` for every other message, and when
+    /// `message` would be `None`.
+    #[inline]
+    pub fn compressed(&self) -> Option<Compressed<'_>> {
+        match self.ready? {
+            Ready::Encoded { text, start, len } => Some(Compressed {
+                text,
+                rsv: self.last_rsv,
+                payload: self.buf.as_ref().get(start..start + len).unwrap_or(&[]),
+            }),
+            _ => None,
+        }
+    }
+
     /// Whether a close frame has been received.
     pub fn is_closed(&self) -> bool {
         self.closed
@@ -375,6 +404,10 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
                     Some(h) => h,
                     None => return Ok(false),
                 };
+                // An extension's bits mark a message, on its first frame.
+                if h.rsv != 0 && (h.opcode.is_control() || h.opcode == OpCode::Continuation) {
+                    return Err(Error::ReservedBits);
+                }
                 if self.closed {
                     return Err(Error::FrameAfterClose);
                 }
@@ -384,6 +417,10 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
                 self.start_data(h)?;
             }
             match self.advance_payload()? {
+                Some((start, len, text)) if self.last_rsv != 0 => {
+                    self.ready = Some(Ready::Encoded { text, start, len });
+                    return Ok(true);
+                }
                 Some((start, len, text)) => {
                     self.ready = Some(Ready::data(start, len, text));
                     return Ok(true);
@@ -534,7 +571,9 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
         }
         Some(match self.ready? {
             Ready::Text { start, len } => Message::Text(checked_str(bytes(start, len))),
-            Ready::Binary { start, len } => Message::Binary(bytes(start, len)),
+            Ready::Binary { start, len } | Ready::Encoded { start, len, .. } => {
+                Message::Binary(bytes(start, len))
+            }
             Ready::Ping { start, len } => Message::Ping(bytes(start, len)),
             Ready::Pong { start, len } => Message::Pong(bytes(start, len)),
             Ready::Close { code, start, len } => Message::Close(code.map(|code| CloseFrame {
@@ -636,7 +675,8 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
         m.len += n;
         let frame_done = f.done == f.len;
         let last = frame_done && f.fin;
-        if m.text && (n > 0 || last) {
+        // A message with RSV bits is checked once decoded, not here.
+        if m.text && m.rsv == 0 && (n > 0 || last) {
             let region = &buf[m.start + m.valid..m.start + m.len];
             if last && m.valid == 0 {
                 if !utf8::is_valid(region) {
@@ -664,6 +704,18 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
         self.last_rsv = m.rsv;
         Ok(Some((m.start, m.len, m.text)))
     }
+}
+
+/// A data message whose first frame carried RSV bits, as received
+/// ([`FrameReader::compressed`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Compressed<'a> {
+    /// A text message (its decoded bytes must be UTF-8).
+    pub text: bool,
+    /// The RSV bits of its first frame (0b100: RSV1).
+    pub rsv: u8,
+    /// The payload, unmasked and reassembled, not decoded.
+    pub payload: &'a [u8],
 }
 
 /// Bytes the reader has already validated as UTF-8 (a finished text message, or
@@ -766,14 +818,23 @@ mod tests {
         wire.extend(frame(0x82, b"z", None));
         wire.extend(frame(0xC2, b"w", None));
         r.feed(&wire);
-        assert_eq!(r.next(), Ok(Some(Message::Text("x"))));
+        let raw = |text, payload| Compressed {
+            text,
+            rsv: 0b100,
+            payload,
+        };
+        assert_eq!(r.next(), Ok(Some(Message::Binary(b"x"))));
         assert_eq!(r.last_rsv(), 0b100);
+        assert_eq!(r.compressed(), Some(raw(true, b"x")));
         assert_eq!(r.next(), Ok(Some(Message::Text("y"))));
         assert_eq!(r.last_rsv(), 0);
+        assert_eq!(r.compressed(), None);
         assert_eq!(r.next(), Ok(Some(Message::Binary(b"z"))));
         assert_eq!(r.last_rsv(), 0);
+        assert_eq!(r.compressed(), None);
         assert_eq!(r.next(), Ok(Some(Message::Binary(b"w"))));
         assert_eq!(r.last_rsv(), 0b100);
+        assert_eq!(r.compressed(), Some(raw(false, b"w")));
     }
 
     /// After a close the fast path is closed too: a whole data frame that it

@@ -172,14 +172,21 @@ impl<M: Masking> FrameWriter<M> {
         if out.len() < total {
             return Err(EncodeError::BufferFull);
         }
-        Ok(self.put_frame(opcode, fin, payload, out))
+        Ok(self.put_frame(opcode, fin, 0, payload, out))
     }
 
-    /// Write one frame; `out` is known to be large enough.
+    /// Write one frame with RSV bits `rsv`; `out` is known to be large enough.
     #[inline]
-    fn put_frame(&mut self, opcode: OpCode, fin: bool, payload: &[u8], out: &mut [u8]) -> usize {
+    fn put_frame(
+        &mut self,
+        opcode: OpCode,
+        fin: bool,
+        rsv: u8,
+        payload: &[u8],
+        out: &mut [u8],
+    ) -> usize {
         let key = self.key();
-        let h = write_header(out, fin, 0, opcode, payload.len(), key).unwrap_or(0);
+        let h = write_header(out, fin, rsv, opcode, payload.len(), key).unwrap_or(0);
         let dst = &mut out[h..h + payload.len()];
         match key {
             Some(k) => copy_masked(dst, payload, k, 0),
@@ -260,23 +267,70 @@ impl<M: Masking> FrameWriter<M> {
         payload: &[u8],
         out: &mut [u8],
     ) -> Result<usize, EncodeError> {
+        self.encode_data_rsv(opcode, 0, payload, out)
+    }
+
+    /// A data message (fragmented if configured) whose first frame carries
+    /// RSV bits `rsv`.
+    #[inline]
+    fn encode_data_rsv(
+        &mut self,
+        opcode: OpCode,
+        rsv: u8,
+        payload: &[u8],
+        out: &mut [u8],
+    ) -> Result<usize, EncodeError> {
         let total = self.message_len(payload.len());
         if out.len() < total {
             return Err(EncodeError::BufferFull);
         }
         let f = self.fragment_size;
         if f == 0 || payload.len() <= f {
-            return Ok(self.put_frame(opcode, true, payload, out));
+            return Ok(self.put_frame(opcode, true, rsv, payload, out));
         }
         let mut at = 0;
         let mut op = opcode;
+        let mut bits = rsv;
         let mut chunks = payload.chunks(f).peekable();
         while let Some(chunk) = chunks.next() {
             let fin = chunks.peek().is_none();
-            at += self.put_frame(op, fin, chunk, &mut out[at..]);
+            at += self.put_frame(op, fin, bits, chunk, &mut out[at..]);
             op = OpCode::Continuation;
+            bits = 0;
         }
         Ok(at)
+    }
+
+    /// Encode a message compressed by permessage-deflate (`payload` as a
+    /// [`Deflater`](crate::ws::deflate::Deflater) made it, without the
+    /// trailing `00 00 ff ff`): a text (`text`) or binary message with RSV1
+    /// on its first frame only (RFC 7692 §6), fragmented if configured.
+    /// Same size as an uncompressed message of that length
+    /// ([`message_len`](Self::message_len)).
+    #[cfg(feature = "deflate")]
+    pub fn encode_compressed(
+        &mut self,
+        text: bool,
+        payload: &[u8],
+        out: &mut [u8],
+    ) -> Result<usize, EncodeError> {
+        let opcode = if text { OpCode::Text } else { OpCode::Binary };
+        self.encode_data_rsv(opcode, crate::ws::deflate::RSV1, payload, out)
+    }
+
+    /// Append a compressed message to `wb` (see
+    /// [`encode_compressed`](Self::encode_compressed)).
+    #[cfg(feature = "deflate")]
+    pub fn write_compressed<B: AsRef<[u8]> + AsMut<[u8]>>(
+        &mut self,
+        text: bool,
+        payload: &[u8],
+        wb: &mut WriteBuf<B>,
+    ) -> Result<(), EncodeError> {
+        let out = wb.reserve(self.message_len(payload.len()))?;
+        let n = self.encode_compressed(text, payload, out)?;
+        wb.commit(n);
+        Ok(())
     }
 
     /// Encode a text message into `out`.

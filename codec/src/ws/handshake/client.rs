@@ -29,6 +29,9 @@ pub struct ClientHandshake<'a> {
     headers: &'a [(&'a str, &'a str)],
     origin: Option<&'a str>,
     max_len: usize,
+    /// permessage-deflate to offer (feature `deflate`).
+    #[cfg(feature = "deflate")]
+    deflate: Option<crate::ws::deflate::DeflateConfig>,
 }
 
 impl<'a> ClientHandshake<'a> {
@@ -47,6 +50,22 @@ impl<'a> ClientHandshake<'a> {
             headers: &[],
             origin: None,
             max_len: DEFAULT_MAX_HEAD_LEN,
+            #[cfg(feature = "deflate")]
+            deflate: None,
+        }
+    }
+
+    /// Offer permessage-deflate with `config` (feature `deflate`): the request
+    /// carries [`DeflateConfig::offer`](crate::ws::deflate::DeflateConfig::offer)
+    /// (extra headers may then not carry `Sec-WebSocket-Extensions`), and
+    /// [`check_response`](Self::check_response) checks the server's answer and
+    /// reports the outcome in [`ClientResponse::deflate`].
+    #[cfg(feature = "deflate")]
+    #[must_use]
+    pub fn deflate(self, config: crate::ws::deflate::DeflateConfig) -> Self {
+        Self {
+            deflate: Some(config),
+            ..self
         }
     }
 
@@ -102,6 +121,12 @@ impl<'a> ClientHandshake<'a> {
         if self.origin.is_some() {
             check_extra_headers(self.headers, &["origin"])?;
         }
+        #[cfg(feature = "deflate")]
+        let offer = self.deflate.map(|c| c.offer());
+        #[cfg(feature = "deflate")]
+        if offer.is_some() {
+            check_extra_headers(self.headers, &["sec-websocket-extensions"])?;
+        }
 
         let mut w = Cursor::new(out);
         w.put(b"GET ")?
@@ -120,6 +145,10 @@ impl<'a> ClientHandshake<'a> {
                 w.put(b", ")?.put(p.as_bytes())?;
             }
             w.put(b"\r\n")?;
+        }
+        #[cfg(feature = "deflate")]
+        if let Some(offer) = &offer {
+            w.header("Sec-WebSocket-Extensions", offer.as_bytes())?;
         }
         w.extra_headers(self.headers)?.put(b"\r\n")?;
         Ok(w.len())
@@ -144,12 +173,18 @@ impl<'a> ClientHandshake<'a> {
             self.max_len,
             &accept_key(&self.key),
             self.offers_extensions(),
+            #[cfg(feature = "deflate")]
+            self.deflate.as_ref(),
             |p| self.protocols.contains(&p),
         )
     }
 
     /// Whether the extra headers offer extensions (then the server may choose some).
     fn offers_extensions(&self) -> bool {
+        #[cfg(feature = "deflate")]
+        if self.deflate.is_some() {
+            return true;
+        }
         self.headers
             .iter()
             .any(|(n, _)| n.eq_ignore_ascii_case("sec-websocket-extensions"))
@@ -175,6 +210,8 @@ impl<'a> ClientHandshake<'a> {
             accept: accept_key(&self.key),
             protocols,
             offered_extensions: self.offers_extensions(),
+            #[cfg(feature = "deflate")]
+            deflate: self.deflate,
             max_len: self.max_len,
         })
     }
@@ -192,6 +229,9 @@ pub struct ResponseCheck {
     /// Offered subprotocols, joined by `,` (tokens never contain a comma).
     protocols: heapless::String<MAX_OFFERED_PROTOCOLS_LEN>,
     offered_extensions: bool,
+    /// The permessage-deflate offer (feature `deflate`).
+    #[cfg(feature = "deflate")]
+    deflate: Option<crate::ws::deflate::DeflateConfig>,
     max_len: usize,
 }
 
@@ -203,6 +243,8 @@ impl ResponseCheck {
             self.max_len,
             &self.accept,
             self.offered_extensions,
+            #[cfg(feature = "deflate")]
+            self.deflate.as_ref(),
             |p| self.offered(p),
         )
     }
@@ -224,6 +266,7 @@ fn check<'b>(
     max_len: usize,
     accept: &[u8; 28],
     offered_extensions: bool,
+    #[cfg(feature = "deflate")] deflate_offer: Option<&crate::ws::deflate::DeflateConfig>,
     offered: impl Fn(&str) -> bool,
 ) -> Result<Option<ClientResponse<'b>>, HandshakeError> {
     let window = bytes.get(..max_len).unwrap_or(bytes);
@@ -254,6 +297,18 @@ fn check<'b>(
         return Err(HandshakeError::BadAccept);
     }
 
+    #[cfg(feature = "deflate")]
+    let deflate = match deflate_offer {
+        Some(config) => config
+            .check_response(
+                headers
+                    .iter()
+                    .filter(|(n, _)| n.eq_ignore_ascii_case("sec-websocket-extensions"))
+                    .map(|&(_, v)| v),
+            )
+            .map_err(|_| HandshakeError::ExtensionMismatch)?,
+        None => None,
+    };
     let chosen_extensions = headers
         .iter()
         .filter(|(n, _)| n.eq_ignore_ascii_case("sec-websocket-extensions"))
@@ -281,6 +336,8 @@ fn check<'b>(
         consumed,
         protocol,
         headers,
+        #[cfg(feature = "deflate")]
+        deflate,
     }))
 }
 
@@ -292,6 +349,8 @@ pub struct ClientResponse<'b> {
     /// The subprotocol the server chose, if any (always one we offered).
     pub protocol: Option<&'b str>,
     headers: heapless::Vec<(&'b str, &'b [u8]), MAX_HEADERS>,
+    #[cfg(feature = "deflate")]
+    deflate: Option<crate::ws::deflate::Negotiated>,
 }
 
 impl<'b> ClientResponse<'b> {
@@ -303,6 +362,13 @@ impl<'b> ClientResponse<'b> {
     /// All response headers, in order.
     pub fn headers(&self) -> impl Iterator<Item = (&'b str, &'b [u8])> {
         self.headers.iter().copied()
+    }
+
+    /// The permessage-deflate parameters the server accepted (feature
+    /// `deflate`); `None` when it was not offered or the server declined it.
+    #[cfg(feature = "deflate")]
+    pub fn deflate(&self) -> Option<crate::ws::deflate::Negotiated> {
+        self.deflate
     }
 }
 

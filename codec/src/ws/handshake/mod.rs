@@ -19,6 +19,8 @@ mod server;
 pub mod sha1;
 
 pub use client::{ClientHandshake, ClientResponse, MAX_OFFERED_PROTOCOLS_LEN, ResponseCheck};
+#[cfg(feature = "deflate")]
+pub use server::write_accept_deflate;
 pub use server::{
     UpgradeRequest, parse_request, parse_request_with_limit, reject_status, write_accept,
     write_reject,
@@ -120,7 +122,7 @@ impl core::error::Error for HandshakeError {}
 // ---- helpers shared by client.rs and server.rs ----
 
 /// Strip optional whitespace (SP / HTAB) from both ends.
-fn trim_ows(mut v: &[u8]) -> &[u8] {
+pub(crate) fn trim_ows(mut v: &[u8]) -> &[u8] {
     while let [b' ' | b'\t', rest @ ..] = v {
         v = rest;
     }
@@ -175,7 +177,7 @@ fn lookup<'b>(headers: &[(&'b str, &'b [u8])], name: &str) -> Option<&'b [u8]> {
 }
 
 /// RFC 9110 `tchar`.
-const fn is_tchar(b: u8) -> bool {
+pub(crate) const fn is_tchar(b: u8) -> bool {
     matches!(b,
         b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+' | b'-' | b'.' |
         b'^' | b'_' | b'`' | b'|' | b'~' | b'0'..=b'9' | b'a'..=b'z' | b'A'..=b'Z')

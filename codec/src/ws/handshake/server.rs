@@ -55,6 +55,23 @@ impl<'b> UpgradeRequest<'b> {
     pub fn accept_key(&self) -> [u8; 28] {
         super::accept_key(self.key)
     }
+
+    /// The permessage-deflate parameters `config` chooses for the first
+    /// acceptable offer of this request's `Sec-WebSocket-Extensions` headers
+    /// (feature `deflate`; see [`DeflateConfig::accept`](crate::ws::deflate::DeflateConfig::accept));
+    /// `None`: go on without compression. Answer with [`write_accept_deflate`].
+    #[cfg(feature = "deflate")]
+    pub fn deflate(
+        &self,
+        config: &crate::ws::deflate::DeflateConfig,
+    ) -> Option<crate::ws::deflate::Negotiated> {
+        config.accept(
+            self.headers
+                .iter()
+                .filter(|(n, _)| n.eq_ignore_ascii_case("sec-websocket-extensions"))
+                .map(|&(_, v)| v),
+        )
+    }
 }
 
 /// [`parse_request_with_limit`] with [`DEFAULT_MAX_HEAD_LEN`].
@@ -142,6 +159,42 @@ pub fn write_accept(
     headers: &[(&str, &str)],
     out: &mut [u8],
 ) -> Result<usize, HandshakeError> {
+    accept_with(req, protocol, None, headers, out)
+}
+
+/// [`write_accept`] that also answers permessage-deflate (feature `deflate`)
+/// with `deflate`'s [`response`](crate::ws::deflate::Negotiated::response),
+/// as [`UpgradeRequest::deflate`] chose it; extra `headers` may then not carry
+/// `Sec-WebSocket-Extensions`. `None` is [`write_accept`].
+#[cfg(feature = "deflate")]
+pub fn write_accept_deflate(
+    req: &UpgradeRequest<'_>,
+    protocol: Option<&str>,
+    deflate: Option<&crate::ws::deflate::Negotiated>,
+    headers: &[(&str, &str)],
+    out: &mut [u8],
+) -> Result<usize, HandshakeError> {
+    let answer = deflate.map(|n| n.response());
+    accept_with(
+        req,
+        protocol,
+        answer.as_ref().map(|a| a.as_bytes()),
+        headers,
+        out,
+    )
+}
+
+/// The 101 answer, with `extensions` as its `Sec-WebSocket-Extensions` if any.
+fn accept_with(
+    req: &UpgradeRequest<'_>,
+    protocol: Option<&str>,
+    extensions: Option<&[u8]>,
+    headers: &[(&str, &str)],
+    out: &mut [u8],
+) -> Result<usize, HandshakeError> {
+    if extensions.is_some() {
+        check_extra_headers(headers, &["sec-websocket-extensions"])?;
+    }
     if let Some(p) = protocol {
         if !is_token(p) {
             return Err(HandshakeError::InvalidHeader);
@@ -157,6 +210,9 @@ pub fn write_accept(
         .header("Sec-WebSocket-Accept", &req.accept_key())?;
     if let Some(p) = protocol {
         w.header("Sec-WebSocket-Protocol", p.as_bytes())?;
+    }
+    if let Some(e) = extensions {
+        w.header("Sec-WebSocket-Extensions", e)?;
     }
     w.extra_headers(headers)?.put(b"\r\n")?;
     Ok(w.len())

@@ -7,9 +7,12 @@
 //! - batch: 100 text frames of mixed sizes back to back, per message ([`batch`]);
 //! - apply_mask on 128-byte payloads ([`mask`]);
 //! - encode a 128-byte text message, server and client role ([`encode`]);
-//! - UTF-8 validation of 128 bytes ([`utf8`]).
+//! - UTF-8 validation of 128 bytes ([`utf8`]);
+//! - permessage-deflate: inflate and deflate of the 128 B and 2 KiB texts
+//!   ([`deflate`]), beside the uncompressed parse and encode rows.
 
 mod batch;
+mod deflate;
 mod encode;
 mod mask;
 mod parse;
@@ -148,6 +151,9 @@ pub fn cases(sets: &[Inputs]) -> Vec<Case<'_>> {
     mask::cases(base, &mut v);
     encode::cases(base, &mut v);
     utf8::cases(base, &mut v);
+    for inputs in sets.iter().filter(|i| matches!(i.payload, PAYLOAD | 2048)) {
+        deflate::cases(inputs, &mut v);
+    }
     v
 }
 
