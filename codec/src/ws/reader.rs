@@ -247,6 +247,13 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
         self.max_message
     }
 
+    /// Change the RSV bits a data message's first frame may carry
+    /// ([`Config::allowed_rsv`]): a connection turns RSV1 on once it has
+    /// negotiated permessage-deflate. Only the low three bits count.
+    pub fn set_allowed_rsv(&mut self, bits: u8) {
+        self.allowed_rsv = bits & 0x7;
+    }
+
     /// RSV bits of the first frame of the last data message returned (for extensions).
     pub fn last_rsv(&self) -> u8 {
         self.last_rsv

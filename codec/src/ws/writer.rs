@@ -383,7 +383,7 @@ impl<M: Masking> FrameWriter<M> {
         Ok(())
     }
 
-    fn write_data<B: AsRef<[u8]> + AsMut<[u8]>>(
+    pub(crate) fn write_data<B: AsRef<[u8]> + AsMut<[u8]>>(
         &mut self,
         opcode: OpCode,
         payload: &[u8],

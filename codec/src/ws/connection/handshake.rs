@@ -77,12 +77,21 @@ where
             Ok(None) => return Ok(false),
             Ok(Some(req)) => {
                 let answer = decide(&req);
-                answer_request(&req, answer, &mut self.protocol, self.tx.out())
+                #[cfg(feature = "deflate")]
+                let deflate = self.deflate_config.and_then(|c| req.deflate(&c));
+                #[cfg(not(feature = "deflate"))]
+                let deflate = NoDeflate;
+                answer_request(&req, answer, deflate, &mut self.protocol, self.tx.out())
+                    .map(|n| (n, deflate))
             }
             Err(e) => Err(e),
         };
         match outcome {
-            Ok(consumed) => {
+            Ok((consumed, _deflate)) => {
+                #[cfg(feature = "deflate")]
+                if let Some(n) = _deflate {
+                    self.enable_deflate(n);
+                }
                 self.open(consumed);
                 Ok(true)
             }
@@ -118,12 +127,20 @@ where
                 self.protocol.clear();
                 // A chosen protocol is one we offered, so it fits.
                 let _ = self.protocol.push_str(resp.protocol.unwrap_or(""));
-                Ok(resp.consumed)
+                #[cfg(feature = "deflate")]
+                let deflate = resp.deflate();
+                #[cfg(not(feature = "deflate"))]
+                let deflate = NoDeflate;
+                Ok((resp.consumed, deflate))
             }
             Err(e) => Err(e),
         };
         match outcome {
-            Ok(consumed) => {
+            Ok((consumed, _deflate)) => {
+                #[cfg(feature = "deflate")]
+                if let Some(n) = _deflate {
+                    self.enable_deflate(n);
+                }
                 self.open(consumed);
                 Ok(true)
             }
@@ -161,11 +178,25 @@ where
     }
 }
 
-/// Write the `101` for `answer` into `out`, and the chosen protocol into `protocol`;
-/// the head's length, or why the request is refused.
+/// What permessage-deflate agreed on: its parameters with the feature, nothing without.
+#[cfg(feature = "deflate")]
+type Deflate = Option<crate::ws::deflate::Negotiated>;
+/// What permessage-deflate agreed on: its parameters with the feature, nothing without.
+#[cfg(not(feature = "deflate"))]
+type Deflate = NoDeflate;
+
+/// Without the `deflate` feature, nothing is ever negotiated.
+#[cfg(not(feature = "deflate"))]
+#[derive(Debug, Clone, Copy)]
+struct NoDeflate;
+
+/// Write the `101` for `answer` (answering permessage-deflate with `deflate`) into
+/// `out`, and the chosen protocol into `protocol`; the head's length, or why the
+/// request is refused.
 fn answer_request<W: AsRef<[u8]> + AsMut<[u8]>>(
     req: &UpgradeRequest<'_>,
     answer: Answer<'_>,
+    deflate: Deflate,
     protocol: &mut heapless::String<MAX_OFFERED_PROTOCOLS_LEN>,
     out: &mut crate::buf::WriteBuf<W>,
 ) -> Result<usize, HandshakeError> {
@@ -181,7 +212,13 @@ fn answer_request<W: AsRef<[u8]> + AsMut<[u8]>>(
     let buf = out
         .reserve(room)
         .map_err(|_| HandshakeError::BufferTooSmall)?;
-    let n = handshake::write_accept(req, chosen, headers, buf)?;
+    #[cfg(feature = "deflate")]
+    let n = handshake::write_accept_deflate(req, chosen, deflate.as_ref(), headers, buf)?;
+    #[cfg(not(feature = "deflate"))]
+    let n = {
+        let NoDeflate = deflate;
+        handshake::write_accept(req, chosen, headers, buf)?
+    };
     out.commit(n);
     Ok(req.consumed)
 }

@@ -71,6 +71,8 @@
 //! assert_eq!(server.poll_message().unwrap(), Some(Message::Text("hello")));
 //! ```
 
+#[cfg(feature = "deflate")]
+mod deflate;
 mod handshake;
 mod sender;
 #[cfg(test)]
@@ -125,6 +127,11 @@ pub struct Settings {
     /// long (default: never). Pair it with a shorter `keepalive`, so a live but quiet
     /// peer answers a ping in time.
     pub dead_peer_timeout: Option<Duration>,
+    /// permessage-deflate (feature `deflate`; default off): a client offers it with
+    /// these parameters, a server accepts a client's offer with them. Compression is
+    /// on only when both sides agreed ([`Connection::deflate`]).
+    #[cfg(feature = "deflate")]
+    pub deflate: Option<crate::ws::deflate::DeflateConfig>,
 }
 
 impl Default for Settings {
@@ -138,6 +145,8 @@ impl Default for Settings {
             close_timeout: Duration::from_secs(5),
             keepalive: None,
             dead_peer_timeout: None,
+            #[cfg(feature = "deflate")]
+            deflate: None,
         }
     }
 }
@@ -258,6 +267,15 @@ pub struct Connection<R, W, M> {
     timers: Timers,
     /// The subprotocol agreed on (empty: none).
     protocol: heapless::String<MAX_OFFERED_PROTOCOLS_LEN>,
+    /// permessage-deflate as configured (offered by a client, accepted by a server).
+    #[cfg(feature = "deflate")]
+    deflate_config: Option<crate::ws::deflate::DeflateConfig>,
+    /// permessage-deflate as negotiated.
+    #[cfg(feature = "deflate")]
+    negotiated: Option<crate::ws::deflate::Negotiated>,
+    /// permessage-deflate's receiving stream and inflated message, once negotiated.
+    #[cfg(feature = "deflate")]
+    inflate: Option<alloc::boxed::Box<deflate::Recv>>,
 }
 
 impl<R, W, M> Connection<R, W, M>
@@ -293,6 +311,12 @@ where
                 last_now: now,
             },
             protocol: heapless::String::new(),
+            #[cfg(feature = "deflate")]
+            deflate_config: settings.deflate,
+            #[cfg(feature = "deflate")]
+            negotiated: None,
+            #[cfg(feature = "deflate")]
+            inflate: None,
         }
     }
 }
@@ -314,6 +338,16 @@ where
         settings: &Settings,
         now: Instant,
     ) -> Result<Self, ConnectionError> {
+        #[cfg(feature = "deflate")]
+        let offered;
+        #[cfg(feature = "deflate")]
+        let handshake = match settings.deflate {
+            Some(config) => {
+                offered = handshake.deflate(config);
+                &offered
+            }
+            None => handshake,
+        };
         let check = handshake
             .response_check()
             .map_err(ConnectionError::Handshake)?;
@@ -390,6 +424,13 @@ where
     /// The subprotocol agreed on in the opening handshake.
     pub fn protocol(&self) -> Option<&str> {
         (!self.protocol.is_empty()).then_some(self.protocol.as_str())
+    }
+
+    /// The permessage-deflate parameters agreed on in the opening handshake (feature
+    /// `deflate`); `None` while it runs, or when compression is off.
+    #[cfg(feature = "deflate")]
+    pub fn deflate(&self) -> Option<crate::ws::deflate::Negotiated> {
+        self.negotiated
     }
 
     /// Whether bytes wait to be written (or the write half waits to be shut).
@@ -677,6 +718,14 @@ where
                 None => false,
             };
             if deliver {
+                #[cfg(feature = "deflate")]
+                if let Some(d) = self.inflate.as_deref_mut()
+                    && let Some(c) = self.reader.compressed()
+                    && let Err(e) = d.inflate(c, self.reader.max_message_size())
+                {
+                    self.tx.fail(Some(e.close_code()));
+                    return Err(ConnectionError::Protocol(e));
+                }
                 return Ok(true);
             }
         }
@@ -685,6 +734,12 @@ where
     /// The message the last [`advance`](Self::advance) made ready.
     #[inline]
     pub fn message(&self) -> Option<Message<'_>> {
+        #[cfg(feature = "deflate")]
+        if let Some(d) = self.inflate.as_deref()
+            && self.reader.compressed().is_some()
+        {
+            return Some(d.message());
+        }
         self.reader.message()
     }
 
@@ -693,6 +748,12 @@ where
     #[allow(clippy::type_complexity)]
     pub fn message_with_sender(&mut self) -> Option<(Message<'_>, &mut Sender<W, M>)> {
         let tx = &mut self.tx;
+        #[cfg(feature = "deflate")]
+        if let Some(d) = self.inflate.as_deref()
+            && self.reader.compressed().is_some()
+        {
+            return Some((d.message(), tx));
+        }
         self.reader.message().map(|m| (m, tx))
     }
 
@@ -711,6 +772,26 @@ where
             self.tx.discard_output();
             self.open(0);
         }
+    }
+}
+
+#[cfg(feature = "deflate")]
+impl<R, W, M> Connection<R, W, M>
+where
+    R: AsRef<[u8]> + AsMut<[u8]>,
+    W: AsRef<[u8]> + AsMut<[u8]>,
+    M: Masking,
+{
+    /// The handshake agreed on permessage-deflate with `n`: accept RSV1, and make the
+    /// two streams.
+    fn enable_deflate(&mut self, n: crate::ws::deflate::Negotiated) {
+        use crate::ws::deflate::{Deflater, Inflater, RSV1};
+        let role = self.role();
+        let config = self.deflate_config.unwrap_or_default();
+        self.reader.set_allowed_rsv(RSV1);
+        self.inflate = Some(deflate::Recv::new(Inflater::for_role(&n, role)));
+        self.tx.deflate = Some(deflate::Send::new(Deflater::for_role(&n, role, &config)));
+        self.negotiated = Some(n);
     }
 }
 

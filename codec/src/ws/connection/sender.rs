@@ -72,6 +72,9 @@ pub struct Sender<W, M> {
     auto_pong: bool,
     pub(super) close_timeout: Duration,
     pub(super) close_timer: Timer,
+    /// permessage-deflate's sending stream, once negotiated.
+    #[cfg(feature = "deflate")]
+    pub(super) deflate: Option<alloc::boxed::Box<super::deflate::Send>>,
 }
 
 impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
@@ -87,6 +90,8 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
             auto_pong,
             close_timeout: close,
             close_timer: Timer::Off,
+            #[cfg(feature = "deflate")]
+            deflate: None,
         }
     }
 
@@ -201,6 +206,10 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
     /// [`ConnectionError::Full`]: write out what is queued, then try again.
     #[inline]
     pub fn send_text(&mut self, text: &str) -> Result<(), ConnectionError> {
+        #[cfg(feature = "deflate")]
+        if self.deflate.is_some() {
+            return self.send_deflate(true, text.as_bytes());
+        }
         self.room_for(self.writer.message_len(text.len()))?;
         Ok(self.writer.write_text(text, &mut self.out)?)
     }
@@ -208,8 +217,42 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
     /// Queue a binary message (see [`send_text`](Self::send_text)).
     #[inline]
     pub fn send_binary(&mut self, data: &[u8]) -> Result<(), ConnectionError> {
+        #[cfg(feature = "deflate")]
+        if self.deflate.is_some() {
+            return self.send_deflate(false, data);
+        }
         self.room_for(self.writer.message_len(data.len()))?;
         Ok(self.writer.write_binary(data, &mut self.out)?)
+    }
+
+    /// A data message on a connection that negotiated permessage-deflate: compressed
+    /// (RSV1) at or above the threshold when the compressed size's bound fits, else as
+    /// it is (see [`super::deflate`]).
+    #[cfg(feature = "deflate")]
+    #[cold]
+    #[inline(never)]
+    fn send_deflate(&mut self, text: bool, data: &[u8]) -> Result<(), ConnectionError> {
+        use crate::ws::deflate::Deflater;
+        let compress = self
+            .deflate
+            .as_ref()
+            .is_some_and(|d| d.deflater.should_compress(data.len()))
+            && self
+                .room_for(
+                    self.writer
+                        .message_len(Deflater::max_compressed_len(data.len())),
+                )
+                .is_ok();
+        if compress && let Some(d) = self.deflate.as_deref_mut() {
+            d.scratch.clear();
+            d.deflater.compress(data, &mut d.scratch)?;
+            return Ok(self
+                .writer
+                .write_compressed(text, &d.scratch, &mut self.out)?);
+        }
+        self.room_for(self.writer.message_len(data.len()))?;
+        let op = if text { OpCode::Text } else { OpCode::Binary };
+        Ok(self.writer.write_data(op, data, &mut self.out)?)
     }
 
     /// Queue a ping (payload at most 125 bytes); the peer's pong arrives as a message.

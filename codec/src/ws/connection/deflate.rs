@@ -1,0 +1,339 @@
+//! permessage-deflate inside a [`Connection`](super::Connection) (feature `deflate`):
+//! the state each direction keeps once the handshake negotiated it.
+//!
+//! - Receiving ([`Recv`]): a message the reader reports
+//!   [`compressed`](crate::ws::FrameReader::compressed) is inflated once, into a buffer
+//!   of the connection's own whose growth the message limit bounds (more is
+//!   [`Error::MessageTooLarge`], close 1009); text is checked as UTF-8 after inflating
+//!   (close 1007). The message is then delivered borrowed from that buffer. Every other
+//!   message stays where the reader put it, zero-copy.
+//! - Sending ([`Send`]): a data message at or above the threshold is compressed into a
+//!   reusable buffer and framed with RSV1; below it, it goes out as it is. The room
+//!   check uses the compressed size's bound *before* compressing, so a message refused
+//!   for room never touched the compressor's context (a retry compresses against the
+//!   same context the peer has); when only the uncompressed message fits, it goes out
+//!   uncompressed, which RFC 7692 always allows.
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+
+use crate::ws::Message;
+use crate::ws::deflate::{Deflater, Inflater};
+use crate::ws::error::Error;
+use crate::ws::reader::Compressed;
+
+/// The receiving direction: the inflate stream and the inflated message.
+#[derive(Debug)]
+pub(super) struct Recv {
+    inflater: Inflater,
+    /// The last inflated message.
+    buf: Vec<u8>,
+    /// Whether it is text (then `buf` was checked as UTF-8).
+    text: bool,
+}
+
+impl Recv {
+    pub(super) fn new(inflater: Inflater) -> Box<Recv> {
+        Box::new(Recv {
+            inflater,
+            buf: Vec::new(),
+            text: false,
+        })
+    }
+
+    /// Inflate `msg` (at most `max` bytes) into the buffer.
+    pub(super) fn inflate(&mut self, msg: Compressed<'_>, max: usize) -> Result<(), Error> {
+        self.buf.clear();
+        self.text = false;
+        if msg.text {
+            self.inflater
+                .inflate_text(msg.payload, &mut self.buf, max)?;
+            self.text = true;
+        } else {
+            self.inflater.inflate(msg.payload, &mut self.buf, max)?;
+        }
+        Ok(())
+    }
+
+    /// The last inflated message.
+    pub(super) fn message(&self) -> Message<'_> {
+        if self.text {
+            // SAFETY: `text` is set only after `inflate_text` checked exactly these
+            // bytes as UTF-8, and `buf` is changed only by `inflate`, which clears
+            // `text` first.
+            Message::Text(unsafe { core::str::from_utf8_unchecked(&self.buf) })
+        } else {
+            Message::Binary(&self.buf)
+        }
+    }
+}
+
+/// The sending direction: the deflate stream and a buffer for compressed payloads.
+#[derive(Debug)]
+pub(super) struct Send {
+    pub(super) deflater: Deflater,
+    pub(super) scratch: Vec<u8>,
+}
+
+impl Send {
+    pub(super) fn new(deflater: Deflater) -> Box<Send> {
+        Box::new(Send {
+            deflater,
+            scratch: Vec::new(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use core::time::Duration;
+    use std::string::String;
+    use std::vec;
+    use std::vec::Vec;
+
+    use super::super::*;
+    use crate::rand::MaskRng;
+    use crate::ws::deflate::{DeflateConfig, Deflater};
+    use crate::ws::handshake::ClientHandshake;
+    use crate::ws::{Error, FrameWriter};
+
+    type Client = Connection<Vec<u8>, Vec<u8>, MaskRng>;
+    type Server = Connection<Vec<u8>, Vec<u8>, NoMask>;
+
+    const T0: Instant = Instant::from_nanos(1_000_000_000);
+
+    fn settings(deflate: Option<DeflateConfig>, max_message: usize) -> Settings {
+        let mut s = Settings {
+            deflate,
+            ..Settings::default()
+        };
+        s.limits.max_message_size = max_message;
+        s.handshake_timeout = Some(Duration::from_secs(1));
+        s
+    }
+
+    fn pump<A, B, C, D, E, F>(from: &mut Connection<A, B, C>, to: &mut Connection<D, E, F>)
+    where
+        A: AsRef<[u8]> + AsMut<[u8]>,
+        B: AsRef<[u8]> + AsMut<[u8]>,
+        C: Masking,
+        D: AsRef<[u8]> + AsMut<[u8]>,
+        E: AsRef<[u8]> + AsMut<[u8]>,
+        F: Masking,
+    {
+        while !from.transmit().is_empty() {
+            let n = to.feed(from.transmit());
+            from.handle_written(n);
+            if n == 0 {
+                break;
+            }
+        }
+    }
+
+    fn pair(client: Settings, server: Settings) -> (Client, Server) {
+        let hs = ClientHandshake::new("example.com", "/", [3; 16]);
+        let mut c = Connection::client(
+            &hs,
+            vec![0; 1 << 16],
+            vec![0; 1 << 16],
+            MaskRng::from_seed([5; 32]),
+            &client,
+            T0,
+        )
+        .unwrap();
+        let mut s = Connection::server(vec![0; 1 << 16], vec![0; 1 << 16], &server, T0);
+        pump(&mut c, &mut s);
+        assert!(s.handle_upgrade(|_| Answer::default()).unwrap());
+        pump(&mut s, &mut c);
+        assert_eq!(c.poll_message(), Ok(None));
+        assert_eq!((c.state(), s.state()), (State::Open, State::Open));
+        (c, s)
+    }
+
+    fn both(cfg: DeflateConfig) -> (Client, Server) {
+        pair(settings(Some(cfg), 1 << 15), settings(Some(cfg), 1 << 15))
+    }
+
+    /// JSON-like text that compresses well.
+    fn json(n: usize, seed: u32) -> String {
+        let mut s = String::new();
+        let mut i = seed;
+        while s.len() < n {
+            s.push_str(&std::format!(
+                "{{\"px\":{},\"qty\":{},\"side\":\"buy\"}},",
+                i % 997,
+                i % 13
+            ));
+            i = i.wrapping_mul(31).wrapping_add(7);
+        }
+        s.truncate(n);
+        s
+    }
+
+    #[test]
+    fn both_sides_agree_on_what_was_negotiated() {
+        let cfg = DeflateConfig {
+            client_max_window_bits: 10,
+            server_no_context_takeover: true,
+            ..DeflateConfig::default()
+        };
+        let (c, s) = both(cfg);
+        let n = c.deflate().expect("client negotiated");
+        assert_eq!(Some(n), s.deflate());
+        assert_eq!(n.client_max_window_bits, 10);
+        assert!(n.server_no_context_takeover);
+        assert!(!n.client_no_context_takeover);
+    }
+
+    #[test]
+    fn off_unless_both_sides_want_it() {
+        let on = Some(DeflateConfig::default());
+        for (a, b) in [(on, None), (None, on), (None, None)] {
+            let (c, s) = pair(settings(a, 1 << 15), settings(b, 1 << 15));
+            assert_eq!((c.deflate(), s.deflate()), (None, None));
+        }
+    }
+
+    /// Messages of every size, both ways, under each set of parameters: what arrives is
+    /// what was sent, and above the threshold it travelled compressed (smaller).
+    #[test]
+    fn compressed_messages_round_trip_both_ways() {
+        let configs = [
+            DeflateConfig::default(),
+            DeflateConfig {
+                client_no_context_takeover: true,
+                server_no_context_takeover: true,
+                ..DeflateConfig::default()
+            },
+            DeflateConfig {
+                client_max_window_bits: 8,
+                server_max_window_bits: 9,
+                ..DeflateConfig::default()
+            },
+        ];
+        for cfg in configs {
+            let (mut c, mut s) = both(cfg);
+            for (i, len) in [0usize, 1, 63, 64, 200, 5000, 20000]
+                .into_iter()
+                .enumerate()
+            {
+                let text = json(len, i as u32);
+                c.send_text(&text).unwrap();
+                let wire = c.transmit().len();
+                if len >= cfg.threshold && len > 100 {
+                    assert!(wire < len / 2, "{len} bytes went out as {wire}");
+                }
+                pump(&mut c, &mut s);
+                assert_eq!(s.poll_message(), Ok(Some(Message::Text(&text))));
+                assert_eq!(s.poll_message(), Ok(None));
+                s.send_binary(text.as_bytes()).unwrap();
+                pump(&mut s, &mut c);
+                assert_eq!(c.poll_message(), Ok(Some(Message::Binary(text.as_bytes()))));
+            }
+            // Uncompressed messages still arrive borrowed from the read buffer.
+            c.send_text("hi").unwrap();
+            pump(&mut c, &mut s);
+            assert_eq!(s.poll_message(), Ok(Some(Message::Text("hi"))));
+        }
+    }
+
+    #[test]
+    fn a_decompression_bomb_fails_with_1009() {
+        let cfg = DeflateConfig::default();
+        let (mut c, mut s) = pair(settings(Some(cfg), 1 << 20), settings(Some(cfg), 1000));
+        // 256 KiB of zeros compress to a few hundred bytes, which fit the server's limit
+        // on the wire; inflated it is far past it.
+        let zeros = vec![0u8; 1 << 18];
+        let mut z = Deflater::new(15, false, 9, 0);
+        let mut payload = Vec::new();
+        z.compress(&zeros, &mut payload).unwrap();
+        assert!(payload.len() < 1000);
+        let mut w = FrameWriter::client(MaskRng::from_seed([9; 32]));
+        let mut frame = vec![0; payload.len() + 16];
+        let n = w.encode_compressed(false, &payload, &mut frame).unwrap();
+        assert_eq!(s.feed(&frame[..n]), n);
+        assert_eq!(
+            s.poll_message(),
+            Err(ConnectionError::Protocol(Error::MessageTooLarge))
+        );
+        assert_eq!(s.state(), State::Closing);
+        // The close frame says 1009.
+        pump(&mut s, &mut c);
+        match c.poll_message() {
+            Ok(Some(Message::Close(Some(f)))) => assert_eq!(f.code, CloseCode::TOO_BIG),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn invalid_utf8_after_inflating_fails_with_1007() {
+        let cfg = DeflateConfig::default();
+        let (mut c, mut s) = both(cfg);
+        let mut z = Deflater::new(15, false, 1, 0);
+        let mut payload = Vec::new();
+        z.compress(&[0xff; 300], &mut payload).unwrap();
+        let mut w = FrameWriter::client(MaskRng::from_seed([9; 32]));
+        let mut frame = vec![0; payload.len() + 16];
+        let n = w.encode_compressed(true, &payload, &mut frame).unwrap();
+        s.feed(&frame[..n]);
+        assert_eq!(
+            s.poll_message(),
+            Err(ConnectionError::Protocol(Error::InvalidUtf8))
+        );
+        pump(&mut s, &mut c);
+        match c.poll_message() {
+            Ok(Some(Message::Close(Some(f)))) => assert_eq!(f.code, CloseCode::INVALID_PAYLOAD),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn rsv1_without_negotiation_fails_with_1002() {
+        // The server wants compression, the client never offered it.
+        let (mut c, mut s) = pair(
+            settings(None, 1 << 15),
+            settings(Some(DeflateConfig::default()), 1 << 15),
+        );
+        assert_eq!(s.deflate(), None);
+        let mut w = FrameWriter::client(MaskRng::from_seed([9; 32]));
+        let mut frame = [0u8; 64];
+        let n = w
+            .encode_compressed(false, &[0x02, 0x00], &mut frame)
+            .unwrap();
+        s.feed(&frame[..n]);
+        assert!(matches!(
+            s.poll_message(),
+            Err(ConnectionError::Protocol(_))
+        ));
+        pump(&mut s, &mut c);
+        match c.poll_message() {
+            Ok(Some(Message::Close(Some(f)))) => assert_eq!(f.code, CloseCode::PROTOCOL_ERROR),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// A message refused for room leaves the compressor's context untouched: sent
+    /// again once there is room, it inflates to the same bytes.
+    #[test]
+    fn a_full_buffer_does_not_desynchronise_the_stream() {
+        let cfg = DeflateConfig::default();
+        let (mut c, mut s) = both(cfg);
+        let big = json(20000, 1);
+        let mut sent = 0;
+        loop {
+            match c.send_text(&big) {
+                Ok(()) => sent += 1,
+                Err(ConnectionError::Full) => break,
+                Err(e) => panic!("{e:?}"),
+            }
+            assert!(sent < 1000);
+        }
+        pump(&mut c, &mut s);
+        for _ in 0..sent {
+            assert_eq!(s.poll_message(), Ok(Some(Message::Text(&big))));
+        }
+        c.send_text(&big).unwrap();
+        pump(&mut c, &mut s);
+        assert_eq!(s.poll_message(), Ok(Some(Message::Text(&big))));
+    }
+}
