@@ -1,5 +1,6 @@
 //! Client for Autobahn's fuzzingserver: runs every case, echoing text and binary
-//! messages, then asks the server to write its reports. Blocking mode.
+//! messages, then asks the server to write its reports. Blocking mode. Built with feature `deflate`,
+//! it offers permessage-deflate.
 //!
 //! Usage: `autobahn_client [--tokio] [BASE_URL] [AGENT]` (default
 //! `ws://127.0.0.1:9001 tickwire`). `--tokio` (feature `tokio`): the same client through
@@ -11,8 +12,20 @@ use tickwire::ws::{Client, ClientBuilder, Error, Message};
 
 const MAX_MESSAGE: usize = 16 << 20;
 
+/// The builder `$b`, with permessage-deflate on (default parameters) when built with
+/// feature `deflate` (Autobahn's cases 12 and 13), as it is otherwise.
+macro_rules! with_deflate {
+    ($b:expr) => {{
+        #[cfg(feature = "deflate")]
+        let b = $b.deflate(tickwire::codec::ws::deflate::DeflateConfig::default());
+        #[cfg(not(feature = "deflate"))]
+        let b = $b;
+        b
+    }};
+}
+
 fn builder() -> ClientBuilder {
-    Client::builder()
+    with_deflate!(Client::builder())
         .max_message_size(MAX_MESSAGE)
         .write_buffer_size(MAX_MESSAGE + 64)
         .read_timeout(Some(Duration::from_secs(60)))

@@ -1,6 +1,7 @@
 //! Echo server for Autobahn's fuzzingclient: one thread, one `mio::Poll`, many
 //! connections, evented mode. Echoes text and binary messages up to 16 MiB; pings,
-//! pongs and the close handshake are handled by the library.
+//! pongs and the close handshake are handled by the library. Built with feature
+//! `deflate`, it accepts permessage-deflate.
 //!
 //! Usage: `echo_server [--tokio] [ADDR]` (default `127.0.0.1:9002`, or the `ADDR`
 //! variable). `--tokio` (feature `tokio`): the same echo through the tokio adapter, one
@@ -13,6 +14,18 @@ use tickwire::ws::{Error, Message, Server, ServerConnection};
 
 const LISTENER: Token = Token(usize::MAX);
 const MAX_MESSAGE: usize = 16 << 20;
+
+/// The builder `$b`, with permessage-deflate on (default parameters) when built with
+/// feature `deflate` (Autobahn's cases 12 and 13), as it is otherwise.
+macro_rules! with_deflate {
+    ($b:expr) => {{
+        #[cfg(feature = "deflate")]
+        let b = $b.deflate(tickwire::codec::ws::deflate::DeflateConfig::default());
+        #[cfg(not(feature = "deflate"))]
+        let b = $b;
+        b
+    }};
+}
 
 /// One connection and the echo it could not queue yet (write buffer full).
 struct Slot {
@@ -40,7 +53,7 @@ fn main() {
 }
 
 fn run(addr: &str) -> Result<(), Error> {
-    let mut server = Server::builder()
+    let mut server = with_deflate!(Server::builder())
         .max_message_size(MAX_MESSAGE)
         .write_buffer_size(MAX_MESSAGE + 64)
         .handshake_timeout(Duration::from_secs(10))
@@ -212,7 +225,7 @@ fn run_tokio(addr: &str) -> Result<(), Error> {
         .build()?;
     let local = tokio::task::LocalSet::new();
     local.block_on(&rt, async {
-        let mut server = Server::builder()
+        let mut server = with_deflate!(Server::builder())
             .max_message_size(MAX_MESSAGE)
             .write_buffer_size(MAX_MESSAGE + 64)
             .handshake_timeout(Duration::from_secs(10))

@@ -17,7 +17,7 @@ const USAGE: &str = "\
 usage: cargo xtask <command> [options]
 
 commands:
-  autobahn [--client|--server] [--podman] [--cases PATTERNS] [--tokio] [--timeout SECS]
+  autobahn [--client|--server] [--podman] [--cases PATTERNS] [--tokio] [--deflate] [--timeout SECS]
         Run the Autobahn|Testsuite 0.8.2 against tickwire's WebSocket client (fuzzingserver
         on 127.0.0.1:9001 + example autobahn_client) and/or server (example echo_server on
         127.0.0.1:9002 + fuzzingclient). Both roles by default. Prints a summary per role and
@@ -28,6 +28,8 @@ commands:
                               into <target>/autobahn-py2 on first use)
           --cases PATTERNS    comma-separated Autobahn case patterns, e.g. \"1.*,5.*,9.1.1\"
           --tokio             build the examples with feature `tokio` and pass them --tokio
+          --deflate           build the examples with feature `deflate` (permessage-deflate
+                              on); then an UNIMPLEMENTED case (12.*, 13.*) fails the run
           --timeout SECS      limit for the test run of each role (default 600)
   bench [--full] [--filter NAME] [--cores A,B] [--instructions] [--readme] [ARGS...]
         cargo run --release -p tickwire-perf --bin bench -- ARGS... (see perf/README.md):

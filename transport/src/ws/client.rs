@@ -236,6 +236,13 @@ impl Client {
         self.conn.ws.protocol()
     }
 
+    /// The permessage-deflate parameters agreed on in the handshake (feature
+    /// `deflate`); `None`: messages go uncompressed.
+    #[cfg(feature = "deflate")]
+    pub fn deflate(&self) -> Option<tickwire_codec::ws::deflate::Negotiated> {
+        self.conn.ws.deflate()
+    }
+
     /// Blocking mode: wait for the next message (at most the read timeout).
     ///
     /// - `Ok(Some(msg))` for every message, control frames included: a `Ping` has

@@ -26,6 +26,9 @@ pub(crate) struct Options {
     pub write_timeout: Option<Duration>,
     pub keepalive: Option<Duration>,
     pub dead_peer_timeout: Option<Duration>,
+    /// permessage-deflate to offer (client) or accept (server).
+    #[cfg(feature = "deflate")]
+    pub deflate: Option<tickwire_codec::ws::deflate::DeflateConfig>,
 }
 
 impl Default for Options {
@@ -45,6 +48,8 @@ impl Default for Options {
             write_timeout: None,
             keepalive: None,
             dead_peer_timeout: None,
+            #[cfg(feature = "deflate")]
+            deflate: None,
         }
     }
 }
@@ -83,6 +88,8 @@ impl Options {
             close_timeout: self.close_timeout,
             keepalive: self.keepalive,
             dead_peer_timeout: self.dead_peer_timeout,
+            #[cfg(feature = "deflate")]
+            deflate: self.deflate,
             ..Settings::default()
         }
     }

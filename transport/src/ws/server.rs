@@ -257,6 +257,13 @@ impl ServerConnection {
         self.conn.ws.protocol()
     }
 
+    /// The permessage-deflate parameters agreed on in the handshake (feature
+    /// `deflate`); `None`: messages go uncompressed.
+    #[cfg(feature = "deflate")]
+    pub fn deflate(&self) -> Option<tickwire_codec::ws::deflate::Negotiated> {
+        self.conn.ws.deflate()
+    }
+
     /// Whether the opening handshake is still going on.
     pub fn is_handshaking(&self) -> bool {
         self.conn.ws.state() == State::Handshake

@@ -30,6 +30,9 @@ struct Options {
     podman: bool,
     cases: Option<String>,
     tokio: bool,
+    /// Build the examples with feature `deflate` (permessage-deflate on): the compression
+    /// cases 12.* and 13.* then must not be UNIMPLEMENTED.
+    deflate: bool,
     /// Limit for the test run of one role (the client program, or wstest's fuzzingclient).
     timeout: Duration,
 }
@@ -41,6 +44,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         podman: false,
         cases: None,
         tokio: false,
+        deflate: false,
         timeout: Duration::from_secs(600),
     };
     let mut args = args.iter();
@@ -60,6 +64,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             "--server" => server = true,
             "--podman" => options.podman = true,
             "--tokio" => options.tokio = true,
+            "--deflate" => options.deflate = true,
             "--cases" => options.cases = Some(value("--cases")?),
             "--timeout" => {
                 let text = value("--timeout")?;
@@ -115,8 +120,12 @@ pub fn main(args: &[String]) -> Result<ExitCode, String> {
     for example in &examples {
         build.args(["--example", example]);
     }
-    if options.tokio {
-        build.args(["--features", "tokio"]);
+    let features: Vec<&str> = [(options.tokio, "tokio"), (options.deflate, "deflate")]
+        .into_iter()
+        .filter_map(|(on, f)| on.then_some(f))
+        .collect();
+    if !features.is_empty() {
+        build.args(["--features", &features.join(",")]);
     }
     println!("autobahn: building {}", examples.join(", "));
     proc::run(&mut build)?;
@@ -348,7 +357,12 @@ impl<'a> RoleRun<'a> {
             }
         };
         match (progress.total, &summary) {
-            (Some(expected), Some(summary)) => problems.extend(summary.problems(expected)),
+            (Some(expected), Some(summary)) => {
+                problems.extend(summary.problems(expected));
+                if self.options.deflate {
+                    problems.extend(summary.unimplemented_problem());
+                }
+            }
             (None, _) => problems.push("wstest never said how many cases it would run".into()),
             _ => {}
         }
@@ -477,7 +491,7 @@ mod tests {
     fn both_roles_by_default() {
         let o = parse_args(&[]).unwrap();
         assert_eq!(o.roles, [Role::Client, Role::Server]);
-        assert!(!o.podman && !o.tokio && o.cases.is_none());
+        assert!(!o.podman && !o.tokio && !o.deflate && o.cases.is_none());
         assert_eq!(o.timeout, Duration::from_secs(600));
         assert_eq!(
             parse_args(&args(&["--client", "--server"])).unwrap().roles,
@@ -493,11 +507,12 @@ mod tests {
             "--cases",
             "1.*,2.*",
             "--tokio",
+            "--deflate",
             "--timeout=30",
         ]))
         .unwrap();
         assert_eq!(o.roles, [Role::Server]);
-        assert!(o.podman && o.tokio);
+        assert!(o.podman && o.tokio && o.deflate);
         assert_eq!(o.cases.as_deref(), Some("1.*,2.*"));
         assert_eq!(o.timeout, Duration::from_secs(30));
         assert_eq!(

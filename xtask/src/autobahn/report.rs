@@ -174,6 +174,13 @@ impl Summary {
         problems
     }
 
+    /// With permessage-deflate on, an UNIMPLEMENTED case (12.* / 13.*: compression was
+    /// not negotiated) is a failure.
+    pub fn unimplemented_problem(&self) -> Option<String> {
+        let n = self.count(Outcome::Unimplemented);
+        (n > 0).then(|| format!("{n} case(s) UNIMPLEMENTED with permessage-deflate on"))
+    }
+
     /// Multi-line text: counts, then the failed and non-strict cases.
     pub fn render(&self) -> String {
         let mut out = format!("  {} cases for agent `{}`:", self.cases.len(), self.agent);
@@ -331,6 +338,9 @@ mod tests {
         let summary = Summary::parse(clean, "tickwire").unwrap();
         assert!(summary.problems(1).is_empty());
         assert_eq!(summary.problems(2).len(), 1);
+        assert_eq!(summary.unimplemented_problem(), None);
+        let with = Summary::parse(FIXTURE, "tickwire").unwrap();
+        assert!(with.unimplemented_problem().unwrap().contains("2 case(s)"));
     }
 
     #[test]

@@ -124,6 +124,14 @@ macro_rules! forward_options {
                 }
             }
 
+            /// permessage-deflate (see the blocking builder; feature `deflate`).
+            #[cfg(feature = "deflate")]
+            pub fn deflate(self, config: tickwire_codec::ws::deflate::DeflateConfig) -> Self {
+                Self {
+                    inner: self.inner.deflate(config),
+                }
+            }
+
             /// Offer (client) or support (server) a subprotocol.
             pub fn protocol(self, protocol: &str) -> Self {
                 Self {

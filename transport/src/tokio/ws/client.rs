@@ -156,6 +156,13 @@ impl Client {
         self.ws.protocol()
     }
 
+    /// The permessage-deflate parameters agreed on in the handshake (feature
+    /// `deflate`); `None`: messages go uncompressed.
+    #[cfg(feature = "deflate")]
+    pub fn deflate(&self) -> Option<tickwire_codec::ws::deflate::Negotiated> {
+        self.ws.deflate()
+    }
+
     #[cfg(feature = "futures")]
     pub(crate) fn parts_mut(&mut self) -> (&Readiness, &mut ws::Client) {
         (&self.ready, &mut self.ws)

@@ -162,6 +162,13 @@ impl ServerConnection {
         self.ws.protocol()
     }
 
+    /// The permessage-deflate parameters agreed on in the handshake (feature
+    /// `deflate`); `None`: messages go uncompressed.
+    #[cfg(feature = "deflate")]
+    pub fn deflate(&self) -> Option<tickwire_codec::ws::deflate::Negotiated> {
+        self.ws.deflate()
+    }
+
     /// Whether the opening handshake is still going on.
     pub fn is_handshaking(&self) -> bool {
         self.ws.is_handshaking()
