@@ -42,6 +42,10 @@ impl<C> Shared<C> {
 pub struct ReadHalf<C> {
     reader: FrameReader<Vec<u8>>,
     shared: Arc<Shared<C>>,
+    /// The last compressed message, inflated (feature `deflate`): the connection inflates
+    /// it into its own buffer, behind the lock, so it is copied out here (is text, bytes).
+    #[cfg(feature = "deflate")]
+    inflated: (bool, Vec<u8>),
 }
 
 /// The sending half of a split connection.
@@ -76,6 +80,8 @@ pub(crate) fn split<C>(
         ReadHalf {
             reader,
             shared: shared.clone(),
+            #[cfg(feature = "deflate")]
+            inflated: (false, Vec::new()),
         },
         WriteHalf { shared },
     )
@@ -93,10 +99,38 @@ macro_rules! halves {
                         let mut conn = self.shared.lock();
                         std::mem::swap(conn.conn.ws.reader_mut(), &mut self.reader);
                         let got = conn.try_recv().map(|m| m.is_some());
+                        #[cfg(feature = "deflate")]
+                        if matches!(got, Ok(true))
+                            && conn.conn.ws.reader_mut().compressed().is_some()
+                        {
+                            let (text, bytes) = &mut self.inflated;
+                            bytes.clear();
+                            match conn.conn.ws.message() {
+                                Some(Message::Text(t)) => {
+                                    *text = true;
+                                    bytes.extend_from_slice(t.as_bytes());
+                                }
+                                Some(Message::Binary(b)) => {
+                                    *text = false;
+                                    bytes.extend_from_slice(b);
+                                }
+                                _ => {}
+                            }
+                        }
                         std::mem::swap(conn.conn.ws.reader_mut(), &mut self.reader);
                         (got?, conn.is_closed(), conn.timeout_at())
                     };
                     if got {
+                        #[cfg(feature = "deflate")]
+                        if self.reader.compressed().is_some() {
+                            let (text, bytes) = &self.inflated;
+                            return Ok(Some(if *text {
+                                // Checked as UTF-8 by the connection when it inflated it.
+                                Message::Text(std::str::from_utf8(bytes).unwrap_or_default())
+                            } else {
+                                Message::Binary(bytes)
+                            }));
+                        }
                         return Ok(self.reader.message());
                     }
                     if closed {

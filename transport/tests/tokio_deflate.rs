@@ -1,0 +1,99 @@
+//! permessage-deflate through the tokio adapter over 127.0.0.1: builders turn it on,
+//! both ends see what was negotiated, and compressed messages arrive intact through
+//! `recv` and through a split connection's read half (which copies the inflated
+//! message out of the shared connection).
+#![cfg(all(feature = "tokio", feature = "deflate", unix))]
+
+use std::time::Duration;
+
+use tickwire::codec::ws::deflate::DeflateConfig;
+use tickwire::tokio::ws::{Client, Server};
+use tickwire::ws::{CloseCode, Message};
+
+const T: Duration = Duration::from_secs(20);
+
+fn json(n: usize, seed: usize) -> String {
+    let mut s = String::new();
+    let mut k = seed;
+    while s.len() < n {
+        s.push_str(&format!("{{\"px\":{},\"qty\":{}}},", k % 997, k % 13));
+        k += 7;
+    }
+    s.truncate(n);
+    s
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compressed_messages_through_recv_and_a_split_read_half() {
+    const SIZES: [usize; 6] = [0, 10, 100, 1000, 30000, 200000];
+    let cfg = DeflateConfig {
+        server_no_context_takeover: true,
+        ..DeflateConfig::default()
+    };
+    let mut server = Server::builder()
+        .deflate(cfg)
+        .read_timeout(Some(T))
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    let addr = server.local_addr().unwrap();
+    let h = tokio::spawn(async move {
+        let mut s = server.accept().await.unwrap();
+        let n = s.deflate().expect("server negotiated");
+        assert!(n.server_no_context_takeover);
+        let mut scratch = Vec::new();
+        while let Some(msg) = s.recv().await.unwrap() {
+            let text = match msg {
+                Message::Text(t) => {
+                    scratch.clear();
+                    scratch.extend_from_slice(t.as_bytes());
+                    true
+                }
+                Message::Binary(b) => {
+                    scratch.clear();
+                    scratch.extend_from_slice(b);
+                    false
+                }
+                _ => continue,
+            };
+            if text {
+                s.send_text(std::str::from_utf8(&scratch).unwrap())
+                    .await
+                    .unwrap();
+            } else {
+                s.send_binary(&scratch).await.unwrap();
+            }
+        }
+    });
+    let mut c = Client::builder()
+        .deflate(DeflateConfig::default())
+        .read_timeout(Some(T))
+        .connect(&format!("ws://{addr}/"))
+        .await
+        .unwrap();
+    assert_eq!(
+        c.deflate(),
+        Some(tickwire::codec::ws::deflate::Negotiated::new(
+            15, 15, false, true
+        ))
+    );
+    for (i, n) in SIZES.into_iter().enumerate() {
+        let m = json(n, i);
+        c.send_text(&m).await.unwrap();
+        assert_eq!(c.recv().await.unwrap(), Some(Message::Text(&m)));
+    }
+    let (mut rx, mut tx) = c.split();
+    for (i, n) in SIZES.into_iter().enumerate() {
+        let m = json(n, i + 10);
+        tx.send_binary(m.as_bytes()).await.unwrap();
+        assert_eq!(
+            rx.recv().await.unwrap(),
+            Some(Message::Binary(m.as_bytes()))
+        );
+        tx.send_text(&m).await.unwrap();
+        assert_eq!(rx.recv().await.unwrap(), Some(Message::Text(&m)));
+    }
+    tx.close(CloseCode::NORMAL, "").await.unwrap();
+    assert!(matches!(rx.recv().await.unwrap(), Some(Message::Close(_))));
+    h.await.unwrap();
+}
