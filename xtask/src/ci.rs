@@ -175,7 +175,7 @@ const STEPS: &[Step] = &[
     Step {
         name: "autobahn",
         program: "<self>",
-        args: &["autobahn"],
+        args: &["autobahn", "--deflate", "--timeout", "1200"],
         env: &[],
     },
 ];
