@@ -11,7 +11,7 @@
 //! `<target>/websockets-venv` (or `$TICKWIRE_WEBSOCKETS_PYTHON`); without it the test skips
 //! loudly, unless `TICKWIRE_REQUIRE_PEERS` is set (CI).
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::thread;
@@ -96,7 +96,7 @@ fn message(i: usize) -> (bool, Vec<u8>) {
         ));
     }
     body.truncate(n);
-    (i % 2 == 0, body.into_bytes())
+    (i.is_multiple_of(2), body.into_bytes())
 }
 
 /// The venv's python, if there is one.
@@ -337,9 +337,9 @@ fn script_and_test_make_the_same_messages() {
     let mut out = String::new();
     std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut out).unwrap();
     child.wait().unwrap();
-    let lines: Vec<&str> = out.split('\n').collect();
-    for i in 0..COUNT {
-        assert_eq!(lines[i].as_bytes(), &message(i).1[..], "message {i}");
+    let lines: Vec<&str> = out.split('\n').take(COUNT).collect();
+    assert_eq!(lines.len(), COUNT);
+    for (i, line) in lines.iter().enumerate() {
+        assert_eq!(line.as_bytes(), &message(i).1[..], "message {i}");
     }
-    let _ = std::io::stdout().flush();
 }
