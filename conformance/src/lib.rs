@@ -20,9 +20,11 @@ mod nginx;
 mod peer;
 mod process;
 mod proxies;
+mod websockets;
 
 pub use httpbin::Httpbin;
 pub use nginx::{Nginx, TlsFiles};
 pub use peer::{PeerError, pattern, peers_required, skip_or_fail};
 pub use process::{ServerProcess, TempDir, free_port};
 pub use proxies::{Microsocks, Tinyproxy};
+pub use websockets::websockets_python;

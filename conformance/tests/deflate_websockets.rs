@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use tickwire_codec::ws::deflate::{DeflateConfig, Negotiated};
+use tickwire_conformance::websockets_python;
 
 /// Reads `mode` then lines of requests on stdin; one answer line per request.
 /// - `server <json factory kwargs> <offer header>`: `OK <answer header>` or `DECLINE`, then
@@ -60,33 +61,6 @@ for line in sys.stdin:
         print("ERR", type(e).__name__, str(e).replace("\n", " "))
     sys.stdout.flush()
 "#;
-
-/// The venv's python, if there is one.
-fn python() -> Option<PathBuf> {
-    let candidates = std::env::var_os("TICKWIRE_WEBSOCKETS_PYTHON")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain(std::env::current_exe().ok().into_iter().flat_map(|exe| {
-            exe.ancestors()
-                .map(|d| d.join("websockets-venv/bin/python"))
-                .collect::<Vec<_>>()
-        }));
-    for p in candidates {
-        let ok = Command::new(&p)
-            .args(["-c", "import websockets.extensions.permessage_deflate"])
-            .status()
-            .is_ok_and(|s| s.success());
-        if ok {
-            return Some(p);
-        }
-    }
-    assert!(
-        std::env::var_os("TICKWIRE_REQUIRE_PEERS").is_none(),
-        "Python websockets is required (TICKWIRE_REQUIRE_PEERS is set): run conformance/websockets/setup.sh"
-    );
-    eprintln!("SKIPPED: no websockets venv (run conformance/websockets/setup.sh)");
-    None
-}
 
 /// One request line per element; the answers, in order.
 fn ask(py: &PathBuf, requests: &[String]) -> Vec<String> {
@@ -154,7 +128,9 @@ fn ints(s: &str) -> Vec<u8> {
 
 #[test]
 fn our_client_offers_their_server_answers() {
-    let Some(py) = python() else { return };
+    let Some(py) = websockets_python("deflate_websockets") else {
+        return;
+    };
     let configs = our_configs();
     let mut requests = Vec::new();
     for c in &configs {
@@ -203,7 +179,9 @@ fn our_client_offers_their_server_answers() {
 
 #[test]
 fn their_client_offers_our_server_answers() {
-    let Some(py) = python() else { return };
+    let Some(py) = websockets_python("deflate_websockets") else {
+        return;
+    };
     let offers: Vec<String> = THEIR_CLIENTS
         .iter()
         .map(|c| format!("offer\t{c}"))

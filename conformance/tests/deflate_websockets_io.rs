@@ -17,8 +17,9 @@ use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::Duration;
 
-use tickwire::codec::ws::deflate::DeflateConfig;
+use tickwire::codec::ws::deflate::{DeflateConfig, Negotiated};
 use tickwire::ws::{Client, Message, Server};
+use tickwire_conformance::websockets_python;
 
 /// `server <json kwargs>`: a websockets echo server with
 /// `ServerPerMessageDeflateFactory(**kwargs)`; prints `PORT n`, then for each connection
@@ -99,33 +100,6 @@ fn message(i: usize) -> (bool, Vec<u8>) {
     (i.is_multiple_of(2), body.into_bytes())
 }
 
-/// The venv's python, if there is one.
-fn python() -> Option<PathBuf> {
-    let candidates = std::env::var_os("TICKWIRE_WEBSOCKETS_PYTHON")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain(std::env::current_exe().ok().into_iter().flat_map(|exe| {
-            exe.ancestors()
-                .map(|d| d.join("websockets-venv/bin/python"))
-                .collect::<Vec<_>>()
-        }));
-    for p in candidates {
-        let ok = Command::new(&p)
-            .args(["-c", "import websockets.asyncio.server"])
-            .status()
-            .is_ok_and(|s| s.success());
-        if ok {
-            return Some(p);
-        }
-    }
-    assert!(
-        std::env::var_os("TICKWIRE_REQUIRE_PEERS").is_none(),
-        "Python websockets is required (TICKWIRE_REQUIRE_PEERS is set): run conformance/websockets/setup.sh"
-    );
-    eprintln!("SKIPPED: no websockets venv (run conformance/websockets/setup.sh)");
-    None
-}
-
 /// A websockets server process; killed on drop.
 struct PyServer {
     child: Child,
@@ -202,9 +176,21 @@ fn cases() -> Vec<Case> {
     ]
 }
 
+/// What a case expects of negotiated parameters.
+fn params(n: &Negotiated) -> (bool, bool, u8, u8) {
+    (
+        n.client_no_context_takeover,
+        n.server_no_context_takeover,
+        n.client_max_window_bits,
+        n.server_max_window_bits,
+    )
+}
+
 #[test]
 fn our_client_against_a_compressing_websockets_server() {
-    let Some(py) = python() else { return };
+    let Some(py) = websockets_python("deflate_websockets_io") else {
+        return;
+    };
     for (config, kwargs, want) in cases() {
         let server = py_server(&py, kwargs);
         let what = format!("{config:?} against {kwargs}");
@@ -216,16 +202,7 @@ fn our_client_against_a_compressing_websockets_server() {
         let n = c
             .deflate()
             .unwrap_or_else(|| panic!("{what}: not negotiated"));
-        assert_eq!(
-            (
-                n.client_no_context_takeover,
-                n.server_no_context_takeover,
-                n.client_max_window_bits,
-                n.server_max_window_bits
-            ),
-            want,
-            "{what}"
-        );
+        assert_eq!(params(&n), want, "{what}");
         for i in 0..COUNT {
             let (text, bytes) = message(i);
             if text {
@@ -251,7 +228,9 @@ fn our_client_against_a_compressing_websockets_server() {
 
 #[test]
 fn a_websockets_client_against_our_compressing_server() {
-    let Some(py) = python() else { return };
+    let Some(py) = websockets_python("deflate_websockets_io") else {
+        return;
+    };
     for (config, kwargs, want) in cases() {
         let what = format!("{config:?} against {kwargs}");
         let mut server = Server::builder()
@@ -301,16 +280,7 @@ fn a_websockets_client_against_our_compressing_server() {
             .join()
             .unwrap()
             .unwrap_or_else(|| panic!("{what}: not negotiated ({line})"));
-        assert_eq!(
-            (
-                n.client_no_context_takeover,
-                n.server_no_context_takeover,
-                n.client_max_window_bits,
-                n.server_max_window_bits
-            ),
-            want,
-            "{what}"
-        );
+        assert_eq!(params(&n), want, "{what}");
         // Their view: local = their client, remote = our server.
         let (cn, sn, cb, sb) = want;
         let theirs = format!("OK {} {} {cb} {sb}", u8::from(cn), u8::from(sn));
@@ -322,7 +292,9 @@ fn a_websockets_client_against_our_compressing_server() {
 fn script_and_test_make_the_same_messages() {
     // The Python side checks its echoes against its own `message(i)`, ours against
     // ours; both must be the same bytes for the two tests to check both directions.
-    let Some(py) = python() else { return };
+    let Some(py) = websockets_python("deflate_websockets_io") else {
+        return;
+    };
     let mut child = Command::new(&py)
         .args([
             "-c",

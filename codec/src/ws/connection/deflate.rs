@@ -237,6 +237,14 @@ mod tests {
         }
     }
 
+    /// The code of the close frame the client receives next.
+    fn close_code(c: &mut Client) -> CloseCode {
+        match c.poll_message() {
+            Ok(Some(Message::Close(Some(f)))) => f.code,
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
     fn a_decompression_bomb_fails_with_1009() {
         let cfg = DeflateConfig::default();
@@ -259,10 +267,7 @@ mod tests {
         assert_eq!(s.state(), State::Closing);
         // The close frame says 1009.
         pump(&mut s, &mut c);
-        match c.poll_message() {
-            Ok(Some(Message::Close(Some(f)))) => assert_eq!(f.code, CloseCode::TOO_BIG),
-            other => panic!("{other:?}"),
-        }
+        assert_eq!(close_code(&mut c), CloseCode::TOO_BIG);
     }
 
     #[test]
@@ -281,10 +286,7 @@ mod tests {
             Err(ConnectionError::Protocol(Error::InvalidUtf8))
         );
         pump(&mut s, &mut c);
-        match c.poll_message() {
-            Ok(Some(Message::Close(Some(f)))) => assert_eq!(f.code, CloseCode::INVALID_PAYLOAD),
-            other => panic!("{other:?}"),
-        }
+        assert_eq!(close_code(&mut c), CloseCode::INVALID_PAYLOAD);
     }
 
     #[test]
@@ -306,10 +308,7 @@ mod tests {
             Err(ConnectionError::Protocol(_))
         ));
         pump(&mut s, &mut c);
-        match c.poll_message() {
-            Ok(Some(Message::Close(Some(f)))) => assert_eq!(f.code, CloseCode::PROTOCOL_ERROR),
-            other => panic!("{other:?}"),
-        }
+        assert_eq!(close_code(&mut c), CloseCode::PROTOCOL_ERROR);
     }
 
     /// A message refused for room leaves the compressor's context untouched: sent
