@@ -20,6 +20,10 @@
 //!
 //! # How a connection puts them together
 //!
+//! [`Connection`](crate::ws::Connection) does all of this when its
+//! [`Settings::deflate`](crate::ws::Settings::deflate) is set (see its
+//! `deflate` module); the steps, for drivers of a bare reader and writer:
+//!
 //! 1. Handshake: a client builds its request with `ClientHandshake::deflate`
 //!    and reads [`ClientResponse::deflate`](crate::ws::handshake::ClientResponse::deflate);
 //!    a server calls [`UpgradeRequest::deflate`](crate::ws::handshake::UpgradeRequest::deflate)
