@@ -97,6 +97,14 @@ impl<C: Connector> ClientBuilder<C> {
         self
     }
 
+    /// The longest closing a connection waits for the socket to take the last bytes
+    /// and TLS close_notify (default 5 s): a connection dropped, disconnected,
+    /// replaced or failed while the server is not reading.
+    pub fn close_timeout(mut self, t: Duration) -> Self {
+        self.timeouts.close = t;
+        self
+    }
+
     /// Before a request on a connection idle at least this long, check that the server
     /// has not closed it (default 1 s; `None`: never check). See the module docs.
     pub fn idle_probe(mut self, after: Option<Duration>) -> Self {
@@ -279,10 +287,12 @@ impl<C: Connector> Client<C> {
     }
 
     /// Close the connection (the next `send` opens a new one); over TLS the server is
-    /// sent close_notify first.
+    /// sent close_notify first, after every byte written before it (waiting at most the
+    /// close timeout for a server that is not reading), then the socket is shut.
     pub fn disconnect(&mut self) {
         if let Some(mut conn) = self.conn.take() {
-            conn.stream.close();
+            let deadline = Instant::now() + self.timeouts.close;
+            conn.stream.close(deadline);
         }
     }
 
@@ -323,7 +333,7 @@ impl<C: Connector> Client<C> {
             // Bytes after the last response that nobody asked for (a 408 before a
             // close, garbage): the connection cannot carry this request.
             self.stats.stale_probed += 1;
-            self.conn = None;
+            self.disconnect();
         }
         let reused = self.conn.as_ref().is_some_and(|c| c.responses > 0);
         match self.attempt(req, reader) {
@@ -353,7 +363,7 @@ impl<C: Connector> Client<C> {
         }
         if conn.stream.stale().unwrap_or(true) {
             self.stats.stale_probed += 1;
-            self.conn = None;
+            self.disconnect();
         }
     }
 
@@ -383,7 +393,8 @@ impl<C: Connector> Client<C> {
             .write_all(req.as_bytes())
             .and_then(|()| conn.stream.flush())
         {
-            self.conn = None;
+            // Behind the bytes the socket did not take: the close waits for them.
+            self.disconnect();
             return Err(Failure::on_write(e));
         }
         let mut received = 0usize;
@@ -400,7 +411,7 @@ impl<C: Connector> Client<C> {
                 Ok(())
             }
             Err(e) => {
-                self.conn = None;
+                self.disconnect();
                 Err(Failure::on_read(e, received))
             }
         }

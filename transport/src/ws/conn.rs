@@ -39,10 +39,12 @@ pub trait Stream: Read + Write + Source {
     /// Shut the write half down (a FIN after the bytes already written).
     fn shutdown_write(&mut self) -> io::Result<()>;
 
-    /// Queue the layer's own end of data (TLS close_notify) before a graceful
-    /// shutdown. Idempotent.
-    fn close_notify(&mut self) -> io::Result<()> {
-        Ok(())
+    /// Send the layer's own end of data (TLS close_notify) after everything written
+    /// before it, ahead of a graceful shutdown: `Ok(true)` when it is on the socket,
+    /// `Ok(false)` when the socket would block (call again once writable; a full
+    /// buffer is never an error). Idempotent.
+    fn close_notify(&mut self) -> io::Result<bool> {
+        Ok(true)
     }
 
     /// Write bytes that `write` accepted but kept (TLS records waiting for the socket).
@@ -99,7 +101,7 @@ impl Stream for NetStream {
         NetStream::shutdown_write(self)
     }
 
-    fn close_notify(&mut self) -> io::Result<()> {
+    fn close_notify(&mut self) -> io::Result<bool> {
         NetStream::close_notify(self)
     }
 
@@ -434,9 +436,9 @@ impl<S: Stream, M: Masking> Io<S, M> {
             self.place_pending();
             if self.wbuf.is_empty() {
                 // (A pending frame always fits an empty buffer: it holds >= 256 bytes.)
-                if self.shutdown_pending && !self.shut {
-                    // TLS: close_notify goes after the last frame, before the FIN.
-                    self.stream.close_notify()?;
+                // TLS: close_notify goes after the last frame, before the FIN.
+                if self.shutdown_pending && !self.shut && !self.stream.close_notify()? {
+                    return Ok(false);
                 }
                 if !self.stream.flush_buffered()? {
                     return Ok(false);
@@ -483,6 +485,21 @@ impl<S: Stream, M: Masking> Io<S, M> {
             Ok(true)
         } else {
             Err(Error::Timeout)
+        }
+    }
+
+    /// The close handshake's flush (our close answered, or the peer's echoed, then TLS
+    /// close_notify and the FIN): blocking, within the close timeout; evented, what the
+    /// socket takes (the rest on the next flush).
+    fn flush_closing(&mut self) -> Result<bool, Error> {
+        if !self.is_blocking() {
+            return Ok(self.write_some()?);
+        }
+        let deadline = Instant::now().checked_add(self.close_timeout);
+        if self.write_all(Deadline::At(deadline))? {
+            Ok(true)
+        } else {
+            Err(Error::CloseTimeout)
         }
     }
 
@@ -544,14 +561,14 @@ impl<S: Stream, M: Masking> Io<S, M> {
                 self.state = State::Closed;
                 self.shutdown_pending = true;
                 // The close is delivered even if the echo cannot be written.
-                let _ = self.flush();
+                let _ = self.flush_closing();
                 Ok(true)
             }
             (State::Open, _) => Ok(true),
             (State::CloseSent { .. }, Message::Close(_)) => {
                 self.state = State::Closed;
                 self.shutdown_pending = true;
-                let _ = self.flush();
+                let _ = self.flush_closing();
                 Ok(true)
             }
             _ => Ok(false),
@@ -660,7 +677,7 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                 State::Closed => {
                     // The handshake is complete; the echo is best effort (the peer may
                     // have gone already).
-                    if self.io.wants_write() && self.io.flush().is_err() {
+                    if self.io.wants_write() && self.io.flush_closing().is_err() {
                         self.io.wbuf.clear();
                     }
                     return Ok(None);

@@ -25,6 +25,8 @@ pub(super) enum ConnStream {
     Tcp(TcpStream),
     /// `https://` (boxed: the TLS state is large).
     Tls(Box<TlsStream<TcpStream>>),
+    /// Handed to a background task that finishes its close (only inside `drop`).
+    Gone,
 }
 
 /// A connected stream and its registration with the reactor.
@@ -37,6 +39,45 @@ pub(super) struct AsyncStream {
     /// reading into `WouldBlock`, as tokio's own sockets do (the reactor remembers an
     /// arrival until it is seen).
     drained: bool,
+    /// The longest a close waits for a backed-up socket to take close_notify.
+    close_timeout: Duration,
+}
+
+/// Dropping the stream closes it the way the protocol asks, whatever the reason (a
+/// disconnect, a failed or cancelled request, a stale connection replaced): over TLS,
+/// close_notify after every byte written before it, or the fatal alert of a failed
+/// connection, then the FIN. When the socket cannot take it now, a task on the current
+/// runtime finishes the close, waiting for writability within the close timeout.
+impl Drop for AsyncStream {
+    fn drop(&mut self) {
+        let ConnStream::Tls(tls) = std::mem::replace(&mut self.stream, ConnStream::Gone) else {
+            return;
+        };
+        let mut tls = tls;
+        if matches!(tls.close_notify(), Ok(false))
+            && let Ok(runtime) = ::tokio::runtime::Handle::try_current()
+        {
+            let deadline = Instant::now().checked_add(self.close_timeout);
+            runtime.spawn(finish_close(tls, deadline));
+            return;
+        }
+        // Done (or failed, or no runtime to wait on): shut the write half and discard
+        // unread bytes, without waiting.
+        let _ = tls.close_until(Instant::now());
+    }
+}
+
+/// The rest of a TLS close the socket could not take at once: close_notify as the
+/// socket becomes writable, until `deadline`; then the FIN.
+async fn finish_close(mut tls: Box<TlsStream<TcpStream>>, deadline: Option<Instant>) {
+    if let Ok(ready) = Readiness::new(tls.get_ref()) {
+        while matches!(tls.close_notify(), Ok(false)) {
+            if !matches!(ready.wait_for(Interest::WRITABLE, deadline).await, Ok(true)) {
+                break;
+            }
+        }
+    }
+    let _ = tls.close_until(Instant::now());
 }
 
 impl AsyncStream {
@@ -47,6 +88,7 @@ impl AsyncStream {
         tcp: TcpStream,
         tls: Option<(&TlsConfig, &str)>,
         deadline: Option<Instant>,
+        close_timeout: Duration,
     ) -> Result<AsyncStream, Error> {
         let ready = Readiness::new(&tcp).map_err(Error::Io)?;
         let Some((config, host)) = tls else {
@@ -54,6 +96,7 @@ impl AsyncStream {
                 stream: ConnStream::Tcp(tcp),
                 ready,
                 drained: false,
+                close_timeout,
             });
         };
         let mut tls = TlsStream::client(tcp, config, host)?;
@@ -86,14 +129,15 @@ impl AsyncStream {
             stream: ConnStream::Tls(Box::new(tls)),
             ready,
             drained: false,
+            close_timeout,
         })
     }
 
     /// The TLS stream of an `https://` connection (protocol version, ALPN).
     pub fn tls(&self) -> Option<&TlsStream<TcpStream>> {
         match &self.stream {
-            ConnStream::Tcp(_) => None,
             ConnStream::Tls(s) => Some(s),
+            ConnStream::Tcp(_) | ConnStream::Gone => None,
         }
     }
 
@@ -101,15 +145,25 @@ impl AsyncStream {
         match &self.stream {
             ConnStream::Tcp(s) => s.local_addr(),
             ConnStream::Tls(s) => s.get_ref().local_addr(),
+            ConnStream::Gone => Err(io::ErrorKind::NotConnected.into()),
         }
     }
 
-    /// Before a healthy connection is dropped on purpose: over TLS queue close_notify
-    /// and write what the non-blocking socket takes now (RFC 8446 section 6.1; never
-    /// waits, errors ignored: the connection is going either way). Plain TCP: nothing.
-    pub fn close(&mut self) {
+    /// Close now, awaiting what dropping the stream would leave to a background task:
+    /// over TLS close_notify after every byte written before it (RFC 8446 section
+    /// 6.1), waiting for a backed-up socket within the close timeout (errors ignored:
+    /// the connection is going either way); then the FIN (on drop).
+    pub async fn close(mut self) {
+        let deadline = Instant::now().checked_add(self.close_timeout);
         if let ConnStream::Tls(s) = &mut self.stream {
-            let _ = s.send_close_notify();
+            while matches!(s.close_notify(), Ok(false)) {
+                if !matches!(
+                    self.ready.wait_for(Interest::WRITABLE, deadline).await,
+                    Ok(true)
+                ) {
+                    break;
+                }
+            }
         }
     }
 
@@ -128,6 +182,7 @@ impl AsyncStream {
                     ),
                 }
             }
+            ConnStream::Gone => true,
             ConnStream::Tls(s) => {
                 let r = s.read_available();
                 r.is_err() || s.codec().is_peer_closed() || s.codec().has_plaintext()
@@ -179,6 +234,7 @@ impl AsyncStream {
         match &mut self.stream {
             ConnStream::Tcp(s) => s.write(buf),
             ConnStream::Tls(s) => s.write(buf),
+            ConnStream::Gone => Err(io::ErrorKind::NotConnected.into()),
         }
     }
 
@@ -197,6 +253,7 @@ impl AsyncStream {
             let r = match &mut self.stream {
                 ConnStream::Tcp(s) => s.read(buf),
                 ConnStream::Tls(s) => s.read(buf),
+                ConnStream::Gone => Err(io::ErrorKind::NotConnected.into()),
             };
             match r {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -207,6 +264,7 @@ impl AsyncStream {
                     self.drained = match &self.stream {
                         ConnStream::Tcp(_) => n > 0 && n < buf.len(),
                         ConnStream::Tls(s) => n > 0 && s.is_drained(),
+                        ConnStream::Gone => false,
                     };
                     return Ok(n);
                 }

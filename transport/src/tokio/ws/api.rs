@@ -93,6 +93,12 @@ macro_rules! async_api {
                     // below runs under the deadline.
                     let step = std::future::poll_fn(|cx| self.poll_recv(&mut waiting, cx));
                     match step.await? {
+                        // The peer's close: its echo, TLS close_notify and the FIN go
+                        // out (within the close timeout) before it is returned.
+                        RecvStep::Message if self.ws.is_closed() => {
+                            self.finish_close().await;
+                            break;
+                        }
                         RecvStep::Message => break,
                         RecvStep::Closed => {
                             self.finish_close().await;
