@@ -11,81 +11,22 @@
 #[path = "../../transport/tests/tls_util/mod.rs"]
 mod tls_util;
 
+mod openssl_util;
+
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpListener as StdListener, TcpStream as StdStream};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::net::{SocketAddr, TcpStream as StdStream};
+use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
+use openssl_util::{Files, Peer, free_port, have_openssl};
 use tickwire::tls::{TlsStream, tls_error};
 use tickwire::ws::{CloseCode, Server};
-use tls_util::{Ca, Leaf};
+use tls_util::Ca;
 
 const T: Duration = Duration::from_secs(20);
-
-/// Whether `openssl` can run here; a loud skip (or, with TICKWIRE_REQUIRE_PEERS, a
-/// failure) when it cannot.
-fn have_openssl() -> bool {
-    let ok = Command::new("openssl")
-        .arg("version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        if std::env::var_os("TICKWIRE_REQUIRE_PEERS").is_some() {
-            panic!("openssl not found and TICKWIRE_REQUIRE_PEERS is set");
-        }
-        eprintln!("!!!! SKIPPED: openssl not found (install Debian's openssl package) !!!!");
-    }
-    ok
-}
-
-/// A scratch directory with the PEM files, removed on drop.
-struct Files {
-    dir: PathBuf,
-}
-
-impl Files {
-    fn new(tag: &str, ca: &Ca, leaf: &Leaf) -> Files {
-        let dir =
-            std::env::temp_dir().join(format!("tickwire-openssl-{}-{tag}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
-        std::fs::write(dir.join("cert.pem"), &leaf.cert).unwrap();
-        std::fs::write(dir.join("key.pem"), &leaf.key).unwrap();
-        Files { dir }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
-    }
-}
-
-impl Drop for Files {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// A child process killed on drop.
-struct Peer(Child);
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    StdListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// `openssl s_server` on a free port with `args`, once it accepts connections.
 fn s_server(files: &Files, args: &[&str]) -> (Peer, SocketAddr) {

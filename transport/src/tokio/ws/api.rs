@@ -161,8 +161,12 @@ macro_rules! async_api {
                     return;
                 }
                 let deadline = std::time::Instant::now().checked_add(self.timeouts.close);
+                // Writable only: a wait that took the readable readiness would leave a
+                // later `recv` (which skips the read after a draining one) waiting for
+                // the next arrival.
+                let writable = ::tokio::io::Interest::WRITABLE;
                 while matches!(self.ws.flush(), Ok(false)) {
-                    if !matches!(self.ready.wait(true, deadline).await, Ok(true)) {
+                    if !matches!(self.ready.wait_for(writable, deadline).await, Ok(true)) {
                         return;
                     }
                 }
@@ -179,7 +183,9 @@ macro_rules! async_api {
                 loop {
                     match op(self) {
                         Err($crate::ws::Error::Backpressure) => {
-                            if !self.ready.wait(true, deadline.get()).await? {
+                            // Writable only (see `finish_close`).
+                            let writable = ::tokio::io::Interest::WRITABLE;
+                            if !self.ready.wait_for(writable, deadline.get()).await? {
                                 return Err($crate::ws::Error::Timeout);
                             }
                         }
@@ -231,8 +237,10 @@ macro_rules! async_api {
             /// Write everything buffered (write timeout).
             pub async fn flush(&mut self) -> Result<(), $crate::ws::Error> {
                 let mut deadline = $crate::tokio::ws::api::Lazy::After(self.timeouts.write);
+                // Writable only (see `finish_close`).
+                let writable = ::tokio::io::Interest::WRITABLE;
                 while !self.ws.flush()? {
-                    if !self.ready.wait(true, deadline.get()).await? {
+                    if !self.ready.wait_for(writable, deadline.get()).await? {
                         return Err($crate::ws::Error::Timeout);
                     }
                 }
