@@ -20,19 +20,18 @@ mod tls_util;
 mod openssl_util;
 
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpStream as StdStream};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use mio::net::TcpStream;
-use mio::{Events, Interest, Poll, Token};
-use openssl_util::{Files, free_port, have_openssl};
+use openssl_util::{Blocking, Files, free_port, have_openssl, s_server_command};
 use tickwire::codec::ws::handshake::accept_key;
 use tickwire::rest::{self, RequestWriter, ResponseReader};
-use tickwire::tls::{TlsConfig, TlsServerConfig, TlsStream};
+use tickwire::tls::{TlsConfig, TlsServerConfig};
 use tickwire::ws::{self, Message};
 use tls_util::{Ca, Leaf};
 
@@ -79,11 +78,22 @@ const VARIANTS: [Variant; 3] = [
     },
 ];
 
-/// Run `test` for every variant; then fail naming each variant that failed.
-fn each_variant(test: impl Fn(Variant)) {
+/// Run `test` for every variant (unless `openssl` is missing: then skip), with a CA,
+/// a server certificate for "localhost" and a scratch directory of PEM files; then fail
+/// naming each variant that failed.
+fn each_variant(tag: &str, test: impl Fn(Variant, &Ca, &Leaf, &Files)) {
+    if !have_openssl() {
+        return;
+    }
+    let ca = Ca::new("close CA");
+    let leaf = ca.server(&["localhost"]);
     let failed: Vec<&str> = VARIANTS
         .into_iter()
-        .filter(|v| std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| test(*v))).is_err())
+        .filter(|v| {
+            let files = Files::new(&format!("{tag}-{}", v.name), &ca, &leaf);
+            let run = || test(*v, &ca, &leaf, &files);
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).is_err()
+        })
         .map(|v| v.name)
         .collect();
     assert!(failed.is_empty(), "failed: {failed:?}");
@@ -120,7 +130,11 @@ struct OpenSsl {
 }
 
 impl OpenSsl {
-    fn spawn(mut cmd: Command, msgfile: PathBuf) -> OpenSsl {
+    /// Run `cmd` with its `-msg` log in a new file of `files`.
+    fn spawn(mut cmd: Command, files: &Files) -> OpenSsl {
+        static LOGS: AtomicUsize = AtomicUsize::new(0);
+        let n = LOGS.fetch_add(1, Ordering::Relaxed);
+        let msgfile = files.path(&format!("msg-{n}.txt"));
         let mut child = cmd
             .arg("-msg")
             .arg("-msgfile")
@@ -156,16 +170,9 @@ impl OpenSsl {
     /// `s_server` on a free port, once it accepts connections.
     fn s_server(files: &Files, flag: &str) -> (OpenSsl, SocketAddr) {
         let port = free_port();
-        let mut cmd = Command::new("openssl");
-        cmd.arg("s_server")
-            .arg("-accept")
-            .arg(format!("127.0.0.1:{port}"))
-            .arg("-cert")
-            .arg(files.path("cert.pem"))
-            .arg("-key")
-            .arg(files.path("key.pem"))
-            .arg(flag);
-        let peer = OpenSsl::spawn(cmd, files.path("msg.txt"));
+        let mut cmd = s_server_command(files, port);
+        cmd.arg(flag);
+        let peer = OpenSsl::spawn(cmd, files);
         peer.wait_out("s_server listening", |o| contains(o, b"ACCEPT"));
         (peer, ([127, 0, 0, 1], port).into())
     }
@@ -178,7 +185,7 @@ impl OpenSsl {
             .arg(format!("127.0.0.1:{port}"))
             .args(["-servername", "localhost"])
             .arg(flag);
-        OpenSsl::spawn(cmd, files.path("msg.txt"))
+        OpenSsl::spawn(cmd, files)
     }
 
     /// Send `bytes` to our side (as application data).
@@ -393,6 +400,37 @@ fn flood(mut send: impl FnMut(&[u8]) -> Result<(), ws::Error>) {
     panic!("the socket never backed up");
 }
 
+/// The peer sends `close` (its close frame) and, once it has arrived unread on our
+/// connection `local` -> `remote`, stops reading.
+fn close_then_stop(peer: &mut OpenSsl, close: &[u8], local: SocketAddr, remote: SocketAddr) {
+    peer.send(close);
+    wait_arrived(local, remote);
+    peer.stop();
+}
+
+/// With the socket backed up: resume the peer later while `recv_close` (which owns
+/// the connection: it is dropped when it returns) takes the peer's close (or says what
+/// came instead); then the peer must log our close_notify.
+fn recv_close_backed_up(
+    peer: &OpenSsl,
+    name: &str,
+    recv_close: impl FnOnce() -> Result<(), String>,
+) {
+    let resume = peer.resume_later();
+    if let Err(other) = recv_close() {
+        panic!("{name}: not the peer's close: {other}");
+    }
+    resume.join().unwrap();
+    peer.expect_close_notify(name);
+}
+
+fn is_close(got: Result<Option<Message<'_>>, ws::Error>) -> Result<(), String> {
+    match got {
+        Ok(Some(Message::Close(_))) => Ok(()),
+        other => Err(format!("{other:?}")),
+    }
+}
+
 /// The WebSocket close handshake of a blocking client (wss:// to `s_server`): the
 /// peer's close arrives, the peer stops reading, our messages back the socket up, then
 /// `recv` returns the peer's close and the client is dropped. The echo and close_notify
@@ -400,15 +438,9 @@ fn flood(mut send: impl FnMut(&[u8]) -> Result<(), ws::Error>) {
 /// write timeout and the client went without close_notify.)
 #[test]
 fn ws_client_close_handshake_backed_up() {
-    if !have_openssl() {
-        return;
-    }
-    let ca = Ca::new("close CA");
-    let leaf = ca.server(&["localhost"]);
-    each_variant(|v| {
-        let files = Files::new(&format!("wsc-{}", v.name), &ca, &leaf);
-        let (mut peer, addr) = OpenSsl::s_server(&files, v.flag);
-        let config = v.client_config(&ca);
+    each_variant("wsc", |v, ca, _, files| {
+        let (mut peer, addr) = OpenSsl::s_server(files, v.flag);
+        let config = v.client_config(ca);
         let connect = thread::spawn(move || {
             ws::Client::builder()
                 .tls(config)
@@ -418,9 +450,7 @@ fn ws_client_close_handshake_backed_up() {
         });
         peer.answer_upgrade();
         let mut c = connect.join().unwrap().unwrap();
-        peer.send(&CLOSE_FROM_SERVER);
-        wait_arrived(c.local_addr().unwrap(), addr);
-        peer.stop();
+        close_then_stop(&mut peer, &CLOSE_FROM_SERVER, c.local_addr().unwrap(), addr);
         flood(|b| c.send_binary(b));
         assert_eq!(
             c.tls().unwrap().codec().is_records_mode(),
@@ -428,14 +458,7 @@ fn ws_client_close_handshake_backed_up() {
             "{}",
             v.name
         );
-        let resume = peer.resume_later();
-        match c.recv() {
-            Ok(Some(Message::Close(_))) => {}
-            other => panic!("{}: {other:?}", v.name),
-        }
-        drop(c);
-        resume.join().unwrap();
-        peer.expect_close_notify(v.name);
+        recv_close_backed_up(&peer, v.name, move || is_close(c.recv()));
     });
 }
 
@@ -443,37 +466,23 @@ fn ws_client_close_handshake_backed_up() {
 /// client.
 #[test]
 fn ws_server_close_handshake_backed_up() {
-    if !have_openssl() {
-        return;
-    }
-    let ca = Ca::new("close CA");
-    let leaf = ca.server(&["localhost"]);
-    each_variant(|v| {
-        let files = Files::new(&format!("wss-{}", v.name), &ca, &leaf);
+    each_variant("wss", |v, _, leaf, files| {
         let mut server = ws::Server::builder()
-            .tls(v.server_config(&leaf))
+            .tls(v.server_config(leaf))
             .handshake_timeout(T)
             .write_timeout(Some(WRITE_TIMEOUT))
             .close_timeout(T)
             .bind("127.0.0.1:0")
             .unwrap();
         let port = server.local_addr().unwrap().port();
-        let mut peer = OpenSsl::s_client(&files, port, v.flag);
+        let mut peer = OpenSsl::s_client(files, port, v.flag);
         peer.send(UPGRADE_REQUEST);
         let mut c = server.accept().unwrap();
         peer.wait_out("101 response", |o| contains(o, b"101 Switching"));
-        peer.send(&CLOSE_FROM_CLIENT);
-        wait_arrived(c.local_addr().unwrap(), c.peer_addr().unwrap());
-        peer.stop();
+        let (local, remote) = (c.local_addr().unwrap(), c.peer_addr().unwrap());
+        close_then_stop(&mut peer, &CLOSE_FROM_CLIENT, local, remote);
         flood(|b| c.send_binary(b));
-        let resume = peer.resume_later();
-        match c.recv() {
-            Ok(Some(Message::Close(_))) => {}
-            other => panic!("{}: {other:?}", v.name),
-        }
-        drop(c);
-        resume.join().unwrap();
-        peer.expect_close_notify(v.name);
+        recv_close_backed_up(&peer, v.name, move || is_close(c.recv()));
     });
 }
 
@@ -484,16 +493,10 @@ fn ws_server_close_handshake_backed_up() {
 /// sent them.)
 #[test]
 fn tokio_ws_client_close_handshake_backed_up() {
-    if !have_openssl() {
-        return;
-    }
     let rt = runtime();
-    let ca = Ca::new("close CA");
-    let leaf = ca.server(&["localhost"]);
-    each_variant(|v| {
-        let files = Files::new(&format!("twsc-{}", v.name), &ca, &leaf);
-        let (mut peer, addr) = OpenSsl::s_server(&files, v.flag);
-        let config = v.client_config(&ca);
+    each_variant("twsc", |v, ca, _, files| {
+        let (mut peer, addr) = OpenSsl::s_server(files, v.flag);
+        let config = v.client_config(ca);
         let connect = rt.spawn(async move {
             tickwire::tokio::ws::Client::builder()
                 .tls(config)
@@ -504,31 +507,15 @@ fn tokio_ws_client_close_handshake_backed_up() {
         });
         peer.answer_upgrade();
         let c = rt.block_on(connect).unwrap().unwrap();
-        peer.send(&CLOSE_FROM_SERVER);
-        wait_arrived(c.local_addr().unwrap(), addr);
-        peer.stop();
+        close_then_stop(&mut peer, &CLOSE_FROM_SERVER, c.local_addr().unwrap(), addr);
         let (mut rx, mut tx) = c.split();
-        rt.block_on(async {
-            let chunk = vec![0x5a; CHUNK];
-            let mut timeouts = 0;
-            while timeouts < TIMEOUTS {
-                match tx.send_binary(&chunk).await {
-                    Ok(()) => {}
-                    Err(ws::Error::Timeout) => timeouts += 1,
-                    Err(e) => panic!("send: {e}"),
-                }
-            }
+        let rt = &rt;
+        flood(|b| rt.block_on(tx.send_binary(b)));
+        recv_close_backed_up(&peer, v.name, move || {
+            let got = is_close(rt.block_on(rx.recv()));
+            drop(tx);
+            got
         });
-        let resume = peer.resume_later();
-        rt.block_on(async {
-            match rx.recv().await {
-                Ok(Some(Message::Close(_))) => {}
-                other => panic!("{}: {other:?}", v.name),
-            }
-        });
-        drop((rx, tx));
-        resume.join().unwrap();
-        peer.expect_close_notify(v.name);
     });
 }
 
@@ -537,18 +524,12 @@ fn tokio_ws_client_close_handshake_backed_up() {
 /// it returned at once, and a connection dropped then never sent them.)
 #[test]
 fn tokio_ws_server_close_handshake_backed_up() {
-    if !have_openssl() {
-        return;
-    }
     let rt = runtime();
-    let ca = Ca::new("close CA");
-    let leaf = ca.server(&["localhost"]);
-    each_variant(|v| {
-        let files = Files::new(&format!("twss-{}", v.name), &ca, &leaf);
+    each_variant("twss", |v, _, leaf, files| {
         let mut server = rt
             .block_on(
                 tickwire::tokio::ws::Server::builder()
-                    .tls(v.server_config(&leaf))
+                    .tls(v.server_config(leaf))
                     .handshake_timeout(T)
                     .write_timeout(Some(WRITE_TIMEOUT))
                     .close_timeout(T)
@@ -556,34 +537,15 @@ fn tokio_ws_server_close_handshake_backed_up() {
             )
             .unwrap();
         let port = server.local_addr().unwrap().port();
-        let mut peer = OpenSsl::s_client(&files, port, v.flag);
+        let mut peer = OpenSsl::s_client(files, port, v.flag);
         peer.send(UPGRADE_REQUEST);
         let mut c = rt.block_on(server.accept()).unwrap();
         peer.wait_out("101 response", |o| contains(o, b"101 Switching"));
-        peer.send(&CLOSE_FROM_CLIENT);
-        wait_arrived(c.local_addr().unwrap(), c.peer_addr().unwrap());
-        peer.stop();
-        rt.block_on(async {
-            let chunk = vec![0x5a; CHUNK];
-            let mut timeouts = 0;
-            while timeouts < TIMEOUTS {
-                match c.send_binary(&chunk).await {
-                    Ok(()) => {}
-                    Err(ws::Error::Timeout) => timeouts += 1,
-                    Err(e) => panic!("send: {e}"),
-                }
-            }
-        });
-        let resume = peer.resume_later();
-        rt.block_on(async {
-            match c.recv().await {
-                Ok(Some(Message::Close(_))) => {}
-                other => panic!("{}: {other:?}", v.name),
-            }
-        });
-        drop(c);
-        resume.join().unwrap();
-        peer.expect_close_notify(v.name);
+        let (local, remote) = (c.local_addr().unwrap(), c.peer_addr().unwrap());
+        close_then_stop(&mut peer, &CLOSE_FROM_CLIENT, local, remote);
+        let rt = &rt;
+        flood(|b| rt.block_on(c.send_binary(b)));
+        recv_close_backed_up(&peer, v.name, move || is_close(rt.block_on(c.recv())));
     });
 }
 
@@ -618,16 +580,10 @@ fn big_body_len() -> usize {
 /// timeout, 5 s by default). (Before issue 29: dropped without close_notify.)
 #[test]
 fn rest_failed_write_backed_up() {
-    if !have_openssl() {
-        return;
-    }
-    let ca = Ca::new("close CA");
-    let leaf = ca.server(&["localhost"]);
-    each_variant(|v| {
-        let files = Files::new(&format!("restw-{}", v.name), &ca, &leaf);
-        let (peer, addr) = OpenSsl::s_server(&files, v.flag);
+    each_variant("restw", |v, ca, _, files| {
+        let (peer, addr) = OpenSsl::s_server(files, v.flag);
         let mut c = rest::Client::builder()
-            .tls(v.client_config(&ca))
+            .tls(v.client_config(ca))
             .write_timeout(Some(WRITE_TIMEOUT))
             .read_timeout(Some(T))
             .connect(&format!("https://localhost:{}", addr.port()))
@@ -652,16 +608,10 @@ fn rest_failed_write_backed_up() {
 /// 29: without.)
 #[test]
 fn rest_failed_read_sends_close_notify() {
-    if !have_openssl() {
-        return;
-    }
-    let ca = Ca::new("close CA");
-    let leaf = ca.server(&["localhost"]);
-    each_variant(|v| {
-        let files = Files::new(&format!("restr-{}", v.name), &ca, &leaf);
-        let (peer, addr) = OpenSsl::s_server(&files, v.flag);
+    each_variant("restr", |v, ca, _, files| {
+        let (peer, addr) = OpenSsl::s_server(files, v.flag);
         let mut c = rest::Client::builder()
-            .tls(v.client_config(&ca))
+            .tls(v.client_config(ca))
             .read_timeout(Some(Duration::from_millis(300)))
             .connect(&format!("https://localhost:{}", addr.port()))
             .unwrap();
@@ -682,16 +632,10 @@ fn rest_failed_read_sends_close_notify() {
 /// (Before issue 29: dropped without.)
 #[test]
 fn rest_stale_connection_replaced_sends_close_notify() {
-    if !have_openssl() {
-        return;
-    }
-    let ca = Ca::new("close CA");
-    let leaf = ca.server(&["localhost"]);
-    each_variant(|v| {
-        let files = Files::new(&format!("rests-{}", v.name), &ca, &leaf);
-        let (mut peer, addr) = OpenSsl::s_server(&files, v.flag);
+    each_variant("rests", |v, ca, _, files| {
+        let (mut peer, addr) = OpenSsl::s_server(files, v.flag);
         let mut c = rest::Client::builder()
-            .tls(v.client_config(&ca))
+            .tls(v.client_config(ca))
             .idle_probe(Some(Duration::ZERO))
             .connect_timeout(Duration::from_millis(500))
             .read_timeout(Some(T))
@@ -725,17 +669,11 @@ fn rest_stale_connection_replaced_sends_close_notify() {
 /// server is stopped (it reads them once resumed).
 #[test]
 fn rest_disconnect_drop_and_pool_send_close_notify() {
-    if !have_openssl() {
-        return;
-    }
-    let ca = Ca::new("close CA");
-    let leaf = ca.server(&["localhost"]);
-    each_variant(|v| {
+    each_variant("restd", |v, ca, _, files| {
         for how in ["disconnect", "drop", "pool"] {
-            let files = Files::new(&format!("restd-{}-{how}", v.name), &ca, &leaf);
-            let (peer, addr) = OpenSsl::s_server(&files, v.flag);
+            let (peer, addr) = OpenSsl::s_server(files, v.flag);
             let url = format!("https://localhost:{}", addr.port());
-            let builder = rest::Client::builder().tls(v.client_config(&ca));
+            let builder = rest::Client::builder().tls(v.client_config(ca));
             match how {
                 "disconnect" => {
                     let mut c = builder.connect(&url).unwrap();
@@ -774,17 +712,11 @@ fn rest_disconnect_drop_and_pool_send_close_notify() {
 /// without close_notify.)
 #[test]
 fn tokio_rest_cancelled_send_backed_up() {
-    if !have_openssl() {
-        return;
-    }
     let rt = runtime();
-    let ca = Ca::new("close CA");
-    let leaf = ca.server(&["localhost"]);
-    each_variant(|v| {
+    each_variant("trest", |v, ca, _, files| {
         for how in ["cancelled", "write-timeout"] {
-            let files = Files::new(&format!("trest-{}-{how}", v.name), &ca, &leaf);
-            let (peer, addr) = OpenSsl::s_server(&files, v.flag);
-            let mut builder = tickwire::tokio::rest::Client::builder().tls(v.client_config(&ca));
+            let (peer, addr) = OpenSsl::s_server(files, v.flag);
+            let mut builder = tickwire::tokio::rest::Client::builder().tls(v.client_config(ca));
             if how == "write-timeout" {
                 builder = builder.write_timeout(Some(WRITE_TIMEOUT));
             }
@@ -825,21 +757,15 @@ fn tokio_rest_cancelled_send_backed_up() {
 /// 29: an `InvalidData` error, and no close_notify.)
 #[test]
 fn tls_stream_close_notify_into_a_full_buffer() {
-    if !have_openssl() {
-        return;
-    }
-    let ca = Ca::new("close CA");
-    let leaf = ca.server(&["localhost"]);
-    each_variant(|v| {
-        let files = Files::new(&format!("stream-{}", v.name), &ca, &leaf);
-        let (mut peer, addr) = OpenSsl::s_server(&files, v.flag);
-        let mut s = Evented::connect(addr, &v.client_config(&ca));
+    each_variant("stream", |v, ca, _, files| {
+        let (mut peer, addr) = OpenSsl::s_server(files, v.flag);
+        let mut s = Blocking::connect(addr, &v.client_config(ca));
         // Data both ways: the handshake is over and the session tickets are taken
         // (then records mode takes over, where allowed).
         s.write_all(b"hello\n");
         peer.wait_out("hello", |o| contains(o, b"hello\n"));
         peer.send(b"welcome\n");
-        s.read_line();
+        s.read_until(|b| b.ends_with(b"\n"));
         assert_eq!(
             s.tls.codec().is_records_mode(),
             v.records && v.tls13(),
@@ -890,65 +816,4 @@ fn tls_stream_close_notify_into_a_full_buffer() {
             );
         }
     });
-}
-
-/// A `TlsStream` on a mio socket, waited on with a private poll.
-struct Evented {
-    tls: TlsStream,
-    poll: Poll,
-    events: Events,
-}
-
-impl Evented {
-    fn connect(addr: SocketAddr, config: &TlsConfig) -> Evented {
-        let std = StdStream::connect(addr).unwrap();
-        std.set_nonblocking(true).unwrap();
-        let sock = TcpStream::from_std(std);
-        sock.set_nodelay(true).unwrap();
-        let mut tls = TlsStream::client(sock, config, "localhost").unwrap();
-        let poll = Poll::new().unwrap();
-        poll.registry()
-            .register(&mut tls, Token(0), Interest::READABLE | Interest::WRITABLE)
-            .unwrap();
-        Evented {
-            tls,
-            poll,
-            events: Events::with_capacity(4),
-        }
-    }
-
-    fn wait(&mut self, deadline: Instant) {
-        assert!(Instant::now() < deadline, "timed out");
-        self.poll
-            .poll(&mut self.events, Some(Duration::from_millis(50)))
-            .unwrap();
-    }
-
-    fn write_all(&mut self, mut data: &[u8]) {
-        let deadline = Instant::now() + T;
-        while !data.is_empty() {
-            match self.tls.write(data) {
-                Ok(n) => data = &data[n..],
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.wait(deadline),
-                Err(e) => panic!("write: {e}"),
-            }
-        }
-        while !self.tls.flush_pending().unwrap() {
-            self.wait(deadline);
-        }
-    }
-
-    fn read_line(&mut self) {
-        let deadline = Instant::now() + T;
-        let mut got = Vec::new();
-        let mut buf = [0u8; 256];
-        while !got.ends_with(b"\n") {
-            match self.tls.read(&mut buf) {
-                Ok(0) => panic!("closed"),
-                Ok(n) => got.extend_from_slice(&buf[..n]),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.wait(deadline),
-                Err(e) => panic!("read: {e}"),
-            }
-        }
-    }
 }

@@ -637,6 +637,24 @@ impl Sealer {
         typ
     }
 
+    /// Open every record of `wire` (the client's output) in turn, switching to the next
+    /// key after each KeyUpdate; their inner types.
+    fn open_all(&mut self, wire: &mut [u8]) -> Vec<rustls::ContentType> {
+        let mut types = Vec::new();
+        let mut rest = wire;
+        while !rest.is_empty() {
+            let len = usize::from(u16::from_be_bytes([rest[3], rest[4]]));
+            let (rec, tail) = core::mem::take(&mut rest).split_at_mut(5 + len);
+            rest = tail;
+            let typ = self.open(&mut rec[5..]);
+            types.push(typ);
+            if typ == rustls::ContentType::Handshake {
+                self.update_rx();
+            }
+        }
+        types
+    }
+
     fn update_rx(&mut self) {
         use rustls::ConnectionTrafficSecrets as S;
         let (seq, secrets) = self.kernel.update_rx_secret().unwrap();
@@ -895,18 +913,7 @@ fn fatal_alert_queues_behind_pending_key_update_answers() {
     }
     wire.extend_from_slice(tiny.data());
     // Three KeyUpdates, then the alert, each record opening under the key in turn.
-    let mut types = Vec::new();
-    let mut rest = &mut wire[..];
-    while !rest.is_empty() {
-        let len = usize::from(u16::from_be_bytes([rest[3], rest[4]]));
-        let (rec, tail) = core::mem::take(&mut rest).split_at_mut(5 + len);
-        rest = tail;
-        let typ = seal.open(&mut rec[5..]);
-        types.push(typ);
-        if typ == Handshake {
-            seal.update_rx();
-        }
-    }
+    let types = seal.open_all(&mut wire);
     assert_eq!(
         types,
         [Handshake, Handshake, Handshake, rustls::ContentType::Alert]
@@ -936,19 +943,7 @@ fn key_update_answer_and_close_notify_fit_after_any_write() {
         c.close(&mut small).unwrap();
         assert!(c.is_close_sent());
         // The last two records: the answer (under the old key), then close_notify.
-        let mut wire = small.data().to_vec();
-        let mut types = Vec::new();
-        let mut rest = &mut wire[..];
-        while !rest.is_empty() {
-            let len = usize::from(u16::from_be_bytes([rest[3], rest[4]]));
-            let (rec, tail) = core::mem::take(&mut rest).split_at_mut(5 + len);
-            rest = tail;
-            let typ = seal.open(&mut rec[5..]);
-            if typ == Handshake {
-                seal.update_rx();
-            }
-            types.push(typ);
-        }
+        let types = seal.open_all(&mut small.data().to_vec());
         assert_eq!(
             types[types.len() - 2..],
             [Handshake, rustls::ContentType::Alert]
