@@ -79,7 +79,10 @@ macro_rules! async_api {
             ///
             /// **Cancellation-safe**: received bytes go into the connection's read
             /// buffer before any await, so dropping this future (in `tokio::select!`)
-            /// loses no message and no byte; the next `recv` continues.
+            /// loses no message and no byte; the next `recv` continues. (One exception:
+            /// dropped while the peer's close is being answered (its echo, TLS
+            /// close_notify and the FIN written, within the close timeout), the next
+            /// call returns `Ok(None)` instead of that `Close`.)
             pub async fn recv(
                 &mut self,
             ) -> Result<Option<$crate::ws::Message<'_>>, $crate::ws::Error> {
