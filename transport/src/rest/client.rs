@@ -11,7 +11,10 @@
 //! The connection is opened on first use and kept while responses allow it
 //! ([`RestResponse::keep_alive`]). After a response with `Connection: close`, a
 //! close-delimited body, or any error, it is dropped and the next `send` connects again
-//! (and clears the reader).
+//! (and clears the reader). A connection is always dropped the way
+//! [`Client::disconnect`] does it: over TLS, close_notify after every byte written
+//! before it (or the alert of a TLS failure), waiting at most the close timeout
+//! ([`ClientBuilder::close_timeout`]) for a server that is not reading; then the FIN.
 //!
 //! A kept-alive connection can go stale: the server closes it when idle, and the client
 //! learns it only when it uses it. So:
