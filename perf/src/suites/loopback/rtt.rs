@@ -9,7 +9,7 @@ use tickwire::ws::{Client, Message, Server, ServerConnection};
 use tungstenite::Bytes;
 use tungstenite::protocol::{Message as TMessage, Role as TRole, WebSocket as TSocket};
 
-use super::{payload, spawn_pinned, tcp_pair, wire_len};
+use super::{nexus, payload, spawn_pinned, tcp_pair, wire_len};
 use crate::harness::{Measurement, RunConfig, bench_batch};
 use crate::suites::{Case, touch, unexpected};
 
@@ -49,6 +49,13 @@ pub(super) fn cases(peer: usize, v: &mut Vec<Case<'static>>) {
             move |cfg| tungstenite(cfg, peer, n),
         ));
         v.push(Case::new(
+            s.clone(),
+            nexus::LIB,
+            false,
+            nexus::NOTE_RTT,
+            move |cfg| nexus::rtt(cfg, peer, n, false),
+        ));
+        v.push(Case::new(
             s,
             "raw TCP (floor)",
             false,
@@ -61,6 +68,16 @@ pub(super) fn cases(peer: usize, v: &mut Vec<Case<'static>>) {
                 tickwire(cfg, peer, n, true)
             })
             // A busy-polling echo spins on the peer core even while its row waits for its turn.
+            .sequential(),
+        );
+        v.push(
+            Case::new(
+                s.clone(),
+                nexus::LIB,
+                false,
+                nexus::NOTE_RTT_BUSY,
+                move |cfg| nexus::rtt(cfg, peer, n, true),
+            )
             .sequential(),
         );
         v.push(
