@@ -9,8 +9,7 @@ use std::hint::black_box;
 
 use nexus_net::http::ResponseReader as NxReader;
 use nexus_net::rest::{
-    Client as NxClient, ClientBuilder, Request as NxRequest, RequestWriter as NxWriter,
-    RestResponse,
+    ClientBuilder, Request as NxRequest, RequestWriter as NxWriter, RestResponse,
 };
 
 use super::memory::HOST;
@@ -30,7 +29,7 @@ pub const NOTE_BUILD: &str = "RequestWriter post().header() x4 .body().finish():
                               (CR/LF checked, Content-Length written, Host + Connection pre-serialized)";
 /// Note of the loopback row.
 pub const NOTE_RTT: &str = "rest::Client::send (ClientBuilder::disable_nagle().connect, blocking std \
-                            TcpStream) with RequestWriter + ResponseReader; request built inside the sample";
+                            TcpStream in its MaybeTls::Plain) with RequestWriter + ResponseReader; request built inside the sample";
 
 /// The request, with the same run-time inputs as tickwire's (`memory::tw_build`).
 #[inline(always)]
@@ -140,7 +139,7 @@ pub fn build_only(cfg: &RunConfig) -> Measurement {
 
 /// The loopback round trip against the suite's server at `url` (`http://host:port`).
 pub fn roundtrip(cfg: &RunConfig, url: &str) -> Measurement {
-    let mut c: NxClient<std::net::TcpStream> = ClientBuilder::new()
+    let mut c = ClientBuilder::new()
         .disable_nagle()
         .connect(url)
         .expect("connect");

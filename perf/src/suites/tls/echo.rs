@@ -56,6 +56,18 @@ pub(super) fn cases(peer: usize, v: &mut Vec<Case<'static>>) {
                 tung_note,
                 move |cfg| tungstenite(cfg, peer, n, busy),
             )));
+            let nx_note = if busy {
+                super::nexus::NOTE_ECHO_BUSY
+            } else {
+                super::nexus::NOTE_ECHO
+            };
+            v.push(turns(Case::new(
+                name(n, busy),
+                super::nexus::LIB,
+                false,
+                nx_note,
+                move |cfg| super::nexus::echo(cfg, peer, n, busy),
+            )));
         }
     }
 }

@@ -64,15 +64,22 @@ pub(super) fn cases(v: &mut Vec<Case<'static>>) {
         NOTE_TUNG,
         tungstenite,
     ));
+    v.push(Case::new(
+        SCENARIO,
+        super::nexus::LIB,
+        false,
+        super::nexus::NOTE_TICK,
+        super::nexus::tick,
+    ));
 }
 
 /// One end of an in-memory duplex pipe; reads `WouldBlock` when empty.
-struct End {
+pub(super) struct End {
     rx: Rc<RefCell<VecDeque<u8>>>,
     tx: Rc<RefCell<VecDeque<u8>>>,
 }
 
-fn pipe() -> (End, End) {
+pub(super) fn pipe() -> (End, End) {
     let a = Rc::new(RefCell::new(VecDeque::with_capacity(1 << 16)));
     let b = Rc::new(RefCell::new(VecDeque::with_capacity(1 << 16)));
     (
@@ -105,7 +112,7 @@ impl Write for End {
 }
 
 /// Move a rustls connection's records both ways until nothing moves.
-fn pump<D>(c: &mut ConnectionCommon<D>, io: &mut End) {
+pub(super) fn pump<D>(c: &mut ConnectionCommon<D>, io: &mut End) {
     loop {
         let mut moved = false;
         match c.read_tls(io) {
@@ -128,14 +135,14 @@ fn pump<D>(c: &mut ConnectionCommon<D>, io: &mut End) {
 }
 
 /// The exchange side: a handshaken rustls server that writes B ticks.
-struct Exchange {
-    conn: ServerConnection,
-    io: End,
+pub(super) struct Exchange {
+    pub(super) conn: ServerConnection,
+    pub(super) io: End,
     frame: Vec<u8>,
 }
 
 impl Exchange {
-    fn new(server: &tickwire::tls::TlsServerConfig, io: End) -> Self {
+    pub(super) fn new(server: &tickwire::tls::TlsServerConfig, io: End) -> Self {
         let mut frame = vec![0x81, TICK.len() as u8];
         frame.extend_from_slice(TICK.as_bytes());
         Exchange {
@@ -146,7 +153,7 @@ impl Exchange {
     }
 
     /// B ticks, each its own record, into the pipe.
-    fn send(&mut self, b: usize) {
+    pub(super) fn send(&mut self, b: usize) {
         for _ in 0..b {
             self.conn
                 .writer()
@@ -157,7 +164,7 @@ impl Exchange {
     }
 }
 
-fn check(t: &Tick<'_>) {
+pub(super) fn check(t: &Tick<'_>) {
     let want = Tick {
         u: 4009002,
         s: "BTCUSDT",
