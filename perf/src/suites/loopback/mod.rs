@@ -17,7 +17,7 @@
 //! (masked client frame one way, unmasked server frame back) with plain
 //! `write`/`read` calls: what nobody's framing can beat.
 
-mod nexus;
+pub(crate) mod nexus;
 pub(crate) mod rtt;
 mod stream;
 

@@ -10,6 +10,7 @@
 //! on `try_recv`. Its `send_binary` is `write_all` into the socket, which a
 //! single 134-byte frame never finds full.
 
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -78,6 +79,22 @@ fn echo_pair(
     (ws, echo)
 }
 
+/// Send `p` and wait for its echo (spinning on `Ok(None)` when `busy`); the
+/// echo's last byte. Plain TCP here, TLS in the TLS suite.
+#[inline(always)]
+pub(crate) fn round<S: Read + Write>(ws: &mut NxClient<S>, p: &[u8], busy: bool) -> u64 {
+    if let Err(e) = ws.send_binary(p) {
+        unexpected(&e);
+    }
+    loop {
+        match ws.recv() {
+            Ok(Some(NxMessage::Binary(b))) if b.len() == p.len() => return touch(b),
+            Ok(None) if busy => std::hint::spin_loop(),
+            other => unexpected(&other),
+        }
+    }
+}
+
 /// One round trip over loopback: `n` payload bytes out and back.
 pub fn rtt(cfg: &RunConfig, peer: usize, n: usize, busy: bool) -> Measurement {
     let stop = Arc::new(AtomicBool::new(false));
@@ -99,19 +116,7 @@ pub fn rtt(cfg: &RunConfig, peer: usize, n: usize, busy: bool) -> Measurement {
         &mut ws,
         |_| {},
         |ws, _| {
-            if let Err(e) = ws.send_binary(&p) {
-                unexpected(&e);
-            }
-            loop {
-                match ws.recv() {
-                    Ok(Some(NxMessage::Binary(b))) if b.len() == p.len() => {
-                        std::hint::black_box(touch(b));
-                        break;
-                    }
-                    Ok(None) if busy => std::hint::spin_loop(),
-                    other => unexpected(&other),
-                }
-            }
+            std::hint::black_box(round(ws, &p, busy));
         },
     );
     stop.store(true, Ordering::Relaxed);

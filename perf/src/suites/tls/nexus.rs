@@ -20,13 +20,11 @@ use nexus_net::tls::{TlsCodec, TlsConfig as NxTlsConfig};
 use nexus_net::ws::{ClientBuilder, FrameReader as NxReader, Message as NxMessage, Role as NxRole};
 use tickwire::tls::rustls::pki_types::ServerName;
 use tickwire::tls::rustls::{self, ClientConnection, SupportedCipherSuite};
-use tickwire::ws::Server;
 
-use super::tick::{Exchange, Tick, check, pipe, pump};
+use super::tick::{Exchange, consume, pipe, pump};
 use crate::harness::{Measurement, RunConfig, bench_batch};
-use crate::suites::loopback::rtt::tw_echo;
-use crate::suites::loopback::spawn_pinned;
-use crate::suites::{touch, unexpected};
+use crate::suites::loopback::nexus::round;
+use crate::suites::unexpected;
 
 /// The library column of every nexus-net TLS row.
 pub const LIB: &str = "nexus-net 0.4.2 (tls, aws-lc-rs)";
@@ -102,16 +100,10 @@ fn batch(s: &mut Nx, b: usize, verify: bool) {
         }
         loop {
             match s.reader.next() {
-                Ok(Some(NxMessage::Text(t))) => match serde_json::from_str::<Tick<'_>>(t) {
-                    Ok(tick) => {
-                        if verify {
-                            check(&tick);
-                        }
-                        black_box(tick.u);
-                        got += 1;
-                    }
-                    Err(e) => unexpected(&e),
-                },
+                Ok(Some(NxMessage::Text(t))) => {
+                    consume(t, verify);
+                    got += 1;
+                }
                 Ok(None) => break,
                 other => unexpected(&other),
             }
@@ -170,15 +162,7 @@ pub fn tick(cfg: &RunConfig) -> Measurement {
 /// The wss:// round trip of `n` bytes against tickwire's TLS echo.
 pub fn echo(cfg: &RunConfig, peer: usize, n: usize, busy: bool) -> Measurement {
     let (_, server_cfg, ca) = super::configs_with_ca();
-    let mut server = Server::builder()
-        .tls(server_cfg)
-        .bind("127.0.0.1:0")
-        .expect("bind 127.0.0.1");
-    let port = server.local_addr().expect("local addr").port();
-    let echo = spawn_pinned(peer, move || {
-        let c = server.accept().expect("accept + TLS + handshake");
-        tw_echo(c, busy);
-    });
+    let (port, echo) = super::echo::tw_server(server_cfg, peer, busy);
     let mut ws = ClientBuilder::new()
         .disable_nagle()
         .tls(&config(&ca))
@@ -206,19 +190,7 @@ pub fn echo(cfg: &RunConfig, peer: usize, n: usize, busy: bool) -> Measurement {
         &mut ws,
         |_| {},
         |ws, _| {
-            if let Err(e) = ws.send_binary(&p) {
-                unexpected(&e);
-            }
-            loop {
-                match ws.recv() {
-                    Ok(Some(NxMessage::Binary(b))) if b.len() == p.len() => {
-                        black_box(touch(b));
-                        break;
-                    }
-                    Ok(None) if busy => std::hint::spin_loop(),
-                    other => unexpected(&other),
-                }
-            }
+            black_box(round(ws, &p, busy));
         },
     );
     drop(ws);

@@ -178,6 +178,20 @@ pub(super) fn check(t: &Tick<'_>) {
     }
 }
 
+/// Deserialize one tick's text (checked against the input when `verify`).
+#[inline(always)]
+pub(super) fn consume(t: &str, verify: bool) {
+    match serde_json::from_str::<Tick<'_>>(t) {
+        Ok(tick) => {
+            if verify {
+                check(&tick);
+            }
+            black_box(tick.u);
+        }
+        Err(e) => unexpected(&e),
+    }
+}
+
 struct Tw {
     tls: TlsStream<End>,
     reader: FrameReader<Vec<u8>>,
@@ -196,16 +210,10 @@ fn tw_batch(s: &mut Tw, b: usize, verify: bool) {
         }
         loop {
             match s.reader.next() {
-                Ok(Some(Message::Text(t))) => match serde_json::from_str::<Tick<'_>>(t) {
-                    Ok(tick) => {
-                        if verify {
-                            check(&tick);
-                        }
-                        black_box(tick.u);
-                        got += 1;
-                    }
-                    Err(e) => unexpected(&e),
-                },
+                Ok(Some(Message::Text(t))) => {
+                    consume(t, verify);
+                    got += 1;
+                }
                 Ok(None) => break,
                 other => unexpected(&other),
             }
@@ -260,15 +268,7 @@ struct Tung {
 fn tung_batch(s: &mut Tung, b: usize, verify: bool) {
     for _ in 0..b {
         match s.ws.read() {
-            Ok(TMessage::Text(t)) => match serde_json::from_str::<Tick<'_>>(t.as_str()) {
-                Ok(tick) => {
-                    if verify {
-                        check(&tick);
-                    }
-                    black_box(tick.u);
-                }
-                Err(e) => unexpected(&e),
-            },
+            Ok(TMessage::Text(t)) => consume(t.as_str(), verify),
             other => unexpected(&other),
         }
     }
