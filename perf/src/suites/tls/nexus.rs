@@ -18,8 +18,7 @@ use std::hint::black_box;
 
 use nexus_net::tls::{TlsCodec, TlsConfig as NxTlsConfig};
 use nexus_net::ws::{ClientBuilder, FrameReader as NxReader, Message as NxMessage, Role as NxRole};
-use tickwire::tls::rustls::pki_types::ServerName;
-use tickwire::tls::rustls::{self, ClientConnection, SupportedCipherSuite};
+use tickwire::tls::rustls;
 
 use super::tick::{Exchange, consume, pipe, pump};
 use crate::harness::{Measurement, RunConfig, bench_batch};
@@ -53,25 +52,6 @@ fn config(ca_der: &[u8]) -> NxTlsConfig {
         .tls13_only()
         .build()
         .expect("nexus-net TLS config")
-}
-
-/// The suite the suite's server negotiates with tickwire's client config.
-fn tickwire_suite(
-    client: &tickwire::tls::TlsConfig,
-    server: &tickwire::tls::TlsServerConfig,
-) -> SupportedCipherSuite {
-    let (mut c_end, s_end) = pipe();
-    let name = ServerName::try_from("localhost").expect("name");
-    let mut c = ClientConnection::new(client.client_config().clone(), name).expect("client");
-    let mut ex = Exchange::new(server, s_end);
-    for _ in 0..20 {
-        pump(&mut c, &mut c_end);
-        pump(&mut ex.conn, &mut ex.io);
-        if !c.is_handshaking() && !ex.conn.is_handshaking() {
-            break;
-        }
-    }
-    c.negotiated_cipher_suite().expect("handshake done")
 }
 
 struct Nx {
@@ -114,7 +94,10 @@ fn batch(s: &mut Nx, b: usize, verify: bool) {
 /// The in-memory quote-tick row.
 pub fn tick(cfg: &RunConfig) -> Measurement {
     let (client, server, ca) = super::configs_with_ca();
-    let want_suite = tickwire_suite(&client, &server);
+    // The suite tickwire's client config negotiates with the same server.
+    let want_suite = super::tick::rustls_client(&client, &server)
+        .0
+        .negotiated_cipher_suite();
     let (mut c_end, s_end) = pipe();
     let mut codec = TlsCodec::new(&config(&ca), "localhost").expect("client");
     let mut ex = Exchange::new(&server, s_end);
@@ -134,7 +117,8 @@ pub fn tick(cfg: &RunConfig) -> Measurement {
         }
     }
     assert!(!codec.is_handshaking() && !ex.conn.is_handshaking());
-    assert_eq!(ex.conn.negotiated_cipher_suite(), Some(want_suite));
+    assert!(want_suite.is_some());
+    assert_eq!(ex.conn.negotiated_cipher_suite(), want_suite);
     let b = cfg.batch.max(1);
     let mut s = Nx {
         codec,

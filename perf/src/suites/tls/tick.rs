@@ -274,12 +274,16 @@ fn tung_batch(s: &mut Tung, b: usize, verify: bool) {
     }
 }
 
-fn tungstenite(cfg: &RunConfig) -> Measurement {
-    let (client, server) = super::configs();
+/// A rustls client with `client`'s settings and an [`Exchange`], handshaken
+/// over a pipe: the client, its end of the pipe, the exchange.
+pub(super) fn rustls_client(
+    client: &tickwire::tls::TlsConfig,
+    server: &tickwire::tls::TlsServerConfig,
+) -> (ClientConnection, End, Exchange) {
     let (mut c_end, s_end) = pipe();
     let name = ServerName::try_from("localhost").expect("name");
     let mut conn = ClientConnection::new(client.client_config().clone(), name).expect("client");
-    let mut ex = Exchange::new(&server, s_end);
+    let mut ex = Exchange::new(server, s_end);
     for _ in 0..20 {
         pump(&mut conn, &mut c_end);
         pump(&mut ex.conn, &mut ex.io);
@@ -288,6 +292,12 @@ fn tungstenite(cfg: &RunConfig) -> Measurement {
         }
     }
     assert!(!conn.is_handshaking() && !ex.conn.is_handshaking());
+    (conn, c_end, ex)
+}
+
+fn tungstenite(cfg: &RunConfig) -> Measurement {
+    let (client, server) = super::configs();
+    let (conn, c_end, ex) = rustls_client(&client, &server);
     let b = cfg.batch.max(1);
     let mut s = Tung {
         ws: TSocket::from_raw_socket(StreamOwned::new(conn, c_end), TRole::Client, None),
