@@ -127,15 +127,41 @@ fn build_note(root: &Path) -> Result<String, String> {
              (`cargo tree -e normal -p {USER_PACKAGE}` against `-p tickwire-perf`)."
         ));
     }
-    Ok(format!(
+    let mut note = format!(
         "Build: the bench binary is built inside the workspace, where cargo unifies features across \
          it and its peer libraries; compared with a user's build of `{USER_PACKAGE}` with default \
          features (`cargo tree -e normal -p {USER_PACKAGE}` against `-p tickwire-perf`), these \
          packages of `{USER_PACKAGE}`'s own tree have more features switched on in the measured \
          binary: {}.",
         diff.join("; ")
-    ))
+    );
+    for (pkg, feature, effect) in SPEED_FEATURES {
+        let on = |m: &BTreeMap<String, BTreeSet<String>>| {
+            m.iter()
+                .any(|(p, f)| p.split(' ').next() == Some(pkg) && f.contains(feature))
+        };
+        if on(&bench) && !on(&user) {
+            note.push_str(&format!(" {pkg} `{feature}`: {effect}."));
+        }
+    }
+    Ok(note)
 }
+
+/// Features known to change code tickwire runs, and what they change.
+const SPEED_FEATURES: [(&str, &str, &str); 2] = [
+    (
+        "simdutf8",
+        "std",
+        "UTF-8 validation through simdutf8 picks its SIMD implementation by run-time CPU \
+         detection; without it, by the compile-time target features (scalar on generic x86_64)",
+    ),
+    (
+        "httparse",
+        "std",
+        "httparse's SSE4.2/AVX2 header scanning is compiled in (its build script leaves it out \
+         without std)",
+    ),
+];
 
 /// Package (name and version) to the features `cargo tree` shows for it in `package`'s build.
 fn features(root: &Path, package: &str) -> Result<BTreeMap<String, BTreeSet<String>>, String> {
