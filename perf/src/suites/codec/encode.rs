@@ -88,6 +88,18 @@ pub(super) fn cases<'a>(inputs: &'a Inputs, v: &mut Vec<Case<'a>>) {
         v.push(Case::new(name, nexus::LIB, false, nx_note, move |cfg| {
             nexus::encode(cfg, inputs, client)
         }));
+        let nx07_note = if client {
+            nexus::NOTE_ENCODE_C_07
+        } else {
+            nexus::NOTE_ENCODE_S
+        };
+        v.push(Case::new(
+            name,
+            nexus::LIB_07,
+            false,
+            nx07_note,
+            move |cfg| nexus::encode_07(cfg, inputs, client),
+        ));
     }
 }
 

@@ -12,7 +12,7 @@
 
 use std::hint::black_box;
 
-use nexus_net::ws::{FrameReader as NxReader, FrameWriter as NxWriter, Message as NxMessage};
+use nexus_net::ws::{FrameReader as NxReader, Message as NxMessage};
 use nexus_net::ws::{Role as NxRole, apply_mask as nx_apply_mask};
 use tickwire_codec::ws::Role;
 
@@ -34,6 +34,12 @@ pub const NOTE_ENCODE_S: &str =
 /// Note of the client-role encode row.
 pub const NOTE_ENCODE_C: &str = "FrameWriter::encode_text into a caller slice: key from getrandom::fill per frame \
                                  (its only key source), header, payload copy, then apply_mask in place";
+/// The library column of the nexus-net 0.7.2 rows (encode only: its parse,
+/// mask and server-role encode code is 0.4.2's).
+pub const LIB_07: &str = "nexus-net 0.7.2";
+/// Note of the client-role encode row of 0.7.2.
+pub const NOTE_ENCODE_C_07: &str = "FrameWriter::encode_text into a caller slice: key from its ChaCha8 generator \
+                                    (seeded once from getrandom), header, payload copy, then apply_mask in place";
 /// Note of the apply_mask row.
 pub const NOTE_MASK: &str =
     "nexus_net::ws::apply_mask: run-time AVX2 check (is_x86_feature_detected), else SSE2";
@@ -100,35 +106,43 @@ pub fn parse(cfg: &RunConfig, spec: Spec<'_>) -> Measurement {
     )
 }
 
-/// The encode rows: B texts into one output buffer.
-pub fn encode(cfg: &RunConfig, inputs: &Inputs, client: bool) -> Measurement {
-    let w = NxWriter::new(if client {
-        NxRole::Client
-    } else {
-        NxRole::Server
-    });
-    let mut out = vec![0u8; inputs.encode_capacity()];
-    let mut at = 0;
-    for t in &inputs.texts {
-        at += w.encode_text(t.as_bytes(), &mut out[at..]);
-    }
-    super::encode::verify(inputs, &out[..at], client);
-    let texts = &inputs.texts[..];
-    let mut st = (w, out);
-    bench_batch(
-        cfg,
-        &mut st,
-        |_| {},
-        |(w, out), n| {
+/// The encode rows' runner for one nexus-net version (`$nx`: its crate name
+/// here); `FrameWriter` takes `&self` in 0.4.2 and `&mut self` (its key
+/// generator) in 0.7.2, the calls are the same.
+macro_rules! encode_rows {
+    ($name:ident, $nx:ident) => {
+        /// The encode rows: B texts into one output buffer.
+        pub fn $name(cfg: &RunConfig, inputs: &Inputs, client: bool) -> Measurement {
+            use $nx::ws::{FrameWriter, Role};
+            #[allow(unused_mut)] // 0.4.2's writer is not mutated
+            let mut w = FrameWriter::new(if client { Role::Client } else { Role::Server });
+            let mut out = vec![0u8; inputs.encode_capacity()];
             let mut at = 0;
-            for t in black_box(&texts[..n]) {
+            for t in &inputs.texts {
                 at += w.encode_text(t.as_bytes(), &mut out[at..]);
             }
-            black_box(at);
-            black_box(&*out);
-        },
-    )
+            super::encode::verify(inputs, &out[..at], client);
+            let texts = &inputs.texts[..];
+            let mut st = (w, out);
+            bench_batch(
+                cfg,
+                &mut st,
+                |_| {},
+                |(w, out), n| {
+                    let mut at = 0;
+                    for t in black_box(&texts[..n]) {
+                        at += w.encode_text(t.as_bytes(), &mut out[at..]);
+                    }
+                    black_box(at);
+                    black_box(&*out);
+                },
+            )
+        }
+    };
 }
+
+encode_rows!(encode, nexus_net);
+encode_rows!(encode_07, nexus_net_07);
 
 /// The apply_mask row's function.
 pub fn apply_mask(buf: &mut [u8], key: [u8; 4]) {

@@ -53,7 +53,14 @@ pub(super) fn cases(peer: usize, v: &mut Vec<Case<'static>>) {
             nexus::LIB,
             false,
             nexus::NOTE_RTT,
-            move |cfg| nexus::rtt(cfg, peer, n, false),
+            move |cfg| nexus::v04::rtt(cfg, peer, n, false),
+        ));
+        v.push(Case::new(
+            s.clone(),
+            nexus::LIB_07,
+            false,
+            nexus::NOTE_RTT,
+            move |cfg| nexus::v07::rtt(cfg, peer, n, false),
         ));
         v.push(Case::new(
             s,
@@ -70,16 +77,18 @@ pub(super) fn cases(peer: usize, v: &mut Vec<Case<'static>>) {
             // A busy-polling echo spins on the peer core even while its row waits for its turn.
             .sequential(),
         );
-        v.push(
-            Case::new(
-                s.clone(),
-                nexus::LIB,
-                false,
-                nexus::NOTE_RTT_BUSY,
-                move |cfg| nexus::rtt(cfg, peer, n, true),
-            )
-            .sequential(),
-        );
+        for (lib, v07) in [(nexus::LIB, false), (nexus::LIB_07, true)] {
+            v.push(
+                Case::new(s.clone(), lib, false, nexus::NOTE_RTT_BUSY, move |cfg| {
+                    if v07 {
+                        nexus::v07::rtt(cfg, peer, n, true)
+                    } else {
+                        nexus::v04::rtt(cfg, peer, n, true)
+                    }
+                })
+                .sequential(),
+            );
+        }
         v.push(
             Case::new(s, "raw TCP (floor)", false, NOTE_RAW_BUSY, move |cfg| {
                 raw(cfg, peer, n, true)

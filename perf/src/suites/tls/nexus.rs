@@ -22,7 +22,7 @@ use tickwire::tls::rustls;
 
 use super::tick::{Exchange, consume, pipe, pump};
 use crate::harness::{Measurement, RunConfig, bench_batch};
-use crate::suites::loopback::nexus::round;
+use crate::suites::loopback::nexus::v04::round;
 use crate::suites::unexpected;
 
 /// The library column of every nexus-net TLS row.
