@@ -6,11 +6,18 @@
 //! the median.
 //!
 //! The sender is the same for every row: it writes the same pre-encoded
-//! frames in [`BLOCK`]-frame writes (about 64 KiB each), so it is never the
-//! bottleneck and the rows differ only in the receiving library. (With a
+//! frames in [`BLOCK`]-frame writes (about 64 KiB each), so it is not the
+//! bottleneck of a library row and the rows differ only in the receiving library. (With a
 //! library sender and one write per message, the row measured the sender's
 //! `sendto` rate and the scheduler's wake-ups, the same for everyone.) For
-//! tickwire the sender first does a real opening handshake with the server.
+//! tickwire (and nexus-net) the sender first does a real opening handshake
+//! with the server.
+//!
+//! Two floors: the same `read` calls as tickwire's reader without the
+//! parse, on a blocking socket and on a non-blocking one spinning on
+//! `WouldBlock`. The first can come out above tickwire on a loaded machine:
+//! a receiver faster than the sender sleeps, and every sender write must
+//! then wake it, on the sender's core.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
@@ -41,6 +48,9 @@ const NOTE_TW: &str = "receiver: ws::ServerConnection::recv (blocking), unmask +
                        sender (same for every row): pre-encoded masked frames, ~64 KiB per write";
 const NOTE_TUNG: &str = "receiver: WebSocket::read over std TcpStream, default config, no handshake; \
                          sender (same for every row): pre-encoded masked frames, ~64 KiB per write";
+const NOTE_RAW_SPIN: &str = "the floor above on a non-blocking socket, spinning on WouldBlock: it never sleeps, \
+                             so the sender never pays for waking it (a blocking receiver faster than the sender \
+                             sleeps and is woken at every write, which slows the sender it waits for)";
 const NOTE_RAW: &str = "the floor: the receiver reads the way tickwire's reader does (1 MiB buffer, read into \
                         its free tail when less than a frame is buffered, partial frame moved to the front \
                         when the tail is down to a quarter) and steps over whole frames (no header parse, \
@@ -76,11 +86,18 @@ pub(super) fn cases(peer: usize, v: &mut Vec<Case<'static>>) {
         move |cfg| nexus_net(cfg, peer),
     ));
     v.push(Case::new(
-        s,
+        s.clone(),
         "raw TCP (floor)",
         false,
         NOTE_RAW,
-        move |cfg| raw(cfg, peer),
+        move |cfg| raw(cfg, peer, false),
+    ));
+    v.push(Case::new(
+        s,
+        "raw TCP, spinning (floor)",
+        false,
+        NOTE_RAW_SPIN,
+        move |cfg| raw(cfg, peer, true),
     ));
     // The sender keeps filling the socket while its row waits for a turn: the
     // row would come back to a full socket buffer, which flatters a receiver
@@ -298,15 +315,18 @@ impl FloorReader {
         match self.s.read(&mut self.buf[self.end..]) {
             Ok(0) => unexpected(&"end of stream"),
             Ok(k) => self.end += k,
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == ErrorKind::Interrupted || e.kind() == ErrorKind::WouldBlock => {
+                std::hint::spin_loop()
+            }
             Err(e) => unexpected(&e),
         }
     }
 }
 
-fn raw(cfg: &RunConfig, peer: usize) -> Measurement {
+fn raw(cfg: &RunConfig, peer: usize, spin: bool) -> Measurement {
     let frame_len = wire_len(STREAM_SIZE, true);
     let (c, s) = tcp_pair();
+    s.set_nonblocking(spin).expect("socket mode");
     let stop = Arc::new(AtomicBool::new(false));
     let sender = spawn_sender(peer, c, false, stop.clone());
     let want = block();
