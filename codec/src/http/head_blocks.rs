@@ -1,7 +1,9 @@
 //! The usual status line and header line at a glance, a block of bytes at a
 //! time: 16 with SSE2 (the x86_64 baseline), 32 with AVX2 when the CPU has it
-//! (chosen once per head by [`response_head`](super::response_head)). Compiled
-//! on x86 targets with SSE2, not under Miri (which reads every line byte-wise).
+//! (chosen once per head by the proof tokens of `simd::token`, in
+//! [`response_head`](super::response_head) and the request head parser).
+//! Compiled on x86 targets with SSE2, under Miri too (where the AVX2 token
+//! exists only when `-C target-feature=+avx2` enables it).
 //!
 //! Each byte class the grammar needs (header-name alphabet, colon, OWS,
 //! field-value byte, high bit) is a compare or two per block and a bit mask,
@@ -278,21 +280,10 @@ mod x86 {
 
     use super::Blocks;
 
-    /// SSE2, which the whole target has (the cfg of this module).
-    #[derive(Clone, Copy)]
-    pub(in crate::http) struct Sse2;
-
-    /// AVX2: only [`Avx2::detect`] makes one, on a CPU that has it.
-    #[derive(Clone, Copy)]
-    pub(in crate::http) struct Avx2(());
-
-    impl Avx2 {
-        /// An `Avx2` when the CPU (and OS) support AVX2.
-        #[inline]
-        pub(in crate::http) fn detect() -> Option<Avx2> {
-            crate::simd::cpu::features().avx2.then_some(Avx2(()))
-        }
-    }
+    // The codec's proof tokens (`simd::token`): a value exists only where
+    // its instructions run (SSE2: the whole target has it, the cfg of this
+    // module; AVX2: compiled in, or found by the codec's CPU detection).
+    pub(in crate::http) use crate::simd::token::{Avx2, Sse2};
 
     impl Blocks for Sse2 {
         const WIDTH: usize = 16;
@@ -307,12 +298,14 @@ mod x86 {
                 return None;
             }
             // SAFETY: `at <= len - 16` (checked above), so the 16 bytes from
-            // `at` are inside `data`; the load is unaligned.
+            // `at` are inside `data`; the load is unaligned; `self` exists
+            // only on a CPU with SSE2.
             Some(unsafe { _mm_loadu_si128(data.as_ptr().add(at).cast()) })
         }
         #[inline(always)]
         fn not_name(self, x: __m128i) -> u32 {
-            // SAFETY: the whole target has SSE2 (the cfg of this module).
+            // SAFETY: `self` exists, so the CPU has SSE2 (and the whole
+            // target has it: the cfg of this module).
             unsafe { sse2::not_name(x) }
         }
         #[inline(always)]
@@ -333,7 +326,7 @@ mod x86 {
         #[inline(always)]
         unsafe fn lf64(self, data: &[u8], at: usize) -> u64 {
             // SAFETY: the caller keeps the 64 bytes from `at` inside `data`
-            // (the loads are unaligned); the whole target has SSE2.
+            // (the loads are unaligned); `self` exists only on a CPU with SSE2.
             unsafe { sse2::lf64(data.as_ptr().add(at)) }
         }
         #[inline(always)]
@@ -581,8 +574,12 @@ mod tests {
                     assert_eq!(b.not_name(v), want(is_tchar(c)), "{c:#x} at {pos}");
                 }
                 if pos < 16 {
-                    let v = Sse2.load(&block, 0).unwrap();
-                    assert_eq!(Sse2.not_name(v), want(is_name_fast(c)), "{c:#x} at {pos}");
+                    let v = Sse2::detect().unwrap().load(&block, 0).unwrap();
+                    assert_eq!(
+                        Sse2::detect().unwrap().not_name(v),
+                        want(is_name_fast(c)),
+                        "{c:#x} at {pos}"
+                    );
                 }
             }
         }
@@ -692,7 +689,7 @@ mod line_tests {
 
     #[test]
     fn one_walk_takes_every_usual_line() {
-        walk(Sse2);
+        walk(Sse2::detect().unwrap());
         if let Some(b) = Avx2::detect() {
             walk(b);
         }
@@ -700,7 +697,7 @@ mod line_tests {
 
     #[test]
     fn block_lines_match_bytewise() {
-        check(Sse2);
+        check(Sse2::detect().unwrap());
         if let Some(b) = Avx2::detect() {
             check(b);
         }

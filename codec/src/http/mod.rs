@@ -20,11 +20,10 @@
 pub mod chunked;
 pub mod error;
 pub mod head;
-// The block paths of the response head parser: x86 with SSE2, not under Miri.
+// The block paths of the head parsers: x86 with SSE2 (under Miri too).
 #[cfg(all(
     any(target_arch = "x86", target_arch = "x86_64"),
-    target_feature = "sse2",
-    not(miri)
+    target_feature = "sse2"
 ))]
 mod head_blocks;
 mod inbound;
@@ -41,6 +40,25 @@ pub mod syntax;
 
 #[cfg(test)]
 mod tests;
+
+/// The block path the head parsers take on this CPU (for
+/// [`simd::active_paths`](crate::simd::active_paths)), by the same token
+/// checks as their dispatch.
+pub(crate) fn head_path() -> crate::simd::Path {
+    #[cfg(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "sse2"
+    ))]
+    {
+        if head_blocks::Avx2::detect().is_some() {
+            return crate::simd::Path::Avx2;
+        }
+        if head_blocks::Sse2::detect().is_some() {
+            return crate::simd::Path::Sse2;
+        }
+    }
+    crate::simd::Path::Scalar
+}
 
 pub use chunked::{ChunkedDecoder, Decoded};
 pub use error::{BuildError, Error};

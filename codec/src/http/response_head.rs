@@ -72,7 +72,7 @@ macro_rules! line_end {
 /// store-forwarding stall that cost the REST round trip ~10 ticks.
 ///
 /// On x86 the usual lines go through the block paths, AVX2 when the CPU has
-/// it, else SSE2; elsewhere (and under Miri) every line is read byte-wise.
+/// it, else SSE2; elsewhere every line is read byte-wise.
 #[inline]
 pub(crate) fn parse<const N: usize>(
     data: &[u8],
@@ -81,22 +81,18 @@ pub(crate) fn parse<const N: usize>(
 ) -> Result<bool, E> {
     #[cfg(all(
         any(target_arch = "x86", target_arch = "x86_64"),
-        target_feature = "sse2",
-        not(miri)
+        target_feature = "sse2"
     ))]
     {
         use super::head_blocks::{Avx2, Sse2};
         if let Some(b) = Avx2::detect() {
-            // SAFETY: `Avx2::detect` found AVX2 on this CPU.
+            // SAFETY: `b` exists, so the CPU has AVX2 (see `simd::token`).
             return unsafe { parse_avx2(b, data, spans, out) };
         }
-        emit(parse_blocks(Sse2, data, spans), out)
+        if let Some(b) = Sse2::detect() {
+            return emit(parse_blocks(b, data, spans), out);
+        }
     }
-    #[cfg(not(all(
-        any(target_arch = "x86", target_arch = "x86_64"),
-        target_feature = "sse2",
-        not(miri)
-    )))]
     emit(parse_with(data, spans, |_| None, |_, _| None), out)
 }
 
@@ -115,8 +111,7 @@ fn emit(parsed: Result<Option<StatusLine>, E>, out: &mut StatusLine) -> Result<b
 /// [`parse`] compiled for AVX2 (its block paths inlined with it).
 #[cfg(all(
     any(target_arch = "x86", target_arch = "x86_64"),
-    target_feature = "sse2",
-    not(miri)
+    target_feature = "sse2"
 ))]
 #[target_feature(enable = "avx2")]
 fn parse_avx2<const N: usize>(
@@ -132,8 +127,7 @@ fn parse_avx2<const N: usize>(
 /// line-end walk for the whole head (read from its first byte).
 #[cfg(all(
     any(target_arch = "x86", target_arch = "x86_64"),
-    target_feature = "sse2",
-    not(miri)
+    target_feature = "sse2"
 ))]
 #[inline(always)]
 pub(super) fn parse_blocks<B: super::head_blocks::Blocks, const N: usize>(

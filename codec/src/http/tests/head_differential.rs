@@ -33,18 +33,18 @@ enum Outcome {
 enum Path {
     Dispatched,
     Bytewise,
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    #[cfg(target_arch = "x86_64")]
     Sse2,
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    #[cfg(target_arch = "x86_64")]
     Avx2,
 }
 
 const PATHS: &[Path] = &[
     Path::Dispatched,
     Path::Bytewise,
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    #[cfg(target_arch = "x86_64")]
     Path::Sse2,
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    #[cfg(target_arch = "x86_64")]
     Path::Avx2,
 ];
 
@@ -56,9 +56,13 @@ fn ours<const N: usize>(data: &[u8], path: Path) -> Outcome {
             response_head::parse(data, &mut spans, &mut line).map(|done| done.then_some(line))
         }
         Path::Bytewise => response_head::parse_with(data, &mut spans, |_| None, |_, _| None),
-        #[cfg(all(target_arch = "x86_64", not(miri)))]
-        Path::Sse2 => response_head::parse_blocks(crate::http::head_blocks::Sse2, data, &mut spans),
-        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        #[cfg(target_arch = "x86_64")]
+        Path::Sse2 => response_head::parse_blocks(
+            crate::http::head_blocks::Sse2::detect().unwrap(),
+            data,
+            &mut spans,
+        ),
+        #[cfg(target_arch = "x86_64")]
         Path::Avx2 => {
             // A CPU without AVX2 has no such path to compare.
             let Some(b) = crate::http::head_blocks::Avx2::detect() else {
