@@ -17,6 +17,7 @@
 //! same spans (the differential test against httparse covers both).
 
 use super::head::HeaderSpan;
+use super::request_head::RequestLine;
 use super::response_head::StatusLine;
 
 /// Byte classes of one block as bit masks (bit i for byte i). A value of
@@ -35,6 +36,9 @@ pub(super) trait Blocks: Copy {
     fn not_name(self, v: Self::V) -> u32;
     /// Bytes that are not field-value bytes (controls but HTAB, and DEL).
     fn not_value(self, v: Self::V) -> u32;
+    /// Bytes that end a request target: controls, SP and DEL (what
+    /// httparse's URI class leaves out).
+    fn not_uri(self, v: Self::V) -> u32;
     /// SP and HTAB.
     fn ows(self, v: Self::V) -> u32;
     /// `:`.
@@ -95,6 +99,57 @@ pub(super) fn status_line<B: Blocks>(b: B, data: &[u8]) -> Option<(StatusLine, u
         head_len: 0,
     };
     Some((line, e + 2))
+}
+
+/// The request line in its usual form at the start of `data`: a method of
+/// the block's name alphabet, SP, a target of visible ASCII, SP,
+/// `HTTP/1.x`, CRLF. Its facts (`head_len` left 0) and where the headers
+/// start; `None` leaves the line to the byte-wise parse (a target with
+/// obs-text among them, whose UTF-8 check that parse does).
+#[inline(always)]
+pub(super) fn request_line<B: Blocks>(b: B, data: &[u8]) -> Option<(RequestLine, usize)> {
+    // Method: the first byte out of the name alphabet must be SP, not first.
+    let v = b.load(data, 0)?;
+    let out = b.not_name(v);
+    let m1 = out.trailing_zeros() as usize;
+    if out == 0 || m1 == 0 || data.get(m1) != Some(&b' ') {
+        return None;
+    }
+    // Target: visible ASCII up to the first control, SP or DEL, which must
+    // be SP.
+    let t0 = m1 + 1;
+    let mut at = t0;
+    let t1 = loop {
+        let v = b.load(data, at)?;
+        let end = b.not_uri(v);
+        let before = if end == 0 {
+            B::MASK
+        } else {
+            (end & end.wrapping_neg()).wrapping_sub(1)
+        };
+        if b.high(v) & before != 0 {
+            return None;
+        }
+        if end != 0 {
+            break at + end.trailing_zeros() as usize;
+        }
+        at += B::WIDTH;
+    };
+    if t1 == t0 || data.get(t1) != Some(&b' ') {
+        return None;
+    }
+    let version = match data.get(t1 + 1..t1 + 11)? {
+        b"HTTP/1.1\r\n" => 1,
+        b"HTTP/1.0\r\n" => 0,
+        _ => return None,
+    };
+    let line = RequestLine {
+        version,
+        method: (0, m1),
+        target: (t0, t1),
+        head_len: 0,
+    };
+    Some((line, t1 + 11))
 }
 
 /// The header line at `i` in its usual form: its spans and where the next
@@ -314,6 +369,11 @@ mod x86 {
             unsafe { sse2::not_value(x) }
         }
         #[inline(always)]
+        fn not_uri(self, x: __m128i) -> u32 {
+            // SAFETY: as above.
+            unsafe { sse2::not_uri(x) }
+        }
+        #[inline(always)]
         fn ows(self, x: __m128i) -> u32 {
             // SAFETY: as above.
             unsafe { sse2::ows(x) }
@@ -362,6 +422,11 @@ mod x86 {
         fn not_value(self, x: __m256i) -> u32 {
             // SAFETY: as above.
             unsafe { avx2::not_value(x) }
+        }
+        #[inline(always)]
+        fn not_uri(self, x: __m256i) -> u32 {
+            // SAFETY: as above.
+            unsafe { avx2::not_uri(x) }
         }
         #[inline(always)]
         fn ows(self, x: __m256i) -> u32 {
@@ -421,6 +486,12 @@ mod x86 {
         pub(super) fn not_value(x: __m128i) -> u32 {
             let ctl = _mm_andnot_si128(eq(x, b'\t'), le(x, 0x1f));
             _mm_movemask_epi8(_mm_or_si128(ctl, eq(x, 0x7f))) as u32
+        }
+
+        #[target_feature(enable = "sse2")]
+        #[inline]
+        pub(super) fn not_uri(x: __m128i) -> u32 {
+            _mm_movemask_epi8(_mm_or_si128(le(x, 0x20), eq(x, 0x7f))) as u32
         }
 
         #[target_feature(enable = "sse2")]
@@ -518,6 +589,12 @@ mod x86 {
         pub(super) fn not_value(x: __m256i) -> u32 {
             let ctl = _mm256_andnot_si256(eq(x, b'\t'), le(x, 0x1f));
             _mm256_movemask_epi8(_mm256_or_si256(ctl, eq(x, 0x7f))) as u32
+        }
+
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        pub(super) fn not_uri(x: __m256i) -> u32 {
+            _mm256_movemask_epi8(_mm256_or_si256(le(x, 0x20), eq(x, 0x7f))) as u32
         }
 
         #[target_feature(enable = "avx2")]

@@ -6,11 +6,12 @@
 //! - [`ResponseReader`]: responses in, [`RestResponse`] out, zero-copy, with
 //!   Content-Length, chunked and close-delimited bodies. Its head parser is
 //!   our own (`response_head`, usual lines a 16- or 32-byte block at a time
-//!   in `head_blocks`), held to httparse's answers by a differential test;
-//!   the request side still parses with httparse.
+//!   in `head_blocks`), held to httparse's answers by a differential test.
 //!
 //! Server side (our tests, users, the WebSocket handshake):
-//! - [`RequestReader`]: requests in, [`ServerRequest`] out.
+//! - [`RequestReader`]: requests in, [`ServerRequest`] out; its head parser
+//!   (`request_head`) shares the block paths and the header loop with the
+//!   response side, held to httparse's answers by a differential test.
 //! - [`ResponseWriter`]: a response with a body from a slice, a writer, or chunks.
 //!
 //! [`ChunkedDecoder`] decodes the chunked coding in place on its own.
@@ -29,6 +30,7 @@ mod head_blocks;
 mod inbound;
 pub mod method;
 pub mod percent;
+mod request_head;
 pub mod request_reader;
 pub mod request_writer;
 mod response_head;

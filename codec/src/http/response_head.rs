@@ -61,6 +61,9 @@ macro_rules! line_end {
     };
 }
 
+// For the request head parser, which reads its lines the same way.
+pub(super) use {byte, line_end};
+
 /// Parses the head at the start of `data`, recording each header's name and
 /// value into `spans` (cleared first; at most `N`, more is
 /// [`TooManyHeaders`](E::TooManyHeaders)) and the status line into `out`.
@@ -152,16 +155,33 @@ pub(super) fn parse_with<const N: usize>(
     data: &[u8],
     spans: &mut heapless::Vec<HeaderSpan, N>,
     status_fast: impl Fn(&[u8]) -> Option<(StatusLine, usize)>,
-    mut line_fast: impl FnMut(&[u8], usize) -> Option<(HeaderSpan, usize)>,
+    line_fast: impl FnMut(&[u8], usize) -> Option<(HeaderSpan, usize)>,
 ) -> Result<Option<StatusLine>, E> {
     spans.clear();
-    let (mut line, mut i) = match status_fast(data) {
+    let (mut line, i) = match status_fast(data) {
         Some(found) => found,
         None => match status_line(data)? {
             Some(found) => found,
             None => return Ok(None),
         },
     };
+    Ok(headers_with(data, spans, i, line_fast)?.map(|head_len| {
+        line.head_len = head_len;
+        line
+    }))
+}
+
+/// The header lines from `i` to the empty line that ends the head (shared
+/// with the request head parser, whose header grammar is the same in
+/// httparse): the head's length, `None` when incomplete. `line_fast` takes
+/// the usual lines (`None`: read that line byte-wise).
+#[inline(always)]
+pub(super) fn headers_with<const N: usize>(
+    data: &[u8],
+    spans: &mut heapless::Vec<HeaderSpan, N>,
+    mut i: usize,
+    mut line_fast: impl FnMut(&[u8], usize) -> Option<(HeaderSpan, usize)>,
+) -> Result<Option<usize>, E> {
     loop {
         if let Some((span, next)) = line_fast(data, i) {
             spans.push(span).map_err(|_| E::TooManyHeaders)?;
@@ -170,8 +190,7 @@ pub(super) fn parse_with<const N: usize>(
         }
         let b = byte!(data, i);
         if b == b'\r' || b == b'\n' {
-            line.head_len = line_end!(data, i, E::NewLine);
-            return Ok(Some(line));
+            return Ok(Some(line_end!(data, i, E::NewLine)));
         }
         let (span, next) = match header_line(data, i)? {
             Some(found) => found,

@@ -5,6 +5,7 @@ mod head_differential;
 mod hostile;
 mod no_panic;
 mod request;
+mod request_differential;
 mod response;
 mod roundtrip;
 
