@@ -35,6 +35,9 @@ const MIRI_ENV: &[(&str, &str)] = &[
     ("PROPTEST_CASES", "8"),
 ];
 
+/// The user-build crate's own target directory, inside the workspace's (ignored by git).
+const USER_BUILD_ENV: &[(&str, &str)] = &[("CARGO_TARGET_DIR", "target/user-build")];
+
 const STEPS: &[Step] = &[
     cargo("fmt", &["fmt", "--all", "--", "--check"]),
     cargo(
@@ -130,6 +133,34 @@ const STEPS: &[Step] = &[
             "tls",
         ],
     ),
+    // A crate outside the workspace, built as a user builds it: fails if a SIMD dispatcher
+    // resolves to a narrower path than this CPU runs (see ci/user-build/src/main.rs).
+    Step {
+        name: "user build",
+        program: "cargo",
+        args: &[
+            "run",
+            "--release",
+            "--locked",
+            "--manifest-path",
+            "ci/user-build/Cargo.toml",
+        ],
+        env: USER_BUILD_ENV,
+    },
+    Step {
+        name: "user build (reference)",
+        program: "cargo",
+        args: &[
+            "run",
+            "--release",
+            "--locked",
+            "--manifest-path",
+            "ci/user-build/Cargo.toml",
+            "--features",
+            "reference",
+        ],
+        env: USER_BUILD_ENV,
+    },
     Step {
         name: "miri",
         program: "cargo",

@@ -314,7 +314,10 @@ fn agrees_on_known_heads() {
     };
     for &n in &lens {
         let target: Vec<u8> = (0..n).map(|k| b'a' + (k % 26) as u8).collect();
-        for end in [&b" HTTP/1.1\r\nHost: h\r\n\r\n"[..], b" HTTP/1.1\nHost: h\n\n"] {
+        for end in [
+            &b" HTTP/1.1\r\nHost: h\r\n\r\n"[..],
+            b" HTTP/1.1\nHost: h\n\n",
+        ] {
             let head = [b"GET /".as_slice(), &target, end, &[b'z'; 40]].concat();
             for &path in PATHS {
                 assert_eq!(
