@@ -6,6 +6,10 @@
 //! plus real frames (see `examples/gen_seeds.rs`).
 
 pub mod http;
+pub mod targets;
+
+#[cfg(test)]
+mod replay;
 
 use tickwire_codec::rand::MaskSource;
 use tickwire_codec::ws::reader::READER_OVERHEAD;

@@ -167,6 +167,13 @@ const STEPS: &[Step] = &[
         args: &["+nightly", "miri", "test", "-p", "tickwire-codec", "--lib"],
         env: MIRI_ENV,
     },
+    // Every committed seed through its target's invariants (fuzz/ is outside the workspace).
+    Step {
+        name: "fuzz seeds",
+        program: "cargo",
+        args: &["test", "--manifest-path", "fuzz/Cargo.toml", "--lib"],
+        env: &[("CARGO_TARGET_DIR", "target")],
+    },
     // Runs this very binary: every cargo-fuzz target for 10 s.
     Step {
         name: "fuzz",
