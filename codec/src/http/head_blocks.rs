@@ -641,8 +641,17 @@ mod tests {
     /// exactly tchar (AVX2) and letters, digits, `-` (SSE2).
     #[test]
     fn name_classes_are_exact() {
+        // Under Miri every byte value at the lane and block edges.
+        let positions: &[usize] = if cfg!(miri) {
+            &[0, 15, 16, 31]
+        } else {
+            &[
+                0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+                23, 24, 25, 26, 27, 28, 29, 30, 31,
+            ]
+        };
         for c in 0..=255u8 {
-            for pos in 0..32 {
+            for &pos in positions {
                 let mut block = [b'a'; 32];
                 block[pos] = c;
                 let want = |ok: bool| if ok { 0 } else { 1u32 << pos };
@@ -685,11 +694,35 @@ mod line_tests {
     fn check<B: Blocks>(b: B) {
         const STATUS: &[u8] = b"HTTP/1.1 200 OK\r\n";
         let mut taken = 0;
-        for pad in 0..2 {
-            for name_len in [1, 2, 7, 15, 16, 17, 30, 31, 32, 33] {
-                for lead in [&b""[..], b" ", b"\t", b"  \t "] {
-                    for value_len in [0, 1, 5, 14, 15, 16, 17, 31, 32, 33, 45, 64] {
-                        for trail in [&b""[..], b" ", b"\t ", b"x "] {
+        // Under Miri (which interprets every vector operation) the block
+        // edges only.
+        let miri = cfg!(miri);
+        let name_lens: &[usize] = if miri {
+            &[1, 16, 33]
+        } else {
+            &[1, 2, 7, 15, 16, 17, 30, 31, 32, 33]
+        };
+        let leads: &[&[u8]] = if miri {
+            &[b"", b"  \t "]
+        } else {
+            &[b"", b" ", b"\t", b"  \t "]
+        };
+        let value_lens: &[usize] = if miri {
+            &[0, 15, 32]
+        } else {
+            &[0, 1, 5, 14, 15, 16, 17, 31, 32, 33, 45, 64]
+        };
+        let trails: &[&[u8]] = if miri {
+            &[b"", b"x "]
+        } else {
+            &[b"", b" ", b"\t ", b"x "]
+        };
+        let tails: &[usize] = if miri { &[0, 40] } else { &[0, 2, 40] };
+        for pad in 0..if miri { 1 } else { 2 } {
+            for &name_len in name_lens {
+                for &lead in leads {
+                    for &value_len in value_lens {
+                        for &trail in trails {
                             let mut line = Vec::new();
                             line.extend(core::iter::repeat_n(b'a' + pad, name_len));
                             line.push(b':');
@@ -697,7 +730,7 @@ mod line_tests {
                             line.extend(core::iter::repeat_n(b'v', value_len));
                             line.extend_from_slice(trail);
                             line.extend_from_slice(b"\r\n");
-                            for tail in [0usize, 2, 40] {
+                            for &tail in tails {
                                 let mut data = STATUS.to_vec();
                                 data.extend_from_slice(&line);
                                 data.extend_from_slice(b"\r\n");
@@ -714,7 +747,8 @@ mod line_tests {
                 }
             }
         }
-        assert!(taken > 1000, "the block path took only {taken} lines");
+        let enough = if miri { 20 } else { 1000 };
+        assert!(taken > enough, "the block path took only {taken} lines");
     }
 
     /// One walk over a head of usual lines takes each line a walk of its own
@@ -730,7 +764,12 @@ mod line_tests {
             b"x-mbx-uuid: 1f4c1c2e-6d2b-4f0e-9b8a-3c1e2f4a5b6c\r\n",
             b"x-mbx-used-weight-1m: 1\r\n",
         ];
-        for body in [0usize, 1, 40, 200] {
+        let bodies: &[usize] = if cfg!(miri) {
+            &[1, 200]
+        } else {
+            &[0, 1, 40, 200]
+        };
+        for &body in bodies {
             let mut data = b"HTTP/1.1 200 OK\r\n".to_vec();
             let mut starts = Vec::new();
             for l in lines.iter().chain(lines) {

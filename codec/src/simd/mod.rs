@@ -54,11 +54,10 @@ pub fn active_paths() -> ActivePaths {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, any(target_arch = "x86", target_arch = "x86_64"), not(miri)))]
 mod tests {
     use super::*;
 
-    #[cfg(all(any(target_arch = "x86", target_arch = "x86_64"), not(miri)))]
     #[test]
     fn active_paths_follow_the_cpu() {
         let p = active_paths();

@@ -7,10 +7,13 @@
 //! - batch: 100 text frames of mixed sizes back to back, per message ([`batch`]);
 //! - apply_mask on 128-byte payloads ([`mask`]);
 //! - encode a 128-byte text message, server and client role ([`encode`]);
-//! - UTF-8 validation of 128 bytes ([`utf8`]).
+//! - UTF-8 validation of 128 bytes ([`utf8`]);
+//! - floor rows beside the 2 KiB text parse and the server-role encode
+//!   ([`floor`]).
 
 mod batch;
 mod encode;
+mod floor;
 mod mask;
 mod parse;
 mod utf8;
@@ -148,6 +151,7 @@ pub fn cases(sets: &[Inputs]) -> Vec<Case<'_>> {
     mask::cases(base, &mut v);
     encode::cases(base, &mut v);
     utf8::cases(base, &mut v);
+    floor::cases(sets, base, &mut v);
     v
 }
 
