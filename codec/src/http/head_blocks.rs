@@ -1,7 +1,7 @@
 //! The usual status line and header line at a glance, a block of bytes at a
 //! time: 16 with SSE2 (the x86_64 baseline), 32 with AVX2 when the CPU has it
 //! (chosen once per head by the proof tokens of `simd::token`, in
-//! [`response_head`](super::response_head) and the request head parser).
+//! [`head_parse`](super::head_parse), for responses and requests alike).
 //! Compiled on x86 targets with SSE2, under Miri too (where the AVX2 token
 //! exists only when `-C target-feature=+avx2` enables it).
 //!
@@ -676,13 +676,13 @@ mod tests {
 mod line_tests {
     use super::{Avx2, Blocks, Sse2, header_line};
     use crate::http::head::HeaderSpan;
-    use crate::http::response_head::parse_with;
+    use crate::http::response_head::{StatusLine, parse_with};
     use std::vec::Vec;
 
     /// The byte-wise parse of the header line at `i` (after a status line).
     fn bytewise(data: &[u8]) -> Option<HeaderSpan> {
         let mut spans = heapless::Vec::<HeaderSpan, 4>::new();
-        match parse_with(data, &mut spans, |_| None, |_, _| None) {
+        match parse_with::<StatusLine, 4>(data, &mut spans, |_| None, |_, _| None) {
             Ok(Some(_)) => spans.first().copied(),
             _ => None,
         }
@@ -780,7 +780,12 @@ mod line_tests {
             data.extend(core::iter::repeat_n(b'z', body));
             let mut spans = heapless::Vec::<HeaderSpan, 16>::new();
             assert!(matches!(
-                parse_with(&data, &mut spans, |_| None, |_, _| None),
+                parse_with(
+                    &data,
+                    &mut spans,
+                    |_| None::<(StatusLine, usize)>,
+                    |_, _| None
+                ),
                 Ok(Some(_))
             ));
             // From the first header line, and from the start of the bytes

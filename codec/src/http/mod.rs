@@ -27,6 +27,7 @@ pub mod head;
     target_feature = "sse2"
 ))]
 mod head_blocks;
+mod head_parse;
 mod inbound;
 pub mod method;
 pub mod percent;

@@ -8,11 +8,11 @@
 //! test holds it to that (`tests/request_differential.rs`). It replaces
 //! httparse on the hot path because httparse's SIMD needs its `std` feature
 //! (runtime detection through `std`), which a `no_std` codec cannot turn
-//! on: a user's build parsed requests byte by byte. Here the usual lines go
-//! through the block paths of [`head_blocks`](super::head_blocks) (AVX2 or
-//! SSE2, chosen by the codec's proof tokens), and the header lines share
-//! the response parser's loop ([`headers_with`]), whose grammar httparse
-//! applies to requests too.
+//! on: a user's build parsed requests byte by byte. The parse itself
+//! (dispatch, block paths, header lines) is
+//! [`head_parse`](super::head_parse)'s, shared with the response side; this
+//! module holds the request line (its usual form a block at a time in
+//! [`head_blocks`](super::head_blocks)).
 //!
 //! The request line, as httparse reads it:
 //! - empty lines (CRLF or LF) before it are skipped;
@@ -22,8 +22,16 @@
 
 use httparse::Error as E;
 
-use super::head::HeaderSpan;
-use super::response_head::{byte, headers_with, line_end};
+pub(crate) use super::head_parse::parse;
+#[cfg(all(
+    test,
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "sse2"
+))]
+pub(super) use super::head_parse::parse_blocks;
+#[cfg(test)]
+pub(super) use super::head_parse::parse_with;
+use super::head_parse::{FirstLine, byte, line_end};
 use super::syntax::is_tchar;
 
 /// Facts of the request line, and the length of the whole head.
@@ -38,106 +46,23 @@ pub(crate) struct RequestLine {
     pub head_len: usize,
 }
 
-/// Parses the head at the start of `data`, recording each header's name and
-/// value into `spans` (cleared first; at most `N`, more is
-/// [`TooManyHeaders`](E::TooManyHeaders)) and the request line into `out`.
-/// `Ok(false)`: not complete yet (`out` unchanged).
-///
-/// On x86 the usual lines go through the block paths, AVX2 when the CPU has
-/// it, else SSE2; elsewhere every line is read byte-wise.
-#[inline]
-pub(crate) fn parse<const N: usize>(
-    data: &[u8],
-    spans: &mut heapless::Vec<HeaderSpan, N>,
-    out: &mut RequestLine,
-) -> Result<bool, E> {
+impl FirstLine for RequestLine {
     #[cfg(all(
         any(target_arch = "x86", target_arch = "x86_64"),
         target_feature = "sse2"
     ))]
-    {
-        use super::head_blocks::{Avx2, Sse2};
-        if let Some(b) = Avx2::detect() {
-            // SAFETY: `b` exists, so the CPU has AVX2 (see `simd::token`).
-            return unsafe { parse_avx2(b, data, spans, out) };
-        }
-        if let Some(b) = Sse2::detect() {
-            return emit(parse_blocks(b, data, spans), out);
-        }
+    #[inline(always)]
+    fn blocks<B: super::head_blocks::Blocks>(b: B, data: &[u8]) -> Option<(Self, usize)> {
+        super::head_blocks::request_line(b, data)
     }
-    emit(parse_with(data, spans, |_| None, |_, _| None), out)
-}
-
-/// The request line of a complete head into `out`.
-#[inline(always)]
-fn emit(parsed: Result<Option<RequestLine>, E>, out: &mut RequestLine) -> Result<bool, E> {
-    match parsed? {
-        Some(line) => {
-            *out = line;
-            Ok(true)
-        }
-        None => Ok(false),
+    #[inline(always)]
+    fn bytewise(data: &[u8]) -> Result<Option<(Self, usize)>, E> {
+        request_line(data)
     }
-}
-
-/// [`parse`] compiled for AVX2 (its block paths inlined with it).
-#[cfg(all(
-    any(target_arch = "x86", target_arch = "x86_64"),
-    target_feature = "sse2"
-))]
-#[target_feature(enable = "avx2")]
-fn parse_avx2<const N: usize>(
-    b: super::head_blocks::Avx2,
-    data: &[u8],
-    spans: &mut heapless::Vec<HeaderSpan, N>,
-    out: &mut RequestLine,
-) -> Result<bool, E> {
-    emit(parse_blocks(b, data, spans), out)
-}
-
-/// The parse with the block paths of `b` for the usual lines and one
-/// line-end walk for the whole head (read from its first byte).
-#[cfg(all(
-    any(target_arch = "x86", target_arch = "x86_64"),
-    target_feature = "sse2"
-))]
-#[inline(always)]
-pub(super) fn parse_blocks<B: super::head_blocks::Blocks, const N: usize>(
-    b: B,
-    data: &[u8],
-    spans: &mut heapless::Vec<HeaderSpan, N>,
-) -> Result<Option<RequestLine>, E> {
-    use super::head_blocks::{LineEnds, request_line};
-    let mut ends = LineEnds::at_start(b, data);
-    parse_with(
-        data,
-        spans,
-        |d| request_line(b, d),
-        |d, i| ends.header_line(b, d, i),
-    )
-}
-
-/// The parse, with `line_fast` taking a usual request line and `header_fast`
-/// the usual header lines (`None`: read that line byte-wise).
-#[inline(always)]
-pub(super) fn parse_with<const N: usize>(
-    data: &[u8],
-    spans: &mut heapless::Vec<HeaderSpan, N>,
-    line_fast: impl Fn(&[u8]) -> Option<(RequestLine, usize)>,
-    header_fast: impl FnMut(&[u8], usize) -> Option<(HeaderSpan, usize)>,
-) -> Result<Option<RequestLine>, E> {
-    spans.clear();
-    let (mut line, i) = match line_fast(data) {
-        Some(found) => found,
-        None => match request_line(data)? {
-            Some(found) => found,
-            None => return Ok(None),
-        },
-    };
-    Ok(headers_with(data, spans, i, header_fast)?.map(|head_len| {
-        line.head_len = head_len;
-        line
-    }))
+    #[inline(always)]
+    fn set_head_len(&mut self, n: usize) {
+        self.head_len = n;
+    }
 }
 
 /// The request line, byte-wise: its facts and where the headers start (out
