@@ -15,8 +15,9 @@
 //! feature (and the codec depends on it without, to stay `no_std`) simdutf8
 //! picks at compile time, which on a generic x86_64 build is
 //! `core::str::from_utf8`, 8 to 10 times slower on multi-byte text. With
-//! no token (another architecture, Miri without `-C target-feature`) the
-//! check is simdutf8's compile-time choice. Inputs under 64 bytes go to
+//! no token the check is `core::str::from_utf8` on x86 (Miri without
+//! `-C target-feature`, soft-float targets) and simdutf8's compile-time
+//! choice elsewhere. Inputs under 64 bytes go to
 //! `core::str::from_utf8`, as simdutf8 with `std` does: its block code
 //! would first copy them into a padded 64-byte block.
 //!
@@ -35,12 +36,7 @@
     any(target_arch = "x86", target_arch = "x86_64"),
     target_feature = "sse2"
 ))]
-use simdutf8::basic::imp::x86 as imp;
-#[cfg(all(
-    any(target_arch = "x86", target_arch = "x86_64"),
-    target_feature = "sse2"
-))]
-use simdutf8::compat::imp::x86 as compat_imp;
+use simdutf8::basic::imp::{ChunkedUtf8Validator, x86 as imp};
 
 #[cfg(all(
     any(target_arch = "x86", target_arch = "x86_64"),
@@ -90,8 +86,8 @@ pub(crate) enum Validator {
         target_feature = "sse2"
     ))]
     Sse42(Sse42),
-    /// simdutf8's compile-time choice: `core::str::from_utf8` on x86
-    /// without the features, NEON or simd128 where those are enabled. Also
+    /// `core::str::from_utf8` on x86; elsewhere simdutf8's compile-time
+    /// choice (NEON or simd128 where those are enabled). Also
     /// on soft-float x86 targets (`x86_64-unknown-none`), where LLVM cannot
     /// build simdutf8's vector code.
     Portable,
@@ -121,6 +117,15 @@ impl Validator {
     }
 
     /// Whether `bytes` is valid UTF-8.
+    ///
+    /// The x86 validators are simdutf8's chunked ones (`finalize` over the
+    /// whole input), not its one-shot `validate_utf8`: in simdutf8 0.1.5
+    /// the one-shot AVX2 loops prefetch through `ptr.add` up to 128 bytes
+    /// past the input, out-of-bounds pointer arithmetic that Miri reports
+    /// as undefined behaviour (fixed upstream by simdutf8 PR #120,
+    /// `wrapping_add`, not yet released); the chunked code is the same
+    /// algorithm without the prefetch, as fast on these sizes (measured:
+    /// 0.99-1.01x at 2 KiB).
     #[inline]
     fn basic(self, bytes: &[u8]) -> bool {
         if bytes.len() < SIMD_FROM {
@@ -132,43 +137,49 @@ impl Validator {
                 target_feature = "sse2"
             ))]
             // SAFETY: `_t` exists, so the CPU has AVX2 (see `token`).
-            Validator::Avx2(_t) => unsafe { imp::avx2::validate_utf8(bytes) }.is_ok(),
+            Validator::Avx2(_t) => {
+                unsafe { imp::avx2::ChunkedUtf8ValidatorImp::new().finalize(Some(bytes)) }.is_ok()
+            }
             #[cfg(all(
                 any(target_arch = "x86", target_arch = "x86_64"),
                 target_feature = "sse2"
             ))]
             // SAFETY: `_t` exists, so the CPU has SSE4.2 (see `token`).
-            Validator::Sse42(_t) => unsafe { imp::sse42::validate_utf8(bytes) }.is_ok(),
+            Validator::Sse42(_t) => {
+                unsafe { imp::sse42::ChunkedUtf8ValidatorImp::new().finalize(Some(bytes)) }.is_ok()
+            }
+            // On x86 the tokens above already stand for every SIMD
+            // validator simdutf8 has (and its compile-time pick with AVX2
+            // enabled is the prefetching one-shot loop).
+            Validator::Portable if cfg!(any(target_arch = "x86", target_arch = "x86_64")) => {
+                core::str::from_utf8(bytes).is_ok()
+            }
             Validator::Portable => simdutf8::basic::from_utf8(bytes).is_ok(),
         }
     }
 
-    /// `Ok` if `bytes` is valid UTF-8, else where the valid prefix ends and
-    /// the length of the invalid sequence (`None`: cut short at the end), as
-    /// `core::str::Utf8Error` reports them.
+    /// How many leading bytes of `bytes` are complete, valid characters,
+    /// the rest (at most 3 bytes) the valid start of one that more input may
+    /// complete; `Err` when `bytes` cannot become valid UTF-8.
+    ///
+    /// The vector check runs up to the start of a last character cut short
+    /// (the usual end of a fragment of multi-byte text), the few bytes after
+    /// it byte-wise; only an invalid input is scanned again byte-wise
+    /// (`core::str::from_utf8`), to tell a cut character from an error.
     #[inline]
-    fn compat(self, bytes: &[u8]) -> Result<(), (usize, Option<usize>)> {
-        if bytes.len() < SIMD_FROM {
-            return core::str::from_utf8(bytes)
-                .map(|_| ())
-                .map_err(|e| (e.valid_up_to(), e.error_len()));
-        }
-        let r = match self {
-            #[cfg(all(
-                any(target_arch = "x86", target_arch = "x86_64"),
-                target_feature = "sse2"
-            ))]
-            // SAFETY: `_t` exists, so the CPU has AVX2 (see `token`).
-            Validator::Avx2(_t) => unsafe { compat_imp::avx2::validate_utf8(bytes) },
-            #[cfg(all(
-                any(target_arch = "x86", target_arch = "x86_64"),
-                target_feature = "sse2"
-            ))]
-            // SAFETY: `_t` exists, so the CPU has SSE4.2 (see `token`).
-            Validator::Sse42(_t) => unsafe { compat_imp::sse42::validate_utf8(bytes) },
-            Validator::Portable => simdutf8::compat::from_utf8(bytes).map(|_| ()),
+    fn prefix(self, bytes: &[u8]) -> Result<usize, Utf8Invalid> {
+        let cut = unfinished_tail(bytes);
+        let (head, tail) = bytes.split_at(cut);
+        let (base, exact) = if self.basic(head) {
+            (cut, tail)
+        } else {
+            (0, bytes)
         };
-        r.map_err(|e| (e.valid_up_to(), e.error_len()))
+        match core::str::from_utf8(exact) {
+            Ok(_) => Ok(bytes.len()),
+            Err(e) if e.error_len().is_none() => Ok(base + e.valid_up_to()),
+            Err(_) => Err(Utf8Invalid),
+        }
     }
 
     /// The path this validator is, for [`active_paths`](super::active_paths).
@@ -439,6 +450,27 @@ pub fn to_str(bytes: &[u8]) -> Option<&str> {
     }
 }
 
+/// Where a last character that `bytes` cuts short starts (a lead byte
+/// among the last three whose sequence runs past the end), else
+/// `bytes.len()`.
+#[inline]
+fn unfinished_tail(bytes: &[u8]) -> usize {
+    let n = bytes.len();
+    for i in (n.saturating_sub(3)..n).rev() {
+        let b = bytes[i];
+        if b & 0xC0 != 0x80 {
+            let need = match b {
+                0xF0.. => 4,
+                0xE0.. => 3,
+                0xC0.. => 2,
+                _ => 1,
+            };
+            return if n - i < need { i } else { n };
+        }
+    }
+    n
+}
+
 /// The byte sequence is not, and can never become, valid UTF-8.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Utf8Invalid;
@@ -462,11 +494,7 @@ pub fn validate_prefix(bytes: &[u8]) -> Result<usize, Utf8Invalid> {
 #[inline(never)]
 fn validate_rest(bytes: &[u8], from: usize) -> Result<usize, Utf8Invalid> {
     let rest = bytes.get(from..).unwrap_or_default();
-    match Validator::select().compat(rest) {
-        Ok(()) => Ok(bytes.len()),
-        Err((valid_up_to, None)) => Ok(from + valid_up_to),
-        Err(_) => Err(Utf8Invalid),
-    }
+    Ok(from + Validator::select().prefix(rest)?)
 }
 
 #[cfg(test)]
@@ -622,7 +650,8 @@ mod tests {
     }
 
     /// Every validator the dispatch can pick on this machine (and the
-    /// portable one) against `core::str::from_utf8`, whole and `compat`,
+    /// portable one) against `core::str::from_utf8`, whole and as a prefix
+    /// (also cut short by 1 to 3 bytes),
     /// on multi-byte text around the 64-byte block edges with errors and
     /// cuts at every position.
     #[test]
@@ -654,10 +683,16 @@ mod tests {
                     let std = core::str::from_utf8(&v);
                     for val in &validators {
                         assert_eq!(val.basic(&v), std.is_ok(), "{val:?} {n} {at} {bad:?}");
-                        let want = std
-                            .map(|_| ())
-                            .map_err(|e| (e.valid_up_to(), e.error_len()));
-                        assert_eq!(val.compat(&v), want, "{val:?} {n} {at} {bad:?}");
+                        // As a prefix, whole and cut short by 1 to 3 bytes.
+                        for cut in 0..=3 {
+                            let w = &v[..n - cut];
+                            let want = match core::str::from_utf8(w) {
+                                Ok(_) => Ok(w.len()),
+                                Err(e) if e.error_len().is_none() => Ok(e.valid_up_to()),
+                                Err(_) => Err(Utf8Invalid),
+                            };
+                            assert_eq!(val.prefix(w), want, "{val:?} {n}-{cut} {at} {bad:?}");
+                        }
                     }
                     v[at] = old;
                 }
