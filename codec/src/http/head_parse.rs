@@ -66,6 +66,26 @@ macro_rules! line_end {
 // For the first-line parsers, which read their lines the same way.
 pub(super) use {byte, line_end};
 
+/// `HTTP/1.1` (1) or `HTTP/1.0` (0) at `i`, as httparse reads it: `None`
+/// when fewer than 8 bytes are there and they could still become one.
+#[inline(always)]
+pub(super) fn version(data: &[u8], i: usize) -> Result<Option<u8>, E> {
+    match data.get(i..i + 8) {
+        Some(b"HTTP/1.1") => Ok(Some(1)),
+        Some(b"HTTP/1.0") => Ok(Some(0)),
+        Some(_) => Err(E::Version),
+        None => {
+            // Fewer than 8 bytes: refuse as soon as they cannot be a version.
+            let have = data.get(i..).unwrap_or_default();
+            if b"HTTP/1.".starts_with(&have[..have.len().min(7)]) {
+                Ok(None)
+            } else {
+                Err(E::Version)
+            }
+        }
+    }
+}
+
 /// Parses the head at the start of `data`, recording each header's name and
 /// value into `spans` (cleared first; at most `N`, more is
 /// [`TooManyHeaders`](E::TooManyHeaders)) and the first line into `out`.

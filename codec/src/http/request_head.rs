@@ -31,7 +31,7 @@ pub(crate) use super::head_parse::parse;
 pub(super) use super::head_parse::parse_blocks;
 #[cfg(test)]
 pub(super) use super::head_parse::parse_with;
-use super::head_parse::{FirstLine, byte, line_end};
+use super::head_parse::{FirstLine, byte, line_end, version};
 use super::syntax::is_tchar;
 
 /// Facts of the request line, and the length of the whole head.
@@ -104,19 +104,8 @@ fn request_line(data: &[u8]) -> Result<Option<(RequestLine, usize)>, E> {
         return Err(E::Token);
     }
     i += 1;
-    let version = match data.get(i..i + 8) {
-        Some(b"HTTP/1.1") => 1,
-        Some(b"HTTP/1.0") => 0,
-        Some(_) => return Err(E::Version),
-        None => {
-            // Fewer than 8 bytes: refuse as soon as they cannot be a version.
-            let have = &data[i..];
-            return if b"HTTP/1.".starts_with(&have[..have.len().min(7)]) {
-                Ok(None)
-            } else {
-                Err(E::Version)
-            };
-        }
+    let Some(version) = version(data, i)? else {
+        return Ok(None);
     };
     i += 8;
     match byte!(data, i) {

@@ -28,7 +28,7 @@ pub(crate) use super::head_parse::parse;
 pub(super) use super::head_parse::parse_blocks;
 #[cfg(test)]
 pub(super) use super::head_parse::parse_with;
-use super::head_parse::{FirstLine, byte, line_end};
+use super::head_parse::{FirstLine, byte, line_end, version};
 use super::runs::value_run;
 
 /// Facts of the status line, and the length of the whole head.
@@ -69,19 +69,8 @@ fn status_line(data: &[u8]) -> Result<Option<(StatusLine, usize)>, E> {
     while matches!(byte!(data, i), b'\r' | b'\n') {
         i = line_end!(data, i, E::NewLine);
     }
-    let version = match data.get(i..i + 8) {
-        Some(b"HTTP/1.1") => 1,
-        Some(b"HTTP/1.0") => 0,
-        Some(_) => return Err(E::Version),
-        None => {
-            // Fewer than 8 bytes: refuse as soon as they cannot be a version.
-            let have = &data[i..];
-            return if b"HTTP/1.".starts_with(&have[..have.len().min(7)]) {
-                Ok(None)
-            } else {
-                Err(E::Version)
-            };
-        }
+    let Some(version) = version(data, i)? else {
+        return Ok(None);
     };
     i += 8;
     if byte!(data, i) != b' ' {
