@@ -748,6 +748,11 @@ mod tests {
                 paths.push(("avx2", |b, k, p| unsafe { apply_mask_avx2(b, k, p) }));
             }
         }
+        // Under Miri with AVX2 compiled in (CI's second Miri run) the
+        // narrower paths were run by the first: the dispatch and AVX2 only.
+        if cfg!(all(miri, target_feature = "avx2")) {
+            paths.retain(|(name, _)| matches!(*name, "dispatch" | "avx2"));
+        }
         paths
     }
 
@@ -764,6 +769,11 @@ mod tests {
                 // SAFETY: only used when AVX2 is available (`have_avx2`).
                 paths.push(("avx2", |d, s, k, p| unsafe { copy_masked_avx2(d, s, k, p) }));
             }
+        }
+        // Under Miri with AVX2 compiled in (CI's second Miri run) the
+        // narrower paths were run by the first: the dispatch and AVX2 only.
+        if cfg!(all(miri, target_feature = "avx2")) {
+            paths.retain(|(name, _)| matches!(*name, "dispatch" | "avx2"));
         }
         paths
     }

@@ -296,6 +296,11 @@ mod tests {
                 v.push(("avx2", |b, k, p| unsafe { apply_mask_ascii_avx2(b, k, p) }));
             }
         }
+        // Under Miri with AVX2 compiled in (CI's second Miri run) the
+        // narrower paths were run by the first: the dispatch and AVX2 only.
+        if cfg!(all(miri, target_feature = "avx2")) {
+            v.retain(|(name, _)| matches!(*name, "dispatch" | "avx2"));
+        }
         v
     }
 
