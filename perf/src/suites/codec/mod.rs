@@ -11,10 +11,13 @@
 //! - UTF-8 validation of 128 bytes ([`utf8`]);
 //! - permessage-deflate: inflate and deflate of the 128 B and 2 KiB texts
 //!   ([`deflate`]), beside the uncompressed parse and encode rows.
+//! - floor rows beside the 2 KiB text parse and the server-role encode
+//!   ([`floor`]).
 
 mod batch;
 mod deflate;
 mod encode;
+mod floor;
 mod mask;
 mod nexus;
 mod parse;
@@ -186,6 +189,7 @@ pub fn cases(sets: &[Inputs]) -> Vec<Case<'_>> {
     for inputs in sets.iter().filter(|i| matches!(i.payload, PAYLOAD | 2048)) {
         deflate::cases(inputs, &mut v);
     }
+    floor::cases(sets, base, &mut v);
     v
 }
 
