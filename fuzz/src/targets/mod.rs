@@ -9,6 +9,7 @@ pub mod http_response_reader;
 pub mod simd_mask_utf8;
 pub mod tls_codec;
 pub mod tls_records;
+pub mod ws_deflate;
 pub mod ws_diff_tungstenite;
 pub mod ws_frame_reader;
 pub mod ws_handshake_client;
@@ -23,6 +24,7 @@ pub const ALL: &[(&str, fn(&[u8]))] = &[
     ("simd_mask_utf8", simd_mask_utf8::run),
     ("tls_codec", tls_codec::run),
     ("tls_records", tls_records::run),
+    ("ws_deflate", ws_deflate::run),
     ("ws_diff_tungstenite", ws_diff_tungstenite::run),
     ("ws_frame_reader", ws_frame_reader::run),
     ("ws_handshake_client", ws_handshake_client::run),
