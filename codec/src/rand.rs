@@ -182,9 +182,9 @@ mod sse2 {
 /// CPU has it, else two four-block passes.
 fn chacha_blocks8(input: &[u32; 16], double_rounds: usize, out: &mut [u32; BUFFERED]) {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-    if crate::simd::cpu::has_avx2() {
-        // SAFETY: `has_avx2` found AVX2 in CPUID with YMM state enabled in XCR0.
-        unsafe { avx2::blocks8(input, double_rounds, out) };
+    if let Some(t) = crate::simd::token::Avx2::detect() {
+        // SAFETY: `t` exists, so the CPU has AVX2 (see `simd::token`).
+        unsafe { avx2::blocks8(t, input, double_rounds, out) };
         return;
     }
     let (lo, hi) = out.split_at_mut(FOUR);
@@ -249,10 +249,10 @@ mod avx2 {
         x[b] = rotl::<7, 25>(_mm256_xor_si256(x[b], x[c]));
     }
 
-    /// # Safety
-    /// The CPU must support AVX2 and the OS must save YMM state.
+    /// The eight blocks; the token proves the CPU has AVX2.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn blocks8(
+    pub(super) fn blocks8(
+        _: crate::simd::token::Avx2,
         input: &[u32; 16],
         double_rounds: usize,
         out: &mut [u32; BUFFERED],

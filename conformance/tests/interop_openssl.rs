@@ -11,93 +11,24 @@
 #[path = "../../transport/tests/tls_util/mod.rs"]
 mod tls_util;
 
-use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpListener as StdListener, TcpStream as StdStream};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+mod openssl_util;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream as StdStream};
+use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mio::net::TcpStream;
-use mio::{Events, Interest, Poll, Token};
-use tickwire::tls::{TlsStream, tls_error};
+use openssl_util::{Blocking, Files, Peer, free_port, have_openssl, s_server_command};
 use tickwire::ws::{CloseCode, Server};
-use tls_util::{Ca, Leaf};
+use tls_util::Ca;
 
 const T: Duration = Duration::from_secs(20);
-
-/// Whether `openssl` can run here; a loud skip (or, with TICKWIRE_REQUIRE_PEERS, a
-/// failure) when it cannot.
-fn have_openssl() -> bool {
-    let ok = Command::new("openssl")
-        .arg("version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        if std::env::var_os("TICKWIRE_REQUIRE_PEERS").is_some() {
-            panic!("openssl not found and TICKWIRE_REQUIRE_PEERS is set");
-        }
-        eprintln!("!!!! SKIPPED: openssl not found (install Debian's openssl package) !!!!");
-    }
-    ok
-}
-
-/// A scratch directory with the PEM files, removed on drop.
-struct Files {
-    dir: PathBuf,
-}
-
-impl Files {
-    fn new(tag: &str, ca: &Ca, leaf: &Leaf) -> Files {
-        let dir =
-            std::env::temp_dir().join(format!("tickwire-openssl-{}-{tag}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
-        std::fs::write(dir.join("cert.pem"), &leaf.cert).unwrap();
-        std::fs::write(dir.join("key.pem"), &leaf.key).unwrap();
-        Files { dir }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
-    }
-}
-
-impl Drop for Files {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// A child process killed on drop.
-struct Peer(Child);
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    StdListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// `openssl s_server` on a free port with `args`, once it accepts connections.
 fn s_server(files: &Files, args: &[&str]) -> (Peer, SocketAddr) {
     let port = free_port();
-    let child = Command::new("openssl")
-        .arg("s_server")
-        .arg("-accept")
-        .arg(format!("127.0.0.1:{port}"))
-        .arg("-cert")
-        .arg(files.path("cert.pem"))
-        .arg("-key")
-        .arg(files.path("key.pem"))
+    let child = s_server_command(files, port)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
@@ -115,69 +46,6 @@ fn s_server(files: &Files, args: &[&str]) -> (Peer, SocketAddr) {
     (peer, addr)
 }
 
-/// A `TlsStream` driven in blocking style on a private poll.
-struct Blocking {
-    tls: TlsStream,
-    poll: Poll,
-    events: Events,
-}
-
-impl Blocking {
-    fn connect(addr: SocketAddr, ca: &Ca) -> Blocking {
-        let sock = TcpStream::connect(addr).unwrap();
-        let mut tls = TlsStream::client(sock, &ca.client_config(), "localhost").unwrap();
-        let poll = Poll::new().unwrap();
-        poll.registry()
-            .register(&mut tls, Token(0), Interest::READABLE | Interest::WRITABLE)
-            .unwrap();
-        Blocking {
-            tls,
-            poll,
-            events: Events::with_capacity(4),
-        }
-    }
-
-    fn wait(&mut self, deadline: Instant) {
-        assert!(Instant::now() < deadline, "timed out");
-        self.poll
-            .poll(&mut self.events, Some(Duration::from_millis(100)))
-            .unwrap();
-    }
-
-    fn write_all(&mut self, mut data: &[u8]) {
-        let deadline = Instant::now() + T;
-        while !data.is_empty() {
-            match self.tls.write(data) {
-                Ok(n) => data = &data[n..],
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.wait(deadline),
-                Err(e) => panic!("write: {e}"),
-            }
-        }
-        while !self.tls.flush_pending().unwrap() {
-            self.wait(deadline);
-        }
-    }
-
-    /// Read until `done(&bytes)` or end-of-stream; returns the bytes and whether the
-    /// stream ended cleanly (close_notify).
-    fn read_until(&mut self, done: impl Fn(&[u8]) -> bool) -> (Vec<u8>, bool) {
-        let deadline = Instant::now() + T;
-        let mut got = Vec::new();
-        let mut buf = [0u8; 4096];
-        loop {
-            if done(&got) {
-                return (got, false);
-            }
-            match self.tls.read(&mut buf) {
-                Ok(0) => return (got, true),
-                Ok(n) => got.extend_from_slice(&buf[..n]),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.wait(deadline),
-                Err(e) => panic!("read: {e} ({:?})", tls_error(&e)),
-            }
-        }
-    }
-}
-
 fn rev_echo(version_flag: &str) {
     if !have_openssl() {
         return;
@@ -186,7 +54,7 @@ fn rev_echo(version_flag: &str) {
     let leaf = ca.server(&["localhost"]);
     let files = Files::new(&format!("rev{version_flag}"), &ca, &leaf);
     let (_peer, addr) = s_server(&files, &["-rev", "-quiet", version_flag]);
-    let mut c = Blocking::connect(addr, &ca);
+    let mut c = Blocking::connect(addr, &ca.client_config());
     let line = "tickwire speaks TLS with OpenSSL\n";
     c.write_all(line.as_bytes());
     let (got, _) = c.read_until(|b| b.ends_with(b"\n"));
@@ -229,7 +97,7 @@ fn s_server_www_ends_with_close_notify() {
     for (flag, name) in [("-tls1_3", "TLSv1.3"), ("-tls1_2", "TLSv1.2")] {
         let files = Files::new(&format!("www{flag}"), &ca, &leaf);
         let (_peer, addr) = s_server(&files, &["-www", flag]);
-        let mut c = Blocking::connect(addr, &ca);
+        let mut c = Blocking::connect(addr, &ca.client_config());
         c.write_all(b"GET / HTTP/1.0\r\n\r\n");
         let (page, clean) = c.read_until(|_| false);
         let page = String::from_utf8_lossy(&page);

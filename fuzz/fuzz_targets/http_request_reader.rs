@@ -1,19 +1,5 @@
-//! RequestReader (server side) with limits, chunking and EOF chosen by the input's first
-//! bytes (see `tickwire_fuzz::http::HttpSetup`). Beyond "no panic": feeding whole, byte by
-//! byte or in chunks (over differently pre-filled storage) gives the same requests and the
-//! same ending; every body is within the limit and within its request, whose bytes are a
-//! contiguous part of the input; `body_str` agrees with UTF-8 validity; and the smuggling
-//! invariants: no request is accepted with both Content-Length and Transfer-Encoding, a
-//! Content-Length body is exactly that long and ends its request (bytes after it are never
-//! part of it), and a request without framing headers has no body.
+//! The `http_request_reader` fuzz target: its body and invariants are
+//! [`tickwire_fuzz::targets::http_request_reader`], where the seed replay test runs them too.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-use tickwire_fuzz::http::{HttpSetup, check_all_ways, run_requests};
-
-fuzz_target!(|input: &[u8]| {
-    let Some((setup, data)) = HttpSetup::decode(input) else {
-        return;
-    };
-    check_all_ways(&setup, data, run_requests);
-});
+libfuzzer_sys::fuzz_target!(|input: &[u8]| tickwire_fuzz::targets::http_request_reader::run(input));

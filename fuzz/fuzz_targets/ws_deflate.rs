@@ -1,13 +1,5 @@
-//! The compressed read path (permessage-deflate, `tickwire_fuzz::deflate`): random RSV1
-//! frames and random DEFLATE streams read with random negotiated parameters (no panic;
-//! only the reader's errors, `InvalidCompressedData`, `MessageTooLarge` or `InvalidUtf8`;
-//! inflated messages within the limit, in memory too, and UTF-8 when text; whole and
-//! chunked feeding agree), messages compressed by a Deflater and read back unchanged, and
-//! the negotiation parsers over random header values (our own offer and answer agree).
+//! The `ws_deflate` fuzz target: its body and invariants are
+//! [`tickwire_fuzz::targets::ws_deflate`], where the seed replay test runs them too.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-
-fuzz_target!(|input: &[u8]| {
-    tickwire_fuzz::deflate::check_deflate(input);
-});
+libfuzzer_sys::fuzz_target!(|input: &[u8]| tickwire_fuzz::targets::ws_deflate::run(input));

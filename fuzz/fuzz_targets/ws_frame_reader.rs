@@ -1,18 +1,5 @@
-//! FrameReader in either role, with limits, buffer size and chunking chosen by the input's
-//! first bytes (see `tickwire_fuzz::Setup`). Beyond "no panic", it checks that every
-//! message is within the limits, text is valid UTF-8, control payloads are at most 125
-//! bytes, feeding in chunks, byte by byte or all at once gives the same messages and the
-//! same ending, the reader never uses bytes it was not given (runs over differently
-//! pre-filled storage agree) and never stalls, and that re-encoding the messages with
-//! FrameWriter parses back to the same messages.
+//! The `ws_frame_reader` fuzz target: its body and invariants are
+//! [`tickwire_fuzz::targets::ws_frame_reader`], where the seed replay test runs them too.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-use tickwire_fuzz::{Setup, check_reader};
-
-fuzz_target!(|input: &[u8]| {
-    let Some((setup, data)) = Setup::decode(input) else {
-        return;
-    };
-    check_reader(&setup, data);
-});
+libfuzzer_sys::fuzz_target!(|input: &[u8]| tickwire_fuzz::targets::ws_frame_reader::run(input));

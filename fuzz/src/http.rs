@@ -495,3 +495,62 @@ pub fn check_response_heads_against_httparse(setup: &HttpSetup, run: &HttpRun, d
         }
     }
 }
+
+/// The request head parser against httparse (default configuration, 32 headers as the
+/// reader's default): every returned request's head parses the same (method, target,
+/// header names and values), and when the reader refused the first head for its syntax,
+/// httparse refuses the same bytes.
+pub fn check_request_heads_against_httparse(setup: &HttpSetup, run: &HttpRun, data: &[u8]) {
+    for m in &run.msgs {
+        let mut h = [httparse::EMPTY_HEADER; 32];
+        let mut r = httparse::Request::new(&mut h);
+        match r.parse(&m.raw) {
+            Ok(httparse::Status::Complete(_)) => {}
+            other => panic!("httparse refuses a head the reader accepted: {other:?} {m:?}"),
+        }
+        let line = format!("{} {}", r.method.unwrap_or(""), r.path.unwrap_or(""));
+        assert_eq!(line, m.line, "method or target differs from httparse");
+        let theirs: Vec<(String, Vec<u8>)> = owned(r.headers.iter().map(|h| (h.name, h.value)));
+        assert_eq!(theirs, m.headers, "headers differ from httparse");
+    }
+    let syntax = matches!(
+        run.end,
+        HttpEnd::Failed(
+            Error::InvalidRequestLine
+                | Error::InvalidVersion
+                | Error::InvalidHeaderName
+                | Error::InvalidHeaderValue
+                | Error::NulByte
+                | Error::ObsFold
+                | Error::InvalidNewLine
+                | Error::TooManyHeaders
+        )
+    );
+    if !run.msgs.is_empty() || !syntax {
+        return;
+    }
+    let mut h = [httparse::EMPTY_HEADER; 32];
+    let mut r = httparse::Request::new(&mut h);
+    match r.parse(data) {
+        Ok(httparse::Status::Complete(n)) => {
+            // Both accept the head: the refusal came from the body (a NUL byte or a bad
+            // size in a chunk line), which the reader fed only the head (and no EOF after
+            // it) must not refuse.
+            let no_eof = HttpSetup {
+                eof: false,
+                ..*setup
+            };
+            let head = run_requests(&no_eof, &data[..n], Chunks::Whole, 0x00);
+            assert!(
+                !matches!(head.end, HttpEnd::Failed(_)),
+                "httparse accepts a head the reader refused with {:?}",
+                head.end
+            );
+        }
+        Ok(httparse::Status::Partial) => panic!(
+            "httparse wants more of a head the reader refused with {:?}",
+            run.end
+        ),
+        Err(_) => {}
+    }
+}

@@ -7,6 +7,10 @@
 
 pub mod deflate;
 pub mod http;
+pub mod targets;
+
+#[cfg(test)]
+mod replay;
 
 use tickwire_codec::rand::MaskSource;
 use tickwire_codec::ws::reader::READER_OVERHEAD;

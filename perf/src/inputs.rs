@@ -62,6 +62,34 @@ pub fn quote_text(len: usize, rng: &mut SplitMix64) -> String {
     s
 }
 
+/// A JSON-like text of exactly `len` bytes (`len >= 2`) whose characters are
+/// mixed 1- to 4-byte UTF-8: Latin accents, Cyrillic, Greek (2 bytes), CJK,
+/// the euro sign (3 bytes), emoji (4 bytes) and some ASCII, nine bytes in
+/// ten non-ASCII, spread through the whole payload (a chat message or
+/// a non-English instrument name; no ASCII run longer than a few bytes, so
+/// an ASCII fast path cannot skip the real validation). `rng` varies it.
+pub fn mixed_text(len: usize, rng: &mut SplitMix64) -> String {
+    assert!(len >= 2, "a text needs at least {{}}");
+    const POOL: [&str; 16] = [
+        "é", "ü", "ñ", "Ж", "λ", "ß", "€", "日", "本", "語", "中", "😀", "🚀", "a", "7", " ",
+    ];
+    let mut s = String::with_capacity(len);
+    s.push('{');
+    while s.len() + 1 < len {
+        let room = len - 1 - s.len();
+        let c = POOL[(rng.next_u64() % POOL.len() as u64) as usize];
+        if c.len() <= room {
+            s.push_str(c);
+        } else {
+            // Fill the last byte or three with ASCII to land exactly on `len`.
+            s.push('z');
+        }
+    }
+    s.push('}');
+    debug_assert_eq!(s.len(), len);
+    s
+}
+
 /// WebSocket opcodes used by the inputs.
 pub const OP_TEXT: u8 = 0x1;
 /// Binary opcode.
@@ -123,6 +151,23 @@ mod tests {
             let q = quote_text(len, &mut rng);
             assert_eq!(q.len(), len);
             assert!(q.is_ascii() && q.starts_with('{') && q.ends_with('}'));
+        }
+    }
+
+    #[test]
+    fn mixed_texts_have_the_asked_length_and_are_mostly_multibyte() {
+        let mut rng = SplitMix64::new(2);
+        for len in (2..=300).chain([512, 2048]) {
+            let t = mixed_text(len, &mut rng);
+            assert_eq!(t.len(), len);
+            assert!(t.starts_with('{') && t.ends_with('}'));
+            if len >= 128 {
+                let multi = t.bytes().filter(|b| *b >= 0x80).count();
+                assert!(multi * 2 > len, "{multi} of {len} bytes non-ASCII");
+                assert!(t.chars().any(|c| c.len_utf8() == 2));
+                assert!(t.chars().any(|c| c.len_utf8() == 3));
+                assert!(t.chars().any(|c| c.len_utf8() == 4));
+            }
         }
     }
 

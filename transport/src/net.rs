@@ -85,12 +85,14 @@ impl NetStream {
         }
     }
 
-    /// Queue TLS close_notify (and write what the socket takes); nothing for TCP.
-    pub fn close_notify(&mut self) -> io::Result<()> {
+    /// TLS close_notify after everything written before it: `Ok(true)` once it is on
+    /// the socket, `Ok(false)` while the socket would block
+    /// ([`TlsStream::close_notify`]); nothing for TCP.
+    pub fn close_notify(&mut self) -> io::Result<bool> {
         match self {
-            NetStream::Tcp(_) => Ok(()),
+            NetStream::Tcp(_) => Ok(true),
             #[cfg(feature = "tls")]
-            NetStream::Tls(s) => s.send_close_notify().map(|_| ()),
+            NetStream::Tls(s) => s.close_notify(),
         }
     }
 

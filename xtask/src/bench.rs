@@ -4,7 +4,12 @@
 //! except `--readme`, which runs it and then rewrites the README's performance block (between
 //! `<!-- bench:start -->` and `<!-- bench:end -->`) from the run's `target/bench/bench-readme.md`
 //! and the instruction counts of the same rows (`--instructions`, which needs valgrind).
+//!
+//! After every run (not `--list`) it also writes `target/bench/build-features.md`: the features
+//! that the bench binary's build has on in tickwire's own dependency tree beyond a user's build of
+//! `tickwire` (workspace feature unification), which `--readme` puts under the table.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::{Command, ExitCode};
 
@@ -45,6 +50,19 @@ pub fn main(args: &[String]) -> Result<ExitCode, String> {
         Some(code) => return Ok(ExitCode::from(u8::try_from(code).unwrap_or(1))),
         None => return Ok(ExitCode::FAILURE),
     };
+    let listing = forward.iter().any(|a| *a == "--list");
+    let build_note = if listing {
+        None
+    } else {
+        let note = build_note(&ws.root)?;
+        let dir = ws.root.join("target").join("bench");
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let path = dir.join("build-features.md");
+        std::fs::write(&path, format!("{note}\n"))
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        println!("\n{note}");
+        Some(note)
+    };
     if readme {
         let dir = ws.root.join("target").join("bench");
         let read = |name: &str| {
@@ -52,6 +70,11 @@ pub fn main(args: &[String]) -> Result<ExitCode, String> {
             std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))
         };
         let mut section = read("bench-readme.md")?;
+        if let Some(note) = &build_note {
+            section.push('\n');
+            section.push_str(note);
+            section.push('\n');
+        }
         // The same rows counted under callgrind: the numbers that do not move with load.
         let status = Command::new(workspace::cargo())
             .args([
@@ -84,6 +107,119 @@ pub fn main(args: &[String]) -> Result<ExitCode, String> {
     Ok(code)
 }
 
+/// The package the note compares against: what a user adds to their Cargo.toml.
+const USER_PACKAGE: &str = "tickwire";
+
+/// Which features of tickwire's own dependency tree the bench binary's build
+/// switches on beyond a user's build of `tickwire` with default features. Inside
+/// the workspace, cargo unifies the features every package of the build asks
+/// for (perf's peers turn on simdutf8's and httparse's `std`, for example), and
+/// `cargo tree -p` resolves features for the selected package alone, as a
+/// user's build would.
+fn build_note(root: &Path) -> Result<String, String> {
+    let user = features(root, USER_PACKAGE)?;
+    let bench = features(root, "tickwire-perf")?;
+    let diff = feature_diff(&user, &bench);
+    if diff.is_empty() {
+        return Ok(format!(
+            "Build: every package of `{USER_PACKAGE}`'s dependency tree has the same features in the bench \
+             binary as in a user's build of `{USER_PACKAGE}` with default features \
+             (`cargo tree -e normal -p {USER_PACKAGE}` against `-p tickwire-perf`)."
+        ));
+    }
+    let mut note = format!(
+        "Build: the bench binary is built inside the workspace, where cargo unifies features across \
+         it and its peer libraries; compared with a user's build of `{USER_PACKAGE}` with default \
+         features (`cargo tree -e normal -p {USER_PACKAGE}` against `-p tickwire-perf`), these \
+         packages of `{USER_PACKAGE}`'s own tree have more features switched on in the measured \
+         binary: {}.",
+        diff.join("; ")
+    );
+    for (pkg, feature, effect) in SPEED_FEATURES {
+        let on = |m: &BTreeMap<String, BTreeSet<String>>| {
+            m.iter()
+                .any(|(p, f)| p.split(' ').next() == Some(pkg) && f.contains(feature))
+        };
+        if on(&bench) && !on(&user) {
+            note.push_str(&format!(" {pkg} `{feature}`: {effect}."));
+        }
+    }
+    Ok(note)
+}
+
+/// Features known to change code tickwire runs, and what they change.
+const SPEED_FEATURES: [(&str, &str, &str); 2] = [
+    (
+        "simdutf8",
+        "std",
+        "UTF-8 validation through simdutf8 picks its SIMD implementation by run-time CPU \
+         detection; without it, by the compile-time target features (scalar on generic x86_64)",
+    ),
+    (
+        "httparse",
+        "std",
+        "httparse's SSE4.2/AVX2 header scanning is compiled in (its build script leaves it out \
+         without std)",
+    ),
+];
+
+/// Package (name and version) to the features `cargo tree` shows for it in `package`'s build.
+fn features(root: &Path, package: &str) -> Result<BTreeMap<String, BTreeSet<String>>, String> {
+    let out = Command::new(workspace::cargo())
+        .args([
+            "tree", "-p", package, "-e", "normal", "--prefix", "none", "-f", "{p}|{f}",
+        ])
+        .current_dir(root)
+        .output()
+        .map_err(|e| format!("cannot run cargo tree: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "cargo tree -p {package} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(parse_tree(&String::from_utf8_lossy(&out.stdout)))
+}
+
+/// `cargo tree --prefix none -f "{p}|{f}"` lines as package -> features. A
+/// local package's path (` (/...)`) and the repeat mark (` (*)`) are dropped.
+fn parse_tree(text: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let mut map: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for line in text.lines() {
+        let Some((pkg, feats)) = line.split_once('|') else {
+            continue;
+        };
+        let pkg = pkg.split(" (").next().unwrap_or(pkg).trim();
+        let feats = feats.trim_end_matches(" (*)").trim();
+        let set = map.entry(pkg.to_string()).or_default();
+        set.extend(
+            feats
+                .split(',')
+                .filter(|f| !f.is_empty())
+                .map(str::to_string),
+        );
+    }
+    map
+}
+
+/// For every package of `user`, the features `bench` has on beyond it, as
+/// `name vX: +a, +b`.
+fn feature_diff(
+    user: &BTreeMap<String, BTreeSet<String>>,
+    bench: &BTreeMap<String, BTreeSet<String>>,
+) -> Vec<String> {
+    user.iter()
+        .filter_map(|(pkg, have)| {
+            let extra: Vec<String> = bench
+                .get(pkg)?
+                .difference(have)
+                .map(|f| format!("+{f}"))
+                .collect();
+            (!extra.is_empty()).then(|| format!("{pkg}: {}", extra.join(", ")))
+        })
+        .collect()
+}
+
 fn rewrite_readme(path: &Path, section: &str) -> Result<(), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let new = splice(&text, section)
@@ -106,6 +242,34 @@ fn splice(text: &str, section: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn feature_difference_names_only_extra_features_of_the_users_packages() {
+        let user = parse_tree(
+            "tickwire v0.1.0 (/w/transport)|\n\
+             simdutf8 v0.1.5|\n\
+             httparse v1.10.1|\n\
+             mio v1.2.5|net,os-poll\n\
+             simdutf8 v0.1.5| (*)\n",
+        );
+        let bench = parse_tree(
+            "tickwire-perf v0.1.0 (/w/perf)|\n\
+             tickwire v0.1.0 (/w/transport)|tokio\n\
+             simdutf8 v0.1.5|default,std\n\
+             httparse v1.10.1|default,std (*)\n\
+             mio v1.2.5|net,os-poll\n\
+             tokio v1.54.1|rt\n",
+        );
+        assert_eq!(
+            feature_diff(&user, &bench),
+            [
+                "httparse v1.10.1: +default, +std",
+                "simdutf8 v0.1.5: +default, +std",
+                "tickwire v0.1.0: +tokio",
+            ]
+        );
+        assert!(feature_diff(&user, &user).is_empty());
+    }
 
     #[test]
     fn splices_between_markers_only() {

@@ -35,6 +35,21 @@ const MIRI_ENV: &[(&str, &str)] = &[
     ("PROPTEST_CASES", "8"),
 ];
 
+/// [`MIRI_ENV`] plus AVX2 and SSE4.2 compiled in, so that the codec's proof tokens exist under
+/// Miri and its AVX2 paths run there.
+const MIRI_AVX2_ENV: &[(&str, &str)] = &[
+    (
+        "MIRIFLAGS",
+        "-Zmiri-strict-provenance -Zmiri-isolation-error=warn-nobacktrace \
+         -Zmiri-env-forward=PROPTEST_CASES",
+    ),
+    ("PROPTEST_CASES", "8"),
+    ("RUSTFLAGS", "-C target-feature=+avx2,+sse4.2"),
+];
+
+/// The user-build crate's own target directory, inside the workspace's (ignored by git).
+const USER_BUILD_ENV: &[(&str, &str)] = &[("CARGO_TARGET_DIR", "target/user-build")];
+
 const STEPS: &[Step] = &[
     cargo("fmt", &["fmt", "--all", "--", "--check"]),
     cargo(
@@ -158,11 +173,67 @@ const STEPS: &[Step] = &[
             "tls",
         ],
     ),
+    // A crate outside the workspace, built as a user builds it: fails if a SIMD dispatcher
+    // resolves to a narrower path than this CPU runs (see ci/user-build/src/main.rs).
+    Step {
+        name: "user build",
+        program: "cargo",
+        args: &[
+            "run",
+            "--release",
+            "--locked",
+            "--manifest-path",
+            "ci/user-build/Cargo.toml",
+        ],
+        env: USER_BUILD_ENV,
+    },
+    Step {
+        name: "user build (reference)",
+        program: "cargo",
+        args: &[
+            "run",
+            "--release",
+            "--locked",
+            "--manifest-path",
+            "ci/user-build/Cargo.toml",
+            "--features",
+            "reference",
+        ],
+        env: USER_BUILD_ENV,
+    },
     Step {
         name: "miri",
         program: "cargo",
         args: &["+nightly", "miri", "test", "-p", "tickwire-codec", "--lib"],
         env: MIRI_ENV,
+    },
+    // The simd and HTTP block modules' tests again, with AVX2 and SSE4.2 compiled in.
+    Step {
+        name: "miri avx2",
+        program: "cargo",
+        args: &[
+            "+nightly",
+            "miri",
+            "test",
+            "-p",
+            "tickwire-codec",
+            "--lib",
+            "--target-dir",
+            "target/miri-avx2",
+            "--",
+            "simd::",
+            "http::head_blocks",
+            "http::tests::head_differential",
+            "http::tests::request_differential",
+        ],
+        env: MIRI_AVX2_ENV,
+    },
+    // Every committed seed through its target's invariants (fuzz/ is outside the workspace).
+    Step {
+        name: "fuzz seeds",
+        program: "cargo",
+        args: &["test", "--manifest-path", "fuzz/Cargo.toml", "--lib"],
+        env: &[("CARGO_TARGET_DIR", "target")],
     },
     // Runs this very binary: every cargo-fuzz target for 10 s.
     Step {

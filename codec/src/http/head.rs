@@ -76,25 +76,6 @@ impl Facts {
     }
 }
 
-/// Records header spans (relative to `msg`) into `out` and gathers the
-/// framing facts ([`facts`]).
-pub(crate) fn record<const N: usize>(
-    msg: &[u8],
-    headers: &[httparse::Header<'_>],
-    out: &mut heapless::Vec<HeaderSpan, N>,
-) -> Result<Facts, Error> {
-    out.clear();
-    let base = msg.as_ptr() as usize;
-    for h in headers {
-        let name = h.name.as_bytes();
-        let n0 = (name.as_ptr() as usize).wrapping_sub(base);
-        let v0 = (h.value.as_ptr() as usize).wrapping_sub(base);
-        let span = HeaderSpan::new((n0, n0 + name.len()), (v0, v0 + h.value.len()));
-        out.push(span).map_err(|_| Error::TooManyHeaders)?;
-    }
-    facts(msg, out)
-}
-
 /// Gathers the framing facts of the headers at `spans` in `msg`, rejecting
 /// duplicate and conflicting Content-Length and any Transfer-Encoding other
 /// than a single final `chunked`.

@@ -6,11 +6,12 @@
 //! - [`ResponseReader`]: responses in, [`RestResponse`] out, zero-copy, with
 //!   Content-Length, chunked and close-delimited bodies. Its head parser is
 //!   our own (`response_head`, usual lines a 16- or 32-byte block at a time
-//!   in `head_blocks`), held to httparse's answers by a differential test;
-//!   the request side still parses with httparse.
+//!   in `head_blocks`), held to httparse's answers by a differential test.
 //!
 //! Server side (our tests, users, the WebSocket handshake):
-//! - [`RequestReader`]: requests in, [`ServerRequest`] out.
+//! - [`RequestReader`]: requests in, [`ServerRequest`] out; its head parser
+//!   (`request_head`) shares the block paths and the header loop with the
+//!   response side, held to httparse's answers by a differential test.
 //! - [`ResponseWriter`]: a response with a body from a slice, a writer, or chunks.
 //!
 //! [`ChunkedDecoder`] decodes the chunked coding in place on its own.
@@ -20,16 +21,17 @@
 pub mod chunked;
 pub mod error;
 pub mod head;
-// The block paths of the response head parser: x86 with SSE2, not under Miri.
+// The block paths of the head parsers: x86 with SSE2 (under Miri too).
 #[cfg(all(
     any(target_arch = "x86", target_arch = "x86_64"),
-    target_feature = "sse2",
-    not(miri)
+    target_feature = "sse2"
 ))]
 mod head_blocks;
+mod head_parse;
 mod inbound;
 pub mod method;
 pub mod percent;
+mod request_head;
 pub mod request_reader;
 pub mod request_writer;
 mod response_head;
@@ -41,6 +43,25 @@ pub mod syntax;
 
 #[cfg(test)]
 mod tests;
+
+/// The block path the head parsers take on this CPU (for
+/// [`simd::active_paths`](crate::simd::active_paths)), by the same token
+/// checks as their dispatch.
+pub(crate) fn head_path() -> crate::simd::Path {
+    #[cfg(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "sse2"
+    ))]
+    {
+        if head_blocks::Avx2::detect().is_some() {
+            return crate::simd::Path::Avx2;
+        }
+        if head_blocks::Sse2::detect().is_some() {
+            return crate::simd::Path::Sse2;
+        }
+    }
+    crate::simd::Path::Scalar
+}
 
 pub use chunked::{ChunkedDecoder, Decoded};
 pub use error::{BuildError, Error};

@@ -4,21 +4,16 @@
 //! handshake. Same feed shape, limits and smuggling rules as the
 //! [`ResponseReader`](super::ResponseReader): Content-Length and chunked
 //! bodies; a request with neither has no body. Pipelined requests stay in
-//! the buffer until the previous one is released by the next `poll`.
-
-use core::mem::MaybeUninit;
+//! the buffer until the previous one is released by the next `poll`. The
+//! head is read by our own parser ([`request_head`](super::request_head)),
+//! a block at a time on x86, held to httparse's answers by a differential
+//! test.
 
 use super::error::Error;
 use super::head::{self, Headers, Trailers};
 use super::inbound::{Inbound, Parsed, Phase};
 use super::method::Method;
-
-#[derive(Debug, Clone, Copy, Default)]
-struct RequestLine {
-    version: u8,
-    method: (usize, usize),
-    target: (usize, usize),
-}
+use super::request_head::{self, RequestLine};
 
 /// Decodes requests from storage `B`, with room for `N` headers.
 #[derive(Debug, Clone)]
@@ -117,48 +112,40 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>, const N: usize> RequestReader<B, N> {
     }
 
     fn poll_head(&mut self) -> Result<bool, Error> {
-        let parsed = self.inner.parse_head(|data, spans| {
-            let mut raw = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; N];
-            let mut req = httparse::Request::new(&mut []);
-            let status = httparse::ParserConfig::default()
-                .parse_request_with_uninit_headers(&mut req, data, &mut raw)
-                .map_err(|e| {
-                    head::diagnose(data, e, Error::InvalidRequestLine, |d| {
-                        let mut raw = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; N];
-                        httparse::ParserConfig::default()
-                            .parse_request_with_uninit_headers(
-                                &mut httparse::Request::new(&mut []),
-                                d,
-                                &mut raw,
-                            )
-                            .err()
-                    })
+        // The request line is parsed straight into `self.line` (see
+        // `response_head::parse` for why it goes out through a reference).
+        let out = &mut self.line;
+        let parsed =
+            self.inner
+                .parse_head(|data, spans| match request_head::parse(data, spans, out) {
+                    Ok(true) => Ok(Some(head::facts(data, spans)?)),
+                    Ok(false) => Ok(None),
+                    Err(e) => Err(diagnose_head::<N>(data, e)),
                 })?;
-            let httparse::Status::Complete(head_len) = status else {
-                return Ok(None);
-            };
-            let facts = head::record(data, req.headers, spans)?;
-            let base = data.as_ptr() as usize;
-            let span = |s: &str| {
-                let o = s.as_ptr() as usize - base;
-                (o, o + s.len())
-            };
-            let line = RequestLine {
-                version: req.version.unwrap_or(1),
-                method: span(req.method.unwrap_or_default()),
-                target: span(req.path.unwrap_or_default()),
-            };
-            Ok(Some((line, facts, head_len)))
-        })?;
-        let Some((line, facts, head_len)) = parsed else {
+        let Some(facts) = parsed else {
             self.inner.head_partial()?;
             return Ok(false);
         };
-        self.line = line;
         self.inner.facts = facts;
-        self.inner.begin_body(head_len, facts.framing(false)?)?;
+        self.inner
+            .begin_body(self.line.head_len, facts.framing(false)?)?;
         Ok(true)
     }
+}
+
+/// The precise error for a head the parser refused (out of line: the error
+/// path re-parses with a span list of its own).
+#[cold]
+#[inline(never)]
+fn diagnose_head<const N: usize>(data: &[u8], e: httparse::Error) -> Error {
+    head::diagnose(data, e, Error::InvalidRequestLine, |d| {
+        request_head::parse(
+            d,
+            &mut heapless::Vec::<_, N>::new(),
+            &mut RequestLine::default(),
+        )
+        .err()
+    })
 }
 
 /// A complete request, borrowed from its [`RequestReader`].
@@ -171,7 +158,7 @@ pub struct ServerRequest<'a> {
 
 impl<'a> ServerRequest<'a> {
     fn text(&self, span: (usize, usize)) -> &'a str {
-        // httparse checked method and target as visible ASCII.
+        // The head parser checked the method as tchars and the target as UTF-8.
         core::str::from_utf8(self.parsed.span(span)).unwrap_or_default()
     }
 

@@ -27,6 +27,8 @@
 //! above 1 MiB, where both are bound by the caches). Without AVX2, longer
 //! copies go to `copy_from_slice`.
 
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+use super::token::Avx2;
 #[cfg(target_arch = "x86")]
 use core::arch::x86::{__m256i, _mm256_loadu_si256, _mm256_storeu_si256};
 #[cfg(target_arch = "x86_64")]
@@ -39,12 +41,14 @@ use core::arch::x86_64::{__m256i, _mm256_loadu_si256, _mm256_storeu_si256};
 pub fn copy(dst: &mut [u8], src: &[u8]) {
     let n = src.len();
     let dst = &mut dst[..n];
-    #[cfg(all(any(target_arch = "x86", target_arch = "x86_64"), not(miri)))]
-    if n >= 32 && (cfg!(target_feature = "avx2") || super::cpu::has_avx2()) {
-        // SAFETY: AVX2 is enabled at compile time or reported by CPUID with
-        // YMM state enabled; 32 <= n, `src` is `n` long and so is `dst`
-        // (sliced above), and `&mut` rules out overlap.
-        return unsafe { copy_avx2(dst.as_mut_ptr(), src.as_ptr(), n) };
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    if n >= 32
+        && let Some(t) = Avx2::detect()
+    {
+        // SAFETY: `t` exists, so the CPU has AVX2 (see `token`); 32 <= n,
+        // `src` is `n` long and so is `dst` (sliced above), and `&mut`
+        // rules out overlap.
+        return unsafe { copy_avx2(t, dst.as_mut_ptr(), src.as_ptr(), n) };
     }
     match n {
         0 => {}
@@ -75,13 +79,12 @@ pub fn copy(dst: &mut [u8], src: &[u8]) {
 /// AVX2), so every instruction here is paid per message.
 ///
 /// # Safety
-/// The CPU must support AVX2 and the OS must save YMM state; `32 <= n`;
-/// `s` is valid for `n` bytes of reads and `d` for `n` bytes of writes, and
-/// the two ranges do not overlap.
-#[cfg(all(any(target_arch = "x86", target_arch = "x86_64"), not(miri)))]
+/// `32 <= n`; `s` is valid for `n` bytes of reads and `d` for `n` bytes of
+/// writes, and the two ranges do not overlap (the token proves AVX2).
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn copy_avx2(d: *mut u8, s: *const u8, n: usize) {
+unsafe fn copy_avx2(_: Avx2, d: *mut u8, s: *const u8, n: usize) {
     if n > 256 {
         // SAFETY: the caller's contract is this one's, and 256 < n.
         return unsafe { copy_long_avx2(d, s, n) };
@@ -99,7 +102,7 @@ unsafe fn copy_avx2(d: *mut u8, s: *const u8, n: usize) {
 ///
 /// # Safety
 /// As [`copy_avx2`], with `256 < n`.
-#[cfg(all(any(target_arch = "x86", target_arch = "x86_64"), not(miri)))]
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 #[target_feature(enable = "avx2")]
 unsafe fn copy_long_avx2(d: *mut u8, s: *const u8, n: usize) {
     // SAFETY (every load and store below): the block at `at` has
@@ -231,6 +234,15 @@ fn block<const N: usize>(dst: &mut [u8], src: &[u8], at: usize) {
     }
 }
 
+/// The path [`copy`] takes from 32 bytes, by the same token check.
+pub(super) fn path() -> super::Path {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    if Avx2::detect().is_some() {
+        return super::Path::Avx2;
+    }
+    super::Path::Scalar
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -272,12 +284,14 @@ mod tests {
                 assert_eq!(&dst[off..off + n], &src[off..off + n], "n {n} off {off}");
                 assert!(dst[..off].iter().all(|&b| b == 0xAA), "before, n {n}");
                 assert!(dst[off + n..].iter().all(|&b| b == 0xAA), "after, n {n}");
-                #[cfg(all(any(target_arch = "x86", target_arch = "x86_64"), not(miri)))]
-                if crate::simd::cpu::features().avx2 && n >= 32 {
+                #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+                if let Some(t) = Avx2::detect()
+                    && n >= 32
+                {
                     let mut dst = vec![0xAAu8; n + 20];
-                    // SAFETY: AVX2 was detected just above; 32 <= n and both
-                    // ranges are n bytes inside their own vectors.
-                    unsafe { copy_avx2(dst[off..].as_mut_ptr(), src[off..].as_ptr(), n) };
+                    // SAFETY: `t` proves AVX2; 32 <= n and both ranges are
+                    // n bytes inside their own vectors.
+                    unsafe { copy_avx2(t, dst[off..].as_mut_ptr(), src[off..].as_ptr(), n) };
                     assert_eq!(
                         &dst[off..off + n],
                         &src[off..off + n],

@@ -17,6 +17,8 @@ use core::sync::atomic::{AtomicU8, Ordering};
 pub struct CpuFeatures {
     /// SSE2 (128-bit integer vectors). Always present on x86_64.
     pub sse2: bool,
+    /// SSE4.2 (and the SSE3/SSSE3/SSE4.1 it builds on, which every such CPU has).
+    pub sse42: bool,
     /// AVX2 (256-bit integer vectors), supported by the CPU and enabled by the OS.
     pub avx2: bool,
 }
@@ -25,6 +27,7 @@ pub struct CpuFeatures {
 const DETECTED: u8 = 1 << 0;
 const SSE2: u8 = 1 << 1;
 const AVX2: u8 = 1 << 2;
+const SSE42: u8 = 1 << 3;
 
 /// 0 until the first [`features`] call; afterwards `DETECTED | ...feature bits`.
 static CACHE: AtomicU8 = AtomicU8::new(0);
@@ -41,15 +44,18 @@ pub fn features() -> CpuFeatures {
     }
     CpuFeatures {
         sse2: bits & SSE2 != 0,
+        sse42: bits & SSE42 != 0,
         avx2: bits & AVX2 != 0,
     }
 }
 
 /// Whether the CPU has AVX2 with YMM state saved by the OS: the same answer
 /// as `features().avx2` in one load, one bit test and one branch once
-/// detection ran (what a per-call dispatcher wants).
+/// detection ran. Dispatchers do not call it: they ask
+/// [`token::Avx2::detect`](super::token::Avx2::detect), which does.
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 #[inline]
-pub fn has_avx2() -> bool {
+pub(crate) fn has_avx2() -> bool {
     let bits = CACHE.load(Ordering::Relaxed);
     if bits & AVX2 != 0 {
         return true;
@@ -95,6 +101,10 @@ fn detect() -> u8 {
     // target already compiles with SSE2.
     if cfg!(target_feature = "sse2") || leaf1.edx & (1 << 26) != 0 {
         bits |= SSE2;
+    }
+    // SSE4.2: CPUID.1:ECX[20] (no OS support needed: XMM state is baseline).
+    if cfg!(target_feature = "sse4.2") || leaf1.ecx & (1 << 20) != 0 {
+        bits |= SSE42;
     }
 
     // AVX2 needs, in order:
@@ -158,6 +168,7 @@ mod tests {
         let first = features();
         assert_ne!(CACHE.load(Ordering::Relaxed), 0);
         assert_eq!(features(), first);
+        #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
         assert_eq!(has_avx2(), first.avx2);
         assert_eq!(DETECTED | detect(), CACHE.load(Ordering::Relaxed));
     }
@@ -167,6 +178,7 @@ mod tests {
     fn matches_std_detection() {
         let f = features();
         assert_eq!(f.sse2, std::is_x86_feature_detected!("sse2"));
+        assert_eq!(f.sse42, std::is_x86_feature_detected!("sse4.2"));
         // std reports avx2 from CPUID leaf 7 plus OS YMM support; this module
         // additionally requires the AVX bit, which every AVX2 CPU sets.
         assert_eq!(
@@ -184,6 +196,7 @@ mod tests {
             features(),
             CpuFeatures {
                 sse2: false,
+                sse42: false,
                 avx2: false
             }
         );

@@ -19,17 +19,20 @@
 //! the loop.
 //!
 //! [`apply_mask`] and [`copy_masked`] take the AVX2 path from 32 bytes when
-//! the CPU has it ([`cpu::has_avx2()`](super::cpu::has_avx2): one load and
-//! one bit test of the cached detection; the path is a call, since a
+//! [`token::Avx2::detect`](super::token::Avx2::detect) finds it (one load
+//! and one bit test of the cached detection; the path is a call, since a
 //! `#[target_feature]` function cannot inline into baseline code), else the
 //! SSE2 path, inlined when the target has SSE2; inputs under 16 bytes go to
-//! the scalar path without looking. Under Miri the dispatcher only uses the
-//! scalar path; the SIMD paths stay compiled.
+//! the scalar path without looking. Under Miri the tokens exist for what
+//! `-C target-feature` enables (SSE2 on x86_64; AVX2 in CI's second Miri
+//! job), so the same dispatch runs there.
 //!
 //! On soft-float targets such as `x86_64-unknown-none` the compiler keeps
 //! vector registers out of all code, so the "SSE2"/"AVX2" paths compile to
 //! general-purpose-register code there: still correct, no FPU state touched.
 
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+use super::token::{Avx2, Sse2};
 #[cfg(target_arch = "x86")]
 use core::arch::x86::{
     __m128i, __m256i, _mm_loadu_si128, _mm_or_si128, _mm_set1_epi32, _mm_storeu_si128,
@@ -54,7 +57,7 @@ use core::arch::x86_64::{
 #[inline]
 pub fn apply_mask(buf: &mut [u8], key: [u8; 4], phase: usize) {
     let k = key_word(key, phase);
-    #[cfg(all(any(target_arch = "x86", target_arch = "x86_64"), not(miri)))]
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
     if buf.len() >= 16 {
         return dispatch_mask(buf, k);
     }
@@ -85,7 +88,7 @@ pub fn copy_masked(dst: &mut [u8], src: &[u8], key: [u8; 4], phase: usize) {
         "copy_masked: dst and src lengths differ"
     );
     let k = key_word(key, phase);
-    #[cfg(all(any(target_arch = "x86", target_arch = "x86_64"), not(miri)))]
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
     if dst.len() >= 16 && src.len() >= 16 {
         return dispatch_copy(dst, src, k);
     }
@@ -150,7 +153,8 @@ pub unsafe fn copy_masked_sse2(dst: &mut [u8], src: &[u8], key: [u8; 4], phase: 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 #[target_feature(enable = "avx2")]
 pub unsafe fn apply_mask_avx2(buf: &mut [u8], key: [u8; 4], phase: usize) {
-    mask_avx2(buf, key_word(key, phase));
+    // SAFETY: this function requires AVX2 of its caller.
+    mask_avx2(unsafe { Avx2::new_unchecked() }, buf, key_word(key, phase));
 }
 
 /// [`copy_masked`] on the AVX2 path: straight-line up to 256 bytes, then 64
@@ -167,7 +171,13 @@ pub unsafe fn copy_masked_avx2(dst: &mut [u8], src: &[u8], key: [u8; 4], phase: 
         src.len(),
         "copy_masked: dst and src lengths differ"
     );
-    copy_avx2(dst, src, key_word(key, phase));
+    // SAFETY: this function requires AVX2 of its caller.
+    copy_avx2(
+        unsafe { Avx2::new_unchecked() },
+        dst,
+        src,
+        key_word(key, phase),
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -207,15 +217,16 @@ fn wide(k: u32) -> u64 {
 /// CPU byte, then a call: a `#[target_feature]` function does not inline
 /// into code built without it), otherwise SSE2, inlined when the target has
 /// it. The caller passes 16 bytes or more.
-#[cfg(all(any(target_arch = "x86", target_arch = "x86_64"), not(miri)))]
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 #[inline(always)]
 fn dispatch_mask(buf: &mut [u8], k: u32) {
-    if buf.len() >= 32 && (cfg!(target_feature = "avx2") || super::cpu::has_avx2()) {
-        // SAFETY: AVX2 is enabled at compile time, or `cpu::has_avx2` found it
-        // in CPUID with YMM state enabled in XCR0.
-        unsafe { mask_avx2(buf, k) }
-    } else if cfg!(target_feature = "sse2") || super::cpu::features().sse2 {
-        // SAFETY: SSE2 is enabled at compile time or reported by CPUID.
+    if buf.len() >= 32
+        && let Some(t) = Avx2::detect()
+    {
+        // SAFETY: `t` exists, so the CPU has AVX2 (see `token`).
+        unsafe { mask_avx2(t, buf, k) }
+    } else if let Some(_t) = Sse2::detect() {
+        // SAFETY: `_t` exists, so the CPU has SSE2.
         unsafe { mask_sse2(buf, k) }
     } else {
         mask_scalar(buf, k);
@@ -223,22 +234,37 @@ fn dispatch_mask(buf: &mut [u8], k: u32) {
 }
 
 /// [`dispatch_mask`] for [`copy_masked`].
-#[cfg(all(any(target_arch = "x86", target_arch = "x86_64"), not(miri)))]
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 #[inline(always)]
 fn dispatch_copy(dst: &mut [u8], src: &[u8], k: u32) {
     if dst.len() >= 32
         && src.len() >= 32
-        && (cfg!(target_feature = "avx2") || super::cpu::has_avx2())
+        && let Some(t) = Avx2::detect()
     {
-        // SAFETY: AVX2 is enabled at compile time, or `cpu::has_avx2` found it
-        // in CPUID with YMM state enabled in XCR0.
-        unsafe { copy_avx2(dst, src, k) }
-    } else if cfg!(target_feature = "sse2") || super::cpu::features().sse2 {
-        // SAFETY: SSE2 is enabled at compile time or reported by CPUID.
+        // SAFETY: `t` exists, so the CPU has AVX2 (see `token`).
+        unsafe { copy_avx2(t, dst, src, k) }
+    } else if let Some(_t) = Sse2::detect() {
+        // SAFETY: `_t` exists, so the CPU has SSE2.
         unsafe { copy_sse2(dst, src, k) }
     } else {
         copy_scalar(dst, src, k);
     }
+}
+
+/// The path [`apply_mask`] and [`copy_masked`] take from 32 bytes (and
+/// [`apply_mask_ascii`](super::mask_ascii::apply_mask_ascii) over
+/// [`SMALL`]), by the same token checks as their dispatch.
+pub(super) fn path() -> super::Path {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    {
+        if Avx2::detect().is_some() {
+            return super::Path::Avx2;
+        }
+        if Sse2::detect().is_some() {
+            return super::Path::Sse2;
+        }
+    }
+    super::Path::Scalar
 }
 
 // ---------------------------------------------------------------------------
@@ -544,7 +570,7 @@ unsafe fn copy_sse2(dst: &mut [u8], src: &[u8], k: u32) {
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 #[target_feature(enable = "avx2")]
 #[inline]
-fn mask_avx2(buf: &mut [u8], k: u32) {
+fn mask_avx2(_: Avx2, buf: &mut [u8], k: u32) {
     let len = buf.len();
     if len < 32 {
         // SAFETY: AVX2 (this function's feature) implies SSE2.
@@ -627,7 +653,7 @@ fn mask_avx2(buf: &mut [u8], k: u32) {
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 #[target_feature(enable = "avx2")]
 #[inline]
-fn copy_avx2(dst: &mut [u8], src: &[u8], k: u32) {
+fn copy_avx2(_: Avx2, dst: &mut [u8], src: &[u8], k: u32) {
     let n = dst.len().min(src.len());
     if n < 32 {
         // SAFETY: AVX2 (this function's feature) implies SSE2.
@@ -692,22 +718,17 @@ mod tests {
             .collect()
     }
 
-    /// Whether a SIMD path may run here. Under Miri (no `cpuid`) only when the
-    /// feature is enabled at compile time, e.g. SSE2 on x86_64.
+    /// Whether a SIMD path may run here (a token exists). Under Miri (no
+    /// `cpuid`) only when the feature is enabled at compile time, e.g. SSE2
+    /// on x86_64.
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
     fn have_sse2() -> bool {
-        #[cfg(miri)]
-        return cfg!(target_feature = "sse2");
-        #[cfg(not(miri))]
-        return crate::simd::cpu::features().sse2;
+        Sse2::detect().is_some()
     }
 
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
     fn have_avx2() -> bool {
-        #[cfg(miri)]
-        return cfg!(target_feature = "avx2");
-        #[cfg(not(miri))]
-        return crate::simd::cpu::features().avx2;
+        Avx2::detect().is_some()
     }
 
     fn apply_paths() -> Vec<(&'static str, ApplyFn)> {
@@ -727,6 +748,11 @@ mod tests {
                 paths.push(("avx2", |b, k, p| unsafe { apply_mask_avx2(b, k, p) }));
             }
         }
+        // Under Miri with AVX2 compiled in (CI's second Miri run) the
+        // narrower paths were run by the first: the dispatch and AVX2 only.
+        if cfg!(all(miri, target_feature = "avx2")) {
+            paths.retain(|(name, _)| matches!(*name, "dispatch" | "avx2"));
+        }
         paths
     }
 
@@ -743,6 +769,11 @@ mod tests {
                 // SAFETY: only used when AVX2 is available (`have_avx2`).
                 paths.push(("avx2", |d, s, k, p| unsafe { copy_masked_avx2(d, s, k, p) }));
             }
+        }
+        // Under Miri with AVX2 compiled in (CI's second Miri run) the
+        // narrower paths were run by the first: the dispatch and AVX2 only.
+        if cfg!(all(miri, target_feature = "avx2")) {
+            paths.retain(|(name, _)| matches!(*name, "dispatch" | "avx2"));
         }
         paths
     }
@@ -923,7 +954,9 @@ mod tests {
             }
             if have_avx2() {
                 // SAFETY: only used when AVX2 is available (`have_avx2`).
-                inner.push(("avx2", |d, s, k| unsafe { copy_avx2(d, s, k) }));
+                inner.push(("avx2", |d, s, k| unsafe {
+                    copy_avx2(Avx2::new_unchecked(), d, s, k)
+                }));
             }
         }
         let key = KEYS[1];

@@ -9,6 +9,18 @@
 //! (`F4 90` can never start a valid character), which is what Autobahn's
 //! "fail fast" cases (6.4.x) check.
 //!
+//! Text that is not all ASCII goes to simdutf8's AVX2 or SSE4.2 validator,
+//! picked at run time by the codec's own CPU detection (the proof tokens of
+//! [`token`](super::token)), not by simdutf8's selection: without its `std`
+//! feature (and the codec depends on it without, to stay `no_std`) simdutf8
+//! picks at compile time, which on a generic x86_64 build is
+//! `core::str::from_utf8`, 8 to 10 times slower on multi-byte text. With
+//! no token the check is `core::str::from_utf8` on x86 (Miri without
+//! `-C target-feature`, soft-float targets) and simdutf8's compile-time
+//! choice elsewhere. Inputs under 64 bytes go to
+//! `core::str::from_utf8`, as simdutf8 with `std` does: its block code
+//! would first copy them into a padded 64-byte block.
+//!
 //! Both entry points first run an inlined ASCII prefilter: most market data
 //! is JSON with ASCII symbols and numbers, and a short message is checked
 //! with a few vector loads OR-ed together and one `movemask`, where a call
@@ -19,6 +31,18 @@
 //! [`validate_prefix`] needs to know where the ASCII run ends
 //! ([`ascii_prefix`]) and hands simdutf8 only the bytes from the first
 //! 64-byte block that holds a non-ASCII byte.
+
+#[cfg(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "sse2"
+))]
+use simdutf8::basic::imp::{ChunkedUtf8Validator, x86 as imp};
+
+#[cfg(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "sse2"
+))]
+use super::token::{Avx2, Sse42};
 
 #[cfg(all(target_arch = "x86", target_feature = "sse2"))]
 use core::arch::x86::{__m128i, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128};
@@ -38,12 +62,142 @@ pub fn is_valid(bytes: &[u8]) -> bool {
 
 /// Whether `bytes` is valid UTF-8, for a caller that already knows it is not
 /// all ASCII (the reader after [`apply_mask_ascii`](super::mask_ascii::apply_mask_ascii)):
-/// straight to simdutf8, out of line, so the caller's hot path carries no
-/// second inlined scan.
+/// straight to the dispatched validator ([`Validator`]), out of line, so the
+/// caller's hot path carries no second inlined scan.
 #[cold]
 #[inline(never)]
 pub fn is_valid_non_ascii(bytes: &[u8]) -> bool {
-    simdutf8::basic::from_utf8(bytes).is_ok()
+    Validator::select().basic(bytes)
+}
+
+/// The UTF-8 validator the dispatch picks on this CPU, each holding the
+/// token that proves its instructions run here.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Validator {
+    /// simdutf8's AVX2 implementation.
+    #[cfg(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "sse2"
+    ))]
+    Avx2(Avx2),
+    /// simdutf8's SSE4.2 implementation.
+    #[cfg(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "sse2"
+    ))]
+    Sse42(Sse42),
+    /// `core::str::from_utf8` on x86; elsewhere simdutf8's compile-time
+    /// choice (NEON or simd128 where those are enabled). Also
+    /// on soft-float x86 targets (`x86_64-unknown-none`), where LLVM cannot
+    /// build simdutf8's vector code.
+    Portable,
+}
+
+/// Inputs shorter than this are checked by `core::str::from_utf8`, as
+/// simdutf8 with `std` does (its block code pads them into 64 bytes first).
+const SIMD_FROM: usize = 64;
+
+impl Validator {
+    /// The widest validator this CPU runs: AVX2, else SSE4.2, else portable.
+    #[inline(always)]
+    pub(crate) fn select() -> Validator {
+        #[cfg(all(
+            any(target_arch = "x86", target_arch = "x86_64"),
+            target_feature = "sse2"
+        ))]
+        {
+            if let Some(t) = Avx2::detect() {
+                return Validator::Avx2(t);
+            }
+            if let Some(t) = Sse42::detect() {
+                return Validator::Sse42(t);
+            }
+        }
+        Validator::Portable
+    }
+
+    /// Whether `bytes` is valid UTF-8.
+    ///
+    /// The x86 validators are simdutf8's chunked ones (`finalize` over the
+    /// whole input), not its one-shot `validate_utf8`: in simdutf8 0.1.5
+    /// the one-shot AVX2 loops prefetch through `ptr.add` up to 128 bytes
+    /// past the input, out-of-bounds pointer arithmetic that Miri reports
+    /// as undefined behaviour (fixed upstream by simdutf8 PR #120,
+    /// `wrapping_add`, not yet released); the chunked code is the same
+    /// algorithm without the prefetch, as fast on these sizes (measured:
+    /// 0.99-1.01x at 2 KiB).
+    #[inline]
+    fn basic(self, bytes: &[u8]) -> bool {
+        if bytes.len() < SIMD_FROM {
+            return core::str::from_utf8(bytes).is_ok();
+        }
+        match self {
+            #[cfg(all(
+                any(target_arch = "x86", target_arch = "x86_64"),
+                target_feature = "sse2"
+            ))]
+            // SAFETY: `_t` exists, so the CPU has AVX2 (see `token`).
+            Validator::Avx2(_t) => {
+                unsafe { imp::avx2::ChunkedUtf8ValidatorImp::new().finalize(Some(bytes)) }.is_ok()
+            }
+            #[cfg(all(
+                any(target_arch = "x86", target_arch = "x86_64"),
+                target_feature = "sse2"
+            ))]
+            // SAFETY: `_t` exists, so the CPU has SSE4.2 (see `token`).
+            Validator::Sse42(_t) => {
+                unsafe { imp::sse42::ChunkedUtf8ValidatorImp::new().finalize(Some(bytes)) }.is_ok()
+            }
+            // On x86 the tokens above already stand for every SIMD
+            // validator simdutf8 has (and its compile-time pick with AVX2
+            // enabled is the prefetching one-shot loop).
+            Validator::Portable if cfg!(any(target_arch = "x86", target_arch = "x86_64")) => {
+                core::str::from_utf8(bytes).is_ok()
+            }
+            Validator::Portable => simdutf8::basic::from_utf8(bytes).is_ok(),
+        }
+    }
+
+    /// How many leading bytes of `bytes` are complete, valid characters,
+    /// the rest (at most 3 bytes) the valid start of one that more input may
+    /// complete; `Err` when `bytes` cannot become valid UTF-8.
+    ///
+    /// The vector check runs up to the start of a last character cut short
+    /// (the usual end of a fragment of multi-byte text), the few bytes after
+    /// it byte-wise; only an invalid input is scanned again byte-wise
+    /// (`core::str::from_utf8`), to tell a cut character from an error.
+    #[inline]
+    fn prefix(self, bytes: &[u8]) -> Result<usize, Utf8Invalid> {
+        let cut = unfinished_tail(bytes);
+        let (head, tail) = bytes.split_at(cut);
+        let (base, exact) = if self.basic(head) {
+            (cut, tail)
+        } else {
+            (0, bytes)
+        };
+        match core::str::from_utf8(exact) {
+            Ok(_) => Ok(bytes.len()),
+            Err(e) if e.error_len().is_none() => Ok(base + e.valid_up_to()),
+            Err(_) => Err(Utf8Invalid),
+        }
+    }
+
+    /// The path this validator is, for [`active_paths`](super::active_paths).
+    pub(crate) fn path(self) -> super::Path {
+        match self {
+            #[cfg(all(
+                any(target_arch = "x86", target_arch = "x86_64"),
+                target_feature = "sse2"
+            ))]
+            Validator::Avx2(_) => super::Path::Avx2,
+            #[cfg(all(
+                any(target_arch = "x86", target_arch = "x86_64"),
+                target_feature = "sse2"
+            ))]
+            Validator::Sse42(_) => super::Path::Sse42,
+            Validator::Portable => super::Path::Scalar,
+        }
+    }
 }
 
 /// Whether every byte is below 0x80.
@@ -107,11 +261,11 @@ fn is_ascii_sse2(bytes: &[u8]) -> bool {
     } else if n <= 128 {
         or(block(0), block(n - 64))
     } else {
-        #[cfg(not(miri))]
-        if n > AVX2_FROM && (cfg!(target_feature = "avx2") || super::cpu::features().avx2) {
-            // SAFETY: AVX2 is enabled at compile time, or `cpu::features`
-            // found it in CPUID with YMM state enabled in XCR0.
-            return unsafe { is_ascii_avx2(bytes) };
+        if n > AVX2_FROM
+            && let Some(t) = super::token::Avx2::detect()
+        {
+            // SAFETY: `t` exists, so the CPU has AVX2 (see `token`).
+            return unsafe { is_ascii_avx2(t, bytes) };
         }
         let mut acc = block(n - 64);
         let mut i = 0;
@@ -140,16 +294,15 @@ const AVX2_FROM: usize = 256;
 /// last 32 bytes loaded first (overlapping the loop's last step if need be);
 /// one accumulator, one `movemask` at the end.
 ///
-/// # Safety
-/// The CPU must support AVX2 and the OS must save YMM state, as
-/// [`cpu::features()`](super::cpu::features)`.avx2` reports.
+/// The token proves the CPU has AVX2 (the call still needs `unsafe` from
+/// code built without the feature, which the token's existence justifies).
 #[cfg(all(
     any(target_arch = "x86", target_arch = "x86_64"),
     target_feature = "sse2"
 ))]
 #[target_feature(enable = "avx2")]
 #[inline(never)]
-unsafe fn is_ascii_avx2(bytes: &[u8]) -> bool {
+fn is_ascii_avx2(_: super::token::Avx2, bytes: &[u8]) -> bool {
     let n = bytes.len();
     let Some(last) = n.checked_sub(32) else {
         return ascii_prefix_words(bytes) == n;
@@ -289,7 +442,33 @@ fn ascii_prefix_words(bytes: &[u8]) -> usize {
 /// `bytes` as `&str` if it is valid UTF-8.
 #[inline]
 pub fn to_str(bytes: &[u8]) -> Option<&str> {
-    simdutf8::basic::from_utf8(bytes).ok()
+    if is_valid(bytes) {
+        // SAFETY: `is_valid` just checked that `bytes` is UTF-8.
+        Some(unsafe { core::str::from_utf8_unchecked(bytes) })
+    } else {
+        None
+    }
+}
+
+/// Where a last character that `bytes` cuts short starts (a lead byte
+/// among the last three whose sequence runs past the end), else
+/// `bytes.len()`.
+#[inline]
+fn unfinished_tail(bytes: &[u8]) -> usize {
+    let n = bytes.len();
+    for i in (n.saturating_sub(3)..n).rev() {
+        let b = bytes[i];
+        if b & 0xC0 != 0x80 {
+            let need = match b {
+                0xF0.. => 4,
+                0xE0.. => 3,
+                0xC0.. => 2,
+                _ => 1,
+            };
+            return if n - i < need { i } else { n };
+        }
+    }
+    n
 }
 
 /// The byte sequence is not, and can never become, valid UTF-8.
@@ -315,30 +494,13 @@ pub fn validate_prefix(bytes: &[u8]) -> Result<usize, Utf8Invalid> {
 #[inline(never)]
 fn validate_rest(bytes: &[u8], from: usize) -> Result<usize, Utf8Invalid> {
     let rest = bytes.get(from..).unwrap_or_default();
-    match simdutf8::compat::from_utf8(rest) {
-        Ok(_) => Ok(bytes.len()),
-        Err(e) if e.error_len().is_none() => Ok(from + e.valid_up_to()),
-        Err(_) => Err(Utf8Invalid),
-    }
+    Ok(from + Validator::select().prefix(rest)?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::vec::Vec;
-
-    /// Whether the AVX2 path may run here: under Miri (no `cpuid`) only
-    /// when AVX2 is enabled at compile time (`-C target-feature=+avx2`).
-    #[cfg(all(
-        any(target_arch = "x86", target_arch = "x86_64"),
-        target_feature = "sse2"
-    ))]
-    fn have_avx2() -> bool {
-        #[cfg(miri)]
-        return cfg!(target_feature = "avx2");
-        #[cfg(not(miri))]
-        return crate::simd::cpu::features().avx2;
-    }
 
     /// What [`ascii_prefix`] promises, checked against a plain byte scan.
     fn check_prefix(v: &[u8], what: &dyn Fn() -> std::string::String) {
@@ -367,9 +529,9 @@ mod tests {
             any(target_arch = "x86", target_arch = "x86_64"),
             target_feature = "sse2"
         ))]
-        if have_avx2() {
-            // SAFETY: the CPU has AVX2 (checked just above).
-            let avx2 = unsafe { is_ascii_avx2(v) };
+        if let Some(t) = crate::simd::token::Avx2::detect() {
+            // SAFETY: `t` exists, so the CPU has AVX2.
+            let avx2 = unsafe { is_ascii_avx2(t, v) };
             assert_eq!(avx2, first.is_none(), "avx2: {}", what());
         }
         #[cfg(all(
@@ -432,13 +594,13 @@ mod tests {
                 any(target_arch = "x86", target_arch = "x86_64"),
                 target_feature = "sse2"
             ))]
-            if have_avx2() {
-                // SAFETY: the CPU has AVX2 (checked just above).
-                assert!(unsafe { is_ascii_avx2(&v) }, "avx2 {n}");
+            if let Some(t) = crate::simd::token::Avx2::detect() {
+                // SAFETY: `t` exists, so the CPU has AVX2.
+                assert!(unsafe { is_ascii_avx2(t, &v) }, "avx2 {n}");
                 for at in [0, n / 2, n - 1] {
                     v[at] = 0xC3;
                     // SAFETY: as above.
-                    assert!(!unsafe { is_ascii_avx2(&v) }, "avx2 {n} {at}");
+                    assert!(!unsafe { is_ascii_avx2(t, &v) }, "avx2 {n} {at}");
                     v[at] = b'a';
                 }
             }
@@ -484,6 +646,57 @@ mod tests {
                 core::str::from_utf8(v).is_ok(),
                 "{v:?}"
             );
+        }
+    }
+
+    /// Every validator the dispatch can pick on this machine (and the
+    /// portable one) against `core::str::from_utf8`, whole and as a prefix
+    /// (also cut short by 1 to 3 bytes),
+    /// on multi-byte text around the 64-byte block edges with errors and
+    /// cuts at every position.
+    #[test]
+    fn every_validator_matches_std() {
+        let mut validators = std::vec![Validator::Portable];
+        #[cfg(all(
+            any(target_arch = "x86", target_arch = "x86_64"),
+            target_feature = "sse2"
+        ))]
+        {
+            validators.extend(crate::simd::token::Avx2::detect().map(Validator::Avx2));
+            validators.extend(crate::simd::token::Sse42::detect().map(Validator::Sse42));
+        }
+        let text = "κόσμε €𝄞 \u{10FFFF} ascii run of some length ü".repeat(4);
+        let text = text.as_bytes();
+        let (step, lens): (usize, &[usize]) = if cfg!(miri) {
+            (29, &[64, 65, 130])
+        } else {
+            (1, &[63, 64, 65, 127, 128, 129, 200])
+        };
+        for &n in lens {
+            let mut v = text[..n].to_vec();
+            for at in (0..n).step_by(step) {
+                for bad in [None, Some(0x80u8), Some(0xF4), Some(0xC0)] {
+                    let old = v[at];
+                    if let Some(b) = bad {
+                        v[at] = b;
+                    }
+                    let std = core::str::from_utf8(&v);
+                    for val in &validators {
+                        assert_eq!(val.basic(&v), std.is_ok(), "{val:?} {n} {at} {bad:?}");
+                        // As a prefix, whole and cut short by 1 to 3 bytes.
+                        for cut in 0..=3 {
+                            let w = &v[..n - cut];
+                            let want = match core::str::from_utf8(w) {
+                                Ok(_) => Ok(w.len()),
+                                Err(e) if e.error_len().is_none() => Ok(e.valid_up_to()),
+                                Err(_) => Err(Utf8Invalid),
+                            };
+                            assert_eq!(val.prefix(w), want, "{val:?} {n}-{cut} {at} {bad:?}");
+                        }
+                    }
+                    v[at] = old;
+                }
+            }
         }
     }
 

@@ -455,8 +455,17 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> TlsCodec<B> {
         self.run(out, &mut [], Want::Encrypt(data)).map(|_| ())
     }
 
-    /// Send close_notify (into `out`): we send nothing more. Keep reading until
-    /// [`Status::PeerClosed`] for the peer's. A no-op once sent.
+    /// Send close_notify (into `out`, behind everything queued before it): we send
+    /// nothing more. Keep reading until [`Status::PeerClosed`] for the peer's. A no-op
+    /// once sent.
+    ///
+    /// [`TlsError::OutputFull`] (nothing queued, the connection unchanged) when `out`
+    /// lacks room, or records queued behind a full buffer before (a KeyUpdate answer)
+    /// must go first: send what `out` holds, move the queue with
+    /// [`drain_pending_output`](Self::drain_pending_output) and call again. In records
+    /// mode every [`encrypt`](Self::encrypt) leaves room for an answer to the peer's
+    /// KeyUpdate and close_notify together, so a caller that sent nothing since still
+    /// finds room.
     pub fn close<O: AsRef<[u8]> + AsMut<[u8]>>(
         &mut self,
         out: &mut WriteBuf<O>,

@@ -413,6 +413,11 @@ impl Records {
         total
     }
 
+    /// Bytes on the wire of one alert record (close_notify).
+    fn alert_len(&self) -> usize {
+        HEADER + self.enc.encrypted_payload_len(2)
+    }
+
     /// Encrypt `data` into `out`, all or nothing ([`TlsError::OutputFull`]). The sending
     /// key is updated first when it nears the suite's confidentiality limit.
     pub(super) fn encrypt<O: AsRef<[u8]> + AsMut<[u8]>>(
@@ -421,8 +426,11 @@ impl Records {
         out: &mut WriteBuf<O>,
         pending: &mut PendingOut,
     ) -> Result<(), TlsError> {
-        // Room for a KeyUpdate record too, so the update never splits a write.
-        let need = self.sealed_len(data.len()) + HEADER + self.enc.encrypted_payload_len(5);
+        // Room for a KeyUpdate record too, so the update never splits a write; and what
+        // stays free after the write holds our answer to a KeyUpdate the peer requests
+        // plus our close_notify, so closing never finds the buffer full because of them.
+        let key_update = HEADER + self.enc.encrypted_payload_len(5);
+        let need = self.sealed_len(data.len()) + 2 * key_update + self.alert_len();
         if out.remaining() < need {
             return Err(TlsError::OutputFull { required: need });
         }
@@ -452,7 +460,7 @@ impl Records {
             2
         };
         // Room first: a sealed record spends a sequence number, so it must not be lost.
-        let need = HEADER + self.enc.encrypted_payload_len(2);
+        let need = self.alert_len();
         if out.remaining() < need {
             return Err(TlsError::OutputFull { required: need });
         }

@@ -322,8 +322,10 @@ fn small_output_buffers() {
     both(|| {
         let p = pki("localhost");
         let (mut c, mut s) = pair_with(&p, &p, "localhost");
-        // 64-byte output buffers: handshake records queue behind them, in order.
-        let (mut co, mut so) = (WriteBuf::new(vec![0u8; 64]), WriteBuf::new(vec![0u8; 64]));
+        // 128-byte output buffers: handshake records queue behind them, in order. (A
+        // write in records mode needs room for its record, a KeyUpdate answer and
+        // close_notify: about 100 bytes for a short one.)
+        let (mut co, mut so) = (WriteBuf::new(vec![0u8; 128]), WriteBuf::new(vec![0u8; 128]));
         for _ in 0..2000 {
             let cs = c.handshake(&mut co).unwrap();
             deliver(&mut co, &mut s);
@@ -635,6 +637,24 @@ impl Sealer {
         typ
     }
 
+    /// Open every record of `wire` (the client's output) in turn, switching to the next
+    /// key after each KeyUpdate; their inner types.
+    fn open_all(&mut self, wire: &mut [u8]) -> Vec<rustls::ContentType> {
+        let mut types = Vec::new();
+        let mut rest = wire;
+        while !rest.is_empty() {
+            let len = usize::from(u16::from_be_bytes([rest[3], rest[4]]));
+            let (rec, tail) = core::mem::take(&mut rest).split_at_mut(5 + len);
+            rest = tail;
+            let typ = self.open(&mut rec[5..]);
+            types.push(typ);
+            if typ == rustls::ContentType::Handshake {
+                self.update_rx();
+            }
+        }
+        types
+    }
+
     fn update_rx(&mut self) {
         use rustls::ConnectionTrafficSecrets as S;
         let (seq, secrets) = self.kernel.update_rx_secret().unwrap();
@@ -893,21 +913,41 @@ fn fatal_alert_queues_behind_pending_key_update_answers() {
     }
     wire.extend_from_slice(tiny.data());
     // Three KeyUpdates, then the alert, each record opening under the key in turn.
-    let mut types = Vec::new();
-    let mut rest = &mut wire[..];
-    while !rest.is_empty() {
-        let len = usize::from(u16::from_be_bytes([rest[3], rest[4]]));
-        let (rec, tail) = core::mem::take(&mut rest).split_at_mut(5 + len);
-        rest = tail;
-        let typ = seal.open(&mut rec[5..]);
-        types.push(typ);
-        if typ == Handshake {
-            seal.update_rx();
-        }
-    }
+    let types = seal.open_all(&mut wire);
     assert_eq!(
         types,
         [Handshake, Handshake, Handshake, rustls::ContentType::Alert]
     );
+    RECORDS.with(|r| r.set(false));
+}
+
+/// Records mode: every write leaves room for the answer to a KeyUpdate the peer requests
+/// and for close_notify together (issue 29: the answer used the room of the close, which
+/// then failed with `OutputFull` although the caller had written nothing since).
+#[test]
+fn key_update_answer_and_close_notify_fit_after_any_write() {
+    use rustls::ContentType::Handshake;
+    RECORDS.with(|r| r.set(true));
+    for fill in [1usize, 100, 1000] {
+        let (mut c, _, mut seal) = sealed_peer();
+        assert!(c.is_records_mode());
+        let mut small: Out = WriteBuf::new(vec![0u8; 4096]);
+        // Write until the buffer refuses: what stays free is the least any write leaves.
+        while c.encrypt(&vec![b'x'; fill], &mut small).is_ok() {}
+        let before = small.len();
+        c.handle_incoming(&seal.seal(Handshake, &[24, 0, 0, 1, 1]));
+        seal.update_tx();
+        assert_eq!(c.read(&mut [0u8; 16], &mut small), Ok(Status::NeedMore));
+        assert!(small.len() > before, "the KeyUpdate answer went elsewhere");
+        assert!(!c.has_pending_output(), "the answer did not fit ({fill})");
+        c.close(&mut small).unwrap();
+        assert!(c.is_close_sent());
+        // The last two records: the answer (under the old key), then close_notify.
+        let types = seal.open_all(&mut small.data().to_vec());
+        assert_eq!(
+            types[types.len() - 2..],
+            [Handshake, rustls::ContentType::Alert]
+        );
+    }
     RECORDS.with(|r| r.set(false));
 }

@@ -11,7 +11,10 @@
 //! The connection is opened on first use and kept while responses allow it
 //! ([`RestResponse::keep_alive`]). After a response with `Connection: close`, a
 //! close-delimited body, or any error, it is dropped and the next `send` connects again
-//! (and clears the reader).
+//! (and clears the reader). A connection is always dropped the way
+//! [`Client::disconnect`] does it: over TLS, close_notify after every byte written
+//! before it (or the alert of a TLS failure), waiting at most the close timeout
+//! ([`ClientBuilder::close_timeout`]) for a server that is not reading; then the FIN.
 //!
 //! A kept-alive connection can go stale: the server closes it when idle, and the client
 //! learns it only when it uses it. So:
@@ -94,6 +97,14 @@ impl<C: Connector> ClientBuilder<C> {
     /// `None`: forever): [`Error::WriteTimeout`].
     pub fn write_timeout(mut self, t: Option<Duration>) -> Self {
         self.timeouts.write = t;
+        self
+    }
+
+    /// The longest closing a connection waits for the socket to take the last bytes
+    /// and TLS close_notify (default 5 s): a connection dropped, disconnected,
+    /// replaced or failed while the server is not reading.
+    pub fn close_timeout(mut self, t: Duration) -> Self {
+        self.timeouts.close = t;
         self
     }
 
@@ -281,10 +292,12 @@ impl<C: Connector> Client<C> {
     }
 
     /// Close the connection (the next `send` opens a new one); over TLS the server is
-    /// sent close_notify first.
+    /// sent close_notify first, after every byte written before it (waiting at most the
+    /// close timeout for a server that is not reading), then the socket is shut.
     pub fn disconnect(&mut self) {
         if let Some(mut conn) = self.conn.take() {
-            conn.stream.close();
+            let deadline = Instant::now() + self.timeouts.close;
+            conn.stream.close(deadline);
         }
     }
 
@@ -325,7 +338,7 @@ impl<C: Connector> Client<C> {
             // Bytes after the last response that nobody asked for (a 408 before a
             // close, garbage): the connection cannot carry this request.
             self.stats.stale_probed += 1;
-            self.conn = None;
+            self.disconnect();
         }
         let reused = self.conn.as_ref().is_some_and(|c| c.responses > 0);
         match self.attempt(req, reader) {
@@ -355,7 +368,7 @@ impl<C: Connector> Client<C> {
         }
         if conn.stream.stale().unwrap_or(true) {
             self.stats.stale_probed += 1;
-            self.conn = None;
+            self.disconnect();
         }
     }
 
@@ -385,7 +398,8 @@ impl<C: Connector> Client<C> {
             .write_all(req.as_bytes())
             .and_then(|()| conn.stream.flush())
         {
-            self.conn = None;
+            // Behind the bytes the socket did not take: the close waits for them.
+            self.disconnect();
             return Err(Failure::on_write(e));
         }
         let mut received = 0usize;
@@ -402,7 +416,7 @@ impl<C: Connector> Client<C> {
                 Ok(())
             }
             Err(e) => {
-                self.conn = None;
+                self.disconnect();
                 Err(Failure::on_read(e, received))
             }
         }

@@ -159,11 +159,13 @@ impl Stream for HttpStream {
         }
     }
 
-    fn close(&mut self) {
+    fn close(&mut self, deadline: Instant) {
         #[cfg(feature = "tls")]
         if let HttpStream::Tls(s) = self {
-            s.close();
+            Stream::close(&mut **s, deadline);
         }
+        #[cfg(not(feature = "tls"))]
+        let _ = deadline;
     }
 }
 
@@ -184,11 +186,12 @@ impl Stream for TlsStream<TcpStream> {
         self.get_ref().local_addr()
     }
 
-    /// Queue close_notify and write what the socket takes (at most its write timeout;
-    /// an alert of a few dozen bytes on a healthy connection goes at once). Errors are
+    /// close_notify after everything written before it (or the pending fatal alert of
+    /// a failed connection), waiting until `deadline` for a backed-up socket to take
+    /// it; then the write half is shut ([`TlsStream::close_until`]). Errors are
     /// ignored: the connection is being dropped either way.
-    fn close(&mut self) {
-        let _ = self.send_close_notify();
+    fn close(&mut self, deadline: Instant) {
+        let _ = self.close_until(deadline);
     }
 }
 

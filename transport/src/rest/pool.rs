@@ -166,6 +166,23 @@ impl<C: Connector> ClientPool<C> {
         }
     }
 
+    /// Close every idle connection now, each the way [`Client::disconnect`] does (TLS
+    /// close_notify after the bytes before it, within the client's close timeout);
+    /// they reconnect on their next acquire. Dropping the pool closes every connection
+    /// the same way.
+    pub fn shutdown(&self) {
+        // Closed outside the lock: a backed-up one may wait its close timeout.
+        let mut idle = std::mem::take(&mut *self.lock());
+        for conn in &mut idle {
+            conn.client.disconnect();
+        }
+        let n = idle.len();
+        self.lock().extend(idle);
+        for _ in 0..n {
+            self.returned.notify_one();
+        }
+    }
+
     fn ready(&self, mut conn: PooledConn<C>) -> Result<PoolGuard<'_, C>, Error> {
         let mut backoff = self.config.reconnect_backoff;
         let mut attempt = 1;

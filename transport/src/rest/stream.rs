@@ -26,12 +26,17 @@ pub trait Stream: Read + Write {
     /// The local address, when there is one (for tests and logs).
     fn local_addr(&self) -> io::Result<SocketAddr>;
 
-    /// Called once before the client drops a healthy connection on purpose
+    /// Called once before the client drops a connection
     /// ([`Client::disconnect`](super::Client::disconnect), a `Connection: close`
-    /// response, the client dropped): say goodbye the way the protocol asks, without
-    /// waiting for the peer. TLS sends close_notify (RFC 8446 section 6.1); plain TCP
+    /// response, the client dropped, a stale connection replaced, a request that
+    /// failed): say goodbye the way the protocol asks, after the bytes written before,
+    /// waiting at most until `deadline` (the close timeout) for the socket to take
+    /// them, never for the peer's answer. TLS sends close_notify (RFC 8446 section
+    /// 6.1), or the alert of the error that failed it, then shuts the socket; plain TCP
     /// has nothing to say (the default).
-    fn close(&mut self) {}
+    fn close(&mut self, deadline: Instant) {
+        let _ = deadline;
+    }
 }
 
 impl Stream for TcpStream {
@@ -75,6 +80,9 @@ pub struct Timeouts {
     pub read: Option<Duration>,
     /// The longest wait for the socket to take more request bytes (`None`: forever).
     pub write: Option<Duration>,
+    /// The longest a close waits for the socket to take the last bytes and TLS
+    /// close_notify (a backed-up connection dropped, disconnected or failed).
+    pub close: Duration,
 }
 
 impl Default for Timeouts {
@@ -83,6 +91,7 @@ impl Default for Timeouts {
             connect: Duration::from_secs(10),
             read: Some(Duration::from_secs(30)),
             write: Some(Duration::from_secs(30)),
+            close: Duration::from_secs(5),
         }
     }
 }

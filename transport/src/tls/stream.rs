@@ -6,14 +6,23 @@
 //! the stream's own ciphertext buffer), so after the last write call
 //! [`flush_pending`](TlsStream::flush_pending) until it returns `true`.
 //!
+//! Closing: [`close_notify`](TlsStream::close_notify) until it returns `true` (evented
+//! and async use), or [`close_notify_until`](TlsStream::close_notify_until) /
+//! [`close_until`](TlsStream::close_until) with the close timeout's deadline (blocking
+//! use): close_notify goes out after every byte written before it, whatever the fill
+//! of the buffers; only then is the socket shut.
+//!
 //! Readiness: every `WouldBlock` comes from the socket itself (after the handshake read
 //! or wrote as far as it could), so edge-triggered polling never misses a wake-up.
 
 use std::io::{self, Read, Write};
 use std::net::Shutdown;
+use std::os::fd::AsFd;
+use std::time::{Duration, Instant};
 
 use mio::net::TcpStream;
 use mio::{Interest, Registry, Token};
+use socket2::SockRef;
 use tickwire_codec::buf::WriteBuf;
 use tickwire_codec::tls::rustls::pki_types::ServerName;
 use tickwire_codec::tls::{Status, TlsCodec, TlsError};
@@ -212,12 +221,106 @@ impl<S: Read + Write> TlsStream<S> {
         }
     }
 
-    /// Queue our close_notify and write what the socket takes: we send nothing more.
-    pub fn send_close_notify(&mut self) -> io::Result<bool> {
-        if !self.codec.is_handshaking() {
-            self.codec.close(&mut self.out).map_err(io_error)?;
+    /// End our side of the TLS stream: queue close_notify behind everything written
+    /// before it (once; later calls only flush) and write what the socket takes.
+    ///
+    /// `Ok(true)`: done, close_notify and every byte before it are on the socket.
+    /// `Ok(false)`: not yet, the socket would block; call again when it is writable
+    /// (evented and async use: on the next flush). A full ciphertext buffer is never an
+    /// error: what it holds is written first and close_notify queued on a later call.
+    /// Before the handshake completed, or after the connection failed (its fatal alert
+    /// is queued then), there is no close_notify to send: only what waits is written.
+    /// For blocking use, [`close_notify_until`](Self::close_notify_until).
+    pub fn close_notify(&mut self) -> io::Result<bool> {
+        // At most: the queue written out, then close_notify into the empty buffer.
+        for _ in 0..3 {
+            if self.codec.is_close_sent()
+                || self.codec.is_handshaking()
+                || self.codec.error().is_some()
+            {
+                return self.flush_pending();
+            }
+            match self.codec.close(&mut self.out) {
+                Ok(()) => return self.flush_pending(),
+                Err(TlsError::OutputFull { .. }) => {
+                    if !self.flush_pending()? {
+                        return Ok(false);
+                    }
+                }
+                Err(e) => return Err(io_error(e)),
+            }
         }
-        self.flush_pending()
+        // An empty buffer always takes an alert record.
+        Err(io_error(TlsError::OutputFull { required: 0 }))
+    }
+
+    /// The same as [`close_notify`](Self::close_notify) (its former name).
+    pub fn send_close_notify(&mut self) -> io::Result<bool> {
+        self.close_notify()
+    }
+}
+
+/// Blocking closes, on any socket with a file descriptor (blocking or not).
+impl<S: Read + Write + AsFd> TlsStream<S> {
+    /// [`close_notify`](Self::close_notify), waiting for the socket to take the bytes
+    /// until `deadline` (the close timeout): `Ok(false)` when it passed first. The
+    /// socket is left in the mode (and with the write timeout) it had.
+    pub fn close_notify_until(&mut self, deadline: Instant) -> io::Result<bool> {
+        if self.close_notify()? {
+            return Ok(true);
+        }
+        let sock = SockRef::from(&self.sock);
+        let nonblocking = sock.nonblocking()?;
+        let timeout = sock.write_timeout()?;
+        let done = loop {
+            let left = match deadline.checked_duration_since(Instant::now()) {
+                Some(left) if !left.is_zero() => left,
+                _ => break Ok(false),
+            };
+            // A blocking write that waits at most until the deadline (a zero timeout
+            // would mean forever).
+            let sock = SockRef::from(&self.sock);
+            let waits = sock
+                .set_nonblocking(false)
+                .and_then(|()| sock.set_write_timeout(Some(left.max(Duration::from_millis(1)))));
+            if let Err(e) = waits {
+                break Err(e);
+            }
+            match self.close_notify() {
+                Ok(false) => {}
+                done => break done,
+            }
+        };
+        let sock = SockRef::from(&self.sock);
+        let restored = sock
+            .set_write_timeout(timeout)
+            .and_then(|()| sock.set_nonblocking(nonblocking));
+        let done = done?;
+        restored.map(|()| done)
+    }
+
+    /// Close the connection from our side: close_notify after everything written
+    /// before it ([`close_notify_until`](Self::close_notify_until) `deadline`), then
+    /// the socket's write half is shut (FIN), then what the peer sent that nobody
+    /// will read is discarded (without waiting), so that closing the socket does not
+    /// turn into a reset that destroys our last bytes still in flight. `Ok(true)`: the
+    /// close_notify went out. The caller drops the stream after it.
+    pub fn close_until(&mut self, deadline: Instant) -> io::Result<bool> {
+        let sent = self.close_notify_until(deadline);
+        let sock = SockRef::from(&self.sock);
+        // The peer may be gone already: nothing useful to report then.
+        let _ = sock.shutdown(Shutdown::Write);
+        if sock.set_nonblocking(true).is_ok() {
+            let mut discard = [0u8; 4096];
+            for _ in 0..64 {
+                match self.sock.read(&mut discard) {
+                    Ok(n) if n > 0 => {}
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    _ => break,
+                }
+            }
+        }
+        sent
     }
 }
 
@@ -286,9 +389,11 @@ impl<S: Read + Write> Write for TlsStream<S> {
 }
 
 impl TlsStream<TcpStream> {
-    /// Send close_notify (as far as the socket takes it) and shut the write half.
+    /// Send close_notify as far as the socket takes it now (never waits: a failed
+    /// connection's last word) and shut the write half. A graceful close uses
+    /// [`close_notify`](Self::close_notify) until it is done, then this.
     pub fn shutdown_write(&mut self) -> io::Result<()> {
-        let _ = self.send_close_notify();
+        let _ = self.close_notify();
         self.sock.shutdown(Shutdown::Write)
     }
 }

@@ -168,9 +168,10 @@ impl<S: Stream> Io<S> {
             let data = tx.transmit();
             if data.is_empty() {
                 let shutdown = tx.wants_shutdown() && !self.shut;
-                if shutdown {
-                    // TLS: close_notify goes after the last frame, before the FIN.
-                    self.stream.close_notify()?;
+                // TLS: close_notify goes after the last frame, before the FIN (not yet:
+                // the socket is full; the next flush goes on).
+                if shutdown && !self.stream.close_notify()? {
+                    return Ok(false);
                 }
                 if !self.stream.flush_buffered()? {
                     return Ok(false);
@@ -225,6 +226,21 @@ impl<S: Stream> Io<S> {
             Ok(true)
         } else {
             Err(Error::Timeout)
+        }
+    }
+
+    /// The close handshake's flush (our close answered, or the peer's echoed, then TLS
+    /// close_notify and the FIN): blocking, within the close timeout; evented, what the
+    /// socket takes (the rest on the next flush).
+    fn flush_closing<M: Masking>(&mut self, tx: &mut Tx<M>) -> Result<bool, Error> {
+        if !self.is_blocking() {
+            return Ok(self.write_some(tx)?);
+        }
+        let deadline = Instant::now().checked_add(self.close_timeout);
+        if self.write_all(tx, Deadline::At(deadline))? {
+            Ok(true)
+        } else {
+            Err(Error::CloseTimeout)
         }
     }
 
@@ -391,11 +407,13 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                         return Err(Error::AlreadyClosed);
                     };
                     if msg.is_control() && self.io.wants_write(tx) {
-                        // A pong or a close echo goes out before the message is returned
+                        // A pong goes out before the message is returned; so does a close
+                        // echo with TLS close_notify and the FIN, within the close timeout
                         // (a close is delivered even if its echo cannot be written).
-                        let flushed = self.io.flush(tx);
-                        if !matches!(msg, Message::Close(_)) {
-                            flushed?;
+                        if let Message::Close(_) = msg {
+                            let _ = self.io.flush_closing(tx);
+                        } else {
+                            self.io.flush(tx)?;
                         }
                     }
                     return Ok(Some(msg));
@@ -407,7 +425,7 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                 // The close handshake is complete; the echo is best effort (the peer may
                 // have gone already).
                 if self.wants_write() {
-                    let _ = self.io.flush(self.ws.sender());
+                    let _ = self.io.flush_closing(self.ws.sender());
                 }
                 return Ok(None);
             }

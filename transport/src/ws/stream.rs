@@ -15,10 +15,12 @@ pub trait Stream: Read + Write + Source {
     /// Shut the write half down (a FIN after the bytes already written).
     fn shutdown_write(&mut self) -> io::Result<()>;
 
-    /// Queue the layer's own end of data (TLS close_notify) before a graceful
-    /// shutdown. Idempotent.
-    fn close_notify(&mut self) -> io::Result<()> {
-        Ok(())
+    /// Send the layer's own end of data (TLS close_notify) after everything written
+    /// before it, ahead of a graceful shutdown: `Ok(true)` when it is on the socket,
+    /// `Ok(false)` when the socket would block (call again once writable; a full
+    /// buffer is never an error). Idempotent.
+    fn close_notify(&mut self) -> io::Result<bool> {
+        Ok(true)
     }
 
     /// Write bytes that `write` accepted but kept (TLS records waiting for the socket).
@@ -86,7 +88,7 @@ impl Stream for NetStream {
         NetStream::shutdown_write(self)
     }
 
-    fn close_notify(&mut self) -> io::Result<()> {
+    fn close_notify(&mut self) -> io::Result<bool> {
         NetStream::close_notify(self)
     }
 

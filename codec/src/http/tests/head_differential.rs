@@ -8,6 +8,7 @@
 //! There is no deliberate difference: where httparse reads the reason as
 //! empty (absent, or holding obs-text) ours does too.
 
+use super::differential::{self, PATHS, Path};
 use crate::http::head::HeaderSpan;
 use crate::http::response_head::{self, StatusLine};
 use crate::http::{Error, ResponseReader};
@@ -28,26 +29,6 @@ enum Outcome {
     Error(httparse::Error),
 }
 
-/// The ways our parser can take: as dispatched, and each path on its own.
-#[derive(Debug, Clone, Copy)]
-enum Path {
-    Dispatched,
-    Bytewise,
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    Sse2,
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    Avx2,
-}
-
-const PATHS: &[Path] = &[
-    Path::Dispatched,
-    Path::Bytewise,
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    Path::Sse2,
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    Path::Avx2,
-];
-
 fn ours<const N: usize>(data: &[u8], path: Path) -> Outcome {
     let mut spans = heapless::Vec::<HeaderSpan, N>::new();
     let parsed = match path {
@@ -56,9 +37,13 @@ fn ours<const N: usize>(data: &[u8], path: Path) -> Outcome {
             response_head::parse(data, &mut spans, &mut line).map(|done| done.then_some(line))
         }
         Path::Bytewise => response_head::parse_with(data, &mut spans, |_| None, |_, _| None),
-        #[cfg(all(target_arch = "x86_64", not(miri)))]
-        Path::Sse2 => response_head::parse_blocks(crate::http::head_blocks::Sse2, data, &mut spans),
-        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        #[cfg(target_arch = "x86_64")]
+        Path::Sse2 => response_head::parse_blocks(
+            crate::http::head_blocks::Sse2::detect().unwrap(),
+            data,
+            &mut spans,
+        ),
+        #[cfg(target_arch = "x86_64")]
         Path::Avx2 => {
             // A CPU without AVX2 has no such path to compare.
             let Some(b) = crate::http::head_blocks::Avx2::detect() else {
@@ -114,26 +99,26 @@ fn theirs<const N: usize>(data: &[u8]) -> Outcome {
     }
 }
 
-/// Both parsers agree on `data` and on every prefix of it, with room for
-/// 3 headers (so TooManyHeaders is reachable) and for 16.
+/// Both parsers agree on `data` and on every prefix of it (see
+/// [`differential::agree`]).
 fn agree(data: &[u8]) {
-    for k in 0..=data.len() {
-        let d = &data[..k];
-        for &path in PATHS {
-            assert_eq!(
-                ours::<3>(d, path),
-                theirs::<3>(d),
-                "{path:?} {}",
-                d.escape_ascii()
-            );
-            assert_eq!(
-                ours::<16>(d, path),
-                theirs::<16>(d),
-                "{path:?} {}",
-                d.escape_ascii()
-            );
-        }
-    }
+    differential::agree(
+        data,
+        |d, path, small| {
+            if small {
+                ours::<3>(d, path)
+            } else {
+                ours::<16>(d, path)
+            }
+        },
+        |d, small| {
+            if small {
+                theirs::<3>(d)
+            } else {
+                theirs::<16>(d)
+            }
+        },
+    );
 }
 
 /// Pieces heads are made of: the right ones, near misses, and every byte
@@ -181,36 +166,6 @@ const PIECES: &[&[u8]] = &[
     b"{",
 ];
 
-fn piece() -> impl Strategy<Value = Vec<u8>> {
-    prop_oneof![
-        4 => proptest::sample::select(PIECES).prop_map(|p| p.to_vec()),
-        1 => proptest::collection::vec(any::<u8>(), 1..4),
-    ]
-}
-
-/// A well-formed head with `n` headers, then arbitrary changes.
-fn mutated_head() -> impl Strategy<Value = Vec<u8>> {
-    (
-        0..6usize,
-        proptest::collection::vec((any::<usize>(), any::<u8>()), 0..3),
-    )
-        .prop_map(|(n, muts)| {
-            let mut v = b"HTTP/1.1 200 OK\r\n".to_vec();
-            for i in 0..n {
-                v.extend_from_slice(
-                    std::format!("X-Header-{i}: some value number {i}\r\n").as_bytes(),
-                );
-            }
-            // A body long enough for the 16-byte blocks to reach every line.
-            v.extend_from_slice(b"\r\n{\"body\":\"long enough for whole blocks\"}");
-            for (at, b) in muts {
-                let at = at % v.len();
-                v[at] = b;
-            }
-            v
-        })
-}
-
 /// Status lines (and empty lines before one) to start from.
 const STARTS: &[&[u8]] = &[
     b"HTTP/1.1 200 OK\r\n",
@@ -219,16 +174,7 @@ const STARTS: &[&[u8]] = &[
 ];
 
 fn input() -> impl Strategy<Value = Vec<u8>> {
-    prop_oneof![
-        3 => proptest::collection::vec(piece(), 0..24).prop_map(|p| p.concat()),
-        3 => (
-            proptest::sample::select(STARTS),
-            proptest::collection::vec(piece(), 0..24),
-        )
-            .prop_map(|(start, p)| [start.to_vec(), p.concat(), [b'b'; 32].to_vec()].concat()),
-        2 => mutated_head(),
-        1 => proptest::collection::vec(any::<u8>(), 0..64),
-    ]
+    differential::input(PIECES, STARTS, b"HTTP/1.1 200 OK\r\n")
 }
 
 /// Long heads whose lines the block paths take and leave in turn (a bare

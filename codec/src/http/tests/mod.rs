@@ -1,10 +1,12 @@
 //! Tests of the HTTP codec that span several modules: whole responses and
 //! requests, hostile inputs, and write-then-parse round trips.
 
+mod differential;
 mod head_differential;
 mod hostile;
 mod no_panic;
 mod request;
+mod request_differential;
 mod response;
 mod roundtrip;
 

@@ -5,6 +5,7 @@
 //! copy of the burst into each library's buffer is inside the timed region.
 
 use super::names::BATCH;
+use super::nexus;
 use super::parse::{self, NOTE_FWS, NOTE_TUNG, NOTE_TW, Spec};
 use crate::inputs::{OP_TEXT, SplitMix64, frames, quote_text};
 use crate::suites::Case;
@@ -55,6 +56,13 @@ pub(super) fn cases<'a>(v: &mut Vec<Case<'a>>) {
         false,
         NOTE_FWS,
         move |cfg| parse::fastwebsockets(cfg, spec),
+    ));
+    v.push(Case::new(
+        BATCH,
+        nexus::LIB,
+        false,
+        nexus::NOTE_PARSE,
+        move |cfg| nexus::parse(cfg, spec),
     ));
 }
 

@@ -30,7 +30,7 @@ use tungstenite::protocol::{
 };
 
 use super::names::{ENCODE_CLIENT, ENCODE_SERVER};
-use super::{Case, Inputs};
+use super::{Case, Inputs, nexus};
 use crate::harness::{Measurement, RunConfig, bench_batch};
 use crate::peers::{MemStream, poll_ready};
 
@@ -80,12 +80,32 @@ pub(super) fn cases<'a>(inputs: &'a Inputs, v: &mut Vec<Case<'a>>) {
             NOTE_FWS,
             move |cfg| fastwebsockets(cfg, inputs, client),
         ));
+        let nx_note = if client {
+            nexus::NOTE_ENCODE_C
+        } else {
+            nexus::NOTE_ENCODE_S
+        };
+        v.push(Case::new(name, nexus::LIB, false, nx_note, move |cfg| {
+            nexus::encode(cfg, inputs, client)
+        }));
+        let nx07_note = if client {
+            nexus::NOTE_ENCODE_C_07
+        } else {
+            nexus::NOTE_ENCODE_S
+        };
+        v.push(Case::new(
+            name,
+            nexus::LIB_07,
+            false,
+            nx07_note,
+            move |cfg| nexus::encode_07(cfg, inputs, client),
+        ));
     }
 }
 
 /// Check that `wire` holds exactly `inputs.texts` as final text frames,
 /// masked with distinct keys (client) or unmasked (server).
-fn verify(inputs: &Inputs, wire: &[u8], client: bool) {
+pub(super) fn verify(inputs: &Inputs, wire: &[u8], client: bool) {
     if !client {
         assert_eq!(wire, &inputs.text_unmasked[..], "server frames");
         return;

@@ -29,7 +29,7 @@ use std::hint::black_box;
 use tickwire_codec::simd::mask as tw;
 
 use super::names::MASK;
-use super::{Case, Inputs, PAYLOAD};
+use super::{Case, Inputs, PAYLOAD, nexus};
 use crate::harness::{Measurement, RunConfig, bench_batch};
 
 fn tickwire(buf: &mut [u8], key: [u8; 4]) {
@@ -137,6 +137,14 @@ pub(super) fn cases<'a>(inputs: &'a Inputs, v: &mut Vec<Case<'a>>) {
         false,
         "its public unmask",
         fastwebsockets,
+    );
+    add(
+        v,
+        inputs,
+        nexus::LIB,
+        false,
+        nexus::NOTE_MASK,
+        nexus::apply_mask,
     );
     add(
         v,

@@ -3,29 +3,37 @@
 //! Scenarios (every library gets the same inputs, built once):
 //! - parse: B frames back to back, unmasked text and binary (client role)
 //!   and masked text (server role) at each of [`SIZES`], read one message
-//!   at a time ([`parse`]);
+//!   at a time ([`parse`]); text also as mixed multi-byte UTF-8 at each of
+//!   [`NON_ASCII_SIZES`];
 //! - batch: 100 text frames of mixed sizes back to back, per message ([`batch`]);
 //! - apply_mask on 128-byte payloads ([`mask`]);
 //! - encode a 128-byte text message, server and client role ([`encode`]);
 //! - UTF-8 validation of 128 bytes ([`utf8`]);
 //! - permessage-deflate: inflate and deflate of the 128 B and 2 KiB texts
 //!   ([`deflate`]), beside the uncompressed parse and encode rows.
+//! - floor rows beside the 2 KiB text parse and the server-role encode
+//!   ([`floor`]).
 
 mod batch;
 mod deflate;
 mod encode;
+mod floor;
 mod mask;
+mod nexus;
 mod parse;
 mod utf8;
 
 use super::{Case, Setup};
-use crate::inputs::{OP_BINARY, OP_TEXT, SplitMix64, frames, header_len, quote_text};
+use crate::inputs::{OP_BINARY, OP_TEXT, SplitMix64, frames, header_len, mixed_text, quote_text};
 
 /// Payload size of the mask, encode and UTF-8 scenarios.
 pub const PAYLOAD: usize = 128;
 
 /// Payload sizes of the parse scenarios.
 pub const SIZES: [usize; 4] = [32, 128, 512, 2048];
+
+/// Payload sizes of the non-ASCII text parse scenarios ([`Inputs::non_ascii`]).
+pub const NON_ASCII_SIZES: [usize; 2] = [128, 2048];
 
 /// Scenario names.
 pub mod names {
@@ -36,6 +44,14 @@ pub mod names {
     /// Parse masked text frames of `size` bytes as a server.
     pub fn parse_masked(size: usize) -> String {
         format!("ws parse text {size}B masked (server role)")
+    }
+    /// Parse unmasked text frames of `size` bytes of mixed multi-byte UTF-8 as a client.
+    pub fn parse_text_utf8(size: usize) -> String {
+        format!("ws parse text {size}B non-ASCII unmasked (client role)")
+    }
+    /// Parse masked text frames of `size` bytes of mixed multi-byte UTF-8 as a server.
+    pub fn parse_masked_utf8(size: usize) -> String {
+        format!("ws parse text {size}B non-ASCII masked (server role)")
     }
     /// Parse unmasked binary frames of `size` bytes as a client.
     pub fn parse_binary(size: usize) -> String {
@@ -60,8 +76,11 @@ pub struct Inputs {
     pub batch: usize,
     /// Payload size in bytes.
     pub payload: usize,
-    /// JSON-ish ASCII trade ticks, `payload` bytes each.
+    /// JSON-ish ASCII trade ticks, `payload` bytes each, or with
+    /// [`non_ascii`](Self::non_ascii) mixed 1- to 4-byte UTF-8 texts.
     pub texts: Vec<String>,
+    /// The texts are mixed multi-byte UTF-8 ([`crate::inputs::mixed_text`]), not ASCII.
+    pub non_ascii: bool,
     /// The same texts with a `'static` lifetime (for peers that want `Bytes::from_static`).
     pub static_texts: Vec<&'static str>,
     /// Random binary payloads, `payload` bytes each (not valid UTF-8).
@@ -84,8 +103,18 @@ impl Inputs {
 
     /// Build everything for batches of `batch` operations on `payload`-byte payloads.
     pub fn sized(batch: usize, payload: usize) -> Self {
+        Self::build(batch, payload, false)
+    }
+
+    /// The same with mixed multi-byte UTF-8 texts instead of ASCII ones.
+    pub fn sized_non_ascii(batch: usize, payload: usize) -> Self {
+        Self::build(batch, payload, true)
+    }
+
+    fn build(batch: usize, payload: usize, non_ascii: bool) -> Self {
         let mut rng = SplitMix64::new(0x7431_636b_7769_7265 ^ payload as u64);
-        let texts: Vec<String> = (0..batch).map(|_| quote_text(payload, &mut rng)).collect();
+        let text = if non_ascii { mixed_text } else { quote_text };
+        let texts: Vec<String> = (0..batch).map(|_| text(payload, &mut rng)).collect();
         let binaries: Vec<Vec<u8>> = (0..batch)
             .map(|_| {
                 let mut b: Vec<u8> = (0..payload).map(|_| rng.next_u64() as u8).collect();
@@ -106,6 +135,7 @@ impl Inputs {
             text_masked: frames(OP_TEXT, &texts, Some(&keys)),
             binary_unmasked: frames(OP_BINARY, &binaries, None),
             texts,
+            non_ascii,
             static_texts,
             binaries,
             keys,
@@ -130,6 +160,11 @@ pub fn register(setup: &Setup, v: &mut Vec<Case<'static>>) {
     let sets: &'static [Inputs] = SIZES
         .iter()
         .map(|&n| Inputs::sized(setup.batch, n))
+        .chain(
+            NON_ASCII_SIZES
+                .iter()
+                .map(|&n| Inputs::sized_non_ascii(setup.batch, n)),
+        )
         .collect::<Vec<_>>()
         .leak();
     v.extend(cases(sets));
@@ -137,7 +172,7 @@ pub fn register(setup: &Setup, v: &mut Vec<Case<'static>>) {
 
 /// Every row of the suite for inputs at one or more sizes: parse rows at
 /// each size; batch, mask, encode and UTF-8 rows on the [`PAYLOAD`]-sized
-/// set (which must be present).
+/// ASCII set (which must be present).
 pub fn cases(sets: &[Inputs]) -> Vec<Case<'_>> {
     let mut v = Vec::new();
     for inputs in sets {
@@ -145,7 +180,7 @@ pub fn cases(sets: &[Inputs]) -> Vec<Case<'_>> {
     }
     let base = sets
         .iter()
-        .find(|i| i.payload == PAYLOAD)
+        .find(|i| i.payload == PAYLOAD && !i.non_ascii)
         .expect("the 128-byte inputs");
     batch::cases(&mut v);
     mask::cases(base, &mut v);
@@ -154,6 +189,7 @@ pub fn cases(sets: &[Inputs]) -> Vec<Case<'_>> {
     for inputs in sets.iter().filter(|i| matches!(i.payload, PAYLOAD | 2048)) {
         deflate::cases(inputs, &mut v);
     }
+    floor::cases(sets, base, &mut v);
     v
 }
 
@@ -167,7 +203,11 @@ mod tests {
     /// all briefly so a broken input or decoder fails here.
     #[test]
     fn every_case_verifies_and_measures() {
-        let inputs = [Inputs::sized(8, 32), Inputs::new(8)];
+        let inputs = [
+            Inputs::sized(8, 32),
+            Inputs::new(8),
+            Inputs::sized_non_ascii(8, 128),
+        ];
         let cfg = RunConfig {
             batch: 8,
             warmup: Duration::ZERO,

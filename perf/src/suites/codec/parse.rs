@@ -16,7 +16,8 @@ use tungstenite::protocol::{
     Message as TMessage, Role as TRole, WebSocket as TSocket, WebSocketConfig,
 };
 
-use super::names::{parse_binary, parse_masked, parse_text};
+use super::names::{parse_binary, parse_masked, parse_masked_utf8, parse_text, parse_text_utf8};
+use super::nexus;
 use super::{Case, Inputs, PAYLOAD};
 use crate::harness::{Measurement, RunConfig, bench_batch};
 use crate::peers::{MemStream, poll_ready};
@@ -47,9 +48,14 @@ pub(super) fn cases<'a>(inputs: &'a Inputs, v: &mut Vec<Case<'a>>) {
     let texts: &'a [&'a [u8]] = Box::leak(inputs.texts.iter().map(|t| t.as_bytes()).collect());
     let bins: &'a [&'a [u8]] = Box::leak(inputs.binaries.iter().map(|b| b.as_slice()).collect());
     let n = inputs.payload;
-    let specs = [
+    let (text_name, masked_name) = if inputs.non_ascii {
+        (parse_text_utf8(n), parse_masked_utf8(n))
+    } else {
+        (parse_text(n), parse_masked(n))
+    };
+    let mut specs = vec![
         (
-            parse_text(n),
+            text_name,
             Spec {
                 role: Role::Client,
                 wire: &inputs.text_unmasked,
@@ -58,7 +64,7 @@ pub(super) fn cases<'a>(inputs: &'a Inputs, v: &mut Vec<Case<'a>>) {
             },
         ),
         (
-            parse_masked(n),
+            masked_name,
             Spec {
                 role: Role::Server,
                 wire: &inputs.text_masked,
@@ -66,7 +72,10 @@ pub(super) fn cases<'a>(inputs: &'a Inputs, v: &mut Vec<Case<'a>>) {
                 text: true,
             },
         ),
-        (
+    ];
+    // Binary payloads are the same bytes whatever the texts are: once per size.
+    if !inputs.non_ascii {
+        specs.push((
             parse_binary(n),
             Spec {
                 role: Role::Client,
@@ -74,8 +83,8 @@ pub(super) fn cases<'a>(inputs: &'a Inputs, v: &mut Vec<Case<'a>>) {
                 expect: bins,
                 text: false,
             },
-        ),
-    ];
+        ));
+    }
     for (name, spec) in specs {
         v.push(Case::new(
             name.clone(),
@@ -84,7 +93,7 @@ pub(super) fn cases<'a>(inputs: &'a Inputs, v: &mut Vec<Case<'a>>) {
             NOTE_TW,
             move |cfg| tickwire(cfg, spec, true),
         ));
-        if n == PAYLOAD {
+        if n == PAYLOAD && !inputs.non_ascii {
             v.push(Case::new(
                 name.clone(),
                 "tickwire (parse only)",
@@ -101,11 +110,18 @@ pub(super) fn cases<'a>(inputs: &'a Inputs, v: &mut Vec<Case<'a>>) {
             move |cfg| tungstenite(cfg, spec),
         ));
         v.push(Case::new(
-            name,
+            name.clone(),
             "fastwebsockets 0.10",
             false,
             NOTE_FWS,
             move |cfg| fastwebsockets(cfg, spec),
+        ));
+        v.push(Case::new(
+            name,
+            nexus::LIB,
+            false,
+            nexus::NOTE_PARSE,
+            move |cfg| nexus::parse(cfg, spec),
         ));
     }
 }

@@ -1,6 +1,8 @@
 //! Suite "loopback": WebSocket over TCP on 127.0.0.1, two threads pinned to
 //! two cores, tickwire against tungstenite and a raw-socket floor.
 //!
+//! Peers: tungstenite 0.30 and nexus-net 0.4.2 ([`nexus`]).
+//!
 //! - [`rtt`]: one connection, ping-pong of 40 B and 128 B binary messages; a
 //!   sample is one round trip (B = 1). Blocking rows wait in the kernel and
 //!   are dominated by its wake-ups (tens of microseconds on a VM); busy-poll
@@ -16,6 +18,7 @@
 //! (masked client frame one way, unmasked server frame back) with plain
 //! `write`/`read` calls: what nobody's framing can beat.
 
+pub(crate) mod nexus;
 pub(crate) mod rtt;
 mod stream;
 

@@ -11,7 +11,7 @@ use tickwire::ws::{Client, ClientBuilder, Message, ServerBuilder, ServerConnecti
 use tungstenite::Bytes;
 use tungstenite::protocol::{Message as TMessage, Role as TRole, WebSocket as TSocket};
 
-use super::{payload, spawn_pinned, tcp_pair, wire_len};
+use super::{nexus, payload, spawn_pinned, tcp_pair, wire_len};
 use crate::harness::{Measurement, RunConfig, bench_batch};
 use crate::suites::{Case, touch, unexpected};
 
@@ -62,6 +62,20 @@ pub(super) fn cases(peer: usize, v: &mut Vec<Case<'static>>) {
             move |cfg| tungstenite(cfg, peer, n),
         ));
         v.push(Case::new(
+            s.clone(),
+            nexus::LIB,
+            false,
+            nexus::NOTE_RTT,
+            move |cfg| nexus::v04::rtt(cfg, peer, n, false),
+        ));
+        v.push(Case::new(
+            s.clone(),
+            nexus::LIB_07,
+            false,
+            nexus::NOTE_RTT,
+            move |cfg| nexus::v07::rtt(cfg, peer, n, false),
+        ));
+        v.push(Case::new(
             s,
             "raw TCP (floor)",
             false,
@@ -76,6 +90,18 @@ pub(super) fn cases(peer: usize, v: &mut Vec<Case<'static>>) {
             // A busy-polling echo spins on the peer core even while its row waits for its turn.
             .sequential(),
         );
+        for (lib, v07) in [(nexus::LIB, false), (nexus::LIB_07, true)] {
+            v.push(
+                Case::new(s.clone(), lib, false, nexus::NOTE_RTT_BUSY, move |cfg| {
+                    if v07 {
+                        nexus::v07::rtt(cfg, peer, n, true)
+                    } else {
+                        nexus::v04::rtt(cfg, peer, n, true)
+                    }
+                })
+                .sequential(),
+            );
+        }
         v.push(
             Case::new(s, "raw TCP (floor)", false, NOTE_RAW_BUSY, move |cfg| {
                 raw(cfg, peer, n, true)

@@ -6,11 +6,18 @@
 //! the median.
 //!
 //! The sender is the same for every row: it writes the same pre-encoded
-//! frames in [`BLOCK`]-frame writes (about 64 KiB each), so it is never the
-//! bottleneck and the rows differ only in the receiving library. (With a
+//! frames in [`BLOCK`]-frame writes (about 64 KiB each), so it is not the
+//! bottleneck of a library row and the rows differ only in the receiving library. (With a
 //! library sender and one write per message, the row measured the sender's
 //! `sendto` rate and the scheduler's wake-ups, the same for everyone.) For
-//! tickwire the sender first does a real opening handshake with the server.
+//! tickwire (and nexus-net) the sender first does a real opening handshake
+//! with the server.
+//!
+//! Two floors: the same `read` calls as tickwire's reader without the
+//! parse, on a blocking socket and on a non-blocking one spinning on
+//! `WouldBlock`. The first can come out above tickwire on a loaded machine:
+//! a receiver faster than the sender sleeps, and every sender write must
+//! then wake it, on the sender's core.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
@@ -20,7 +27,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tickwire::ws::{Message, Server};
 use tungstenite::protocol::{Message as TMessage, Role as TRole, WebSocket as TSocket};
 
-use super::{STREAM_SIZE, payload, spawn_pinned, tcp_pair, wire_len};
+use super::{STREAM_SIZE, nexus, payload, spawn_pinned, tcp_pair, wire_len};
 use crate::harness::{Measurement, RunConfig, bench_batch};
 use crate::inputs::{OP_BINARY, push_frame};
 use crate::suites::{Case, touch, unexpected};
@@ -41,8 +48,13 @@ const NOTE_TW: &str = "receiver: ws::ServerConnection::recv (blocking), unmask +
                        sender (same for every row): pre-encoded masked frames, ~64 KiB per write";
 const NOTE_TUNG: &str = "receiver: WebSocket::read over std TcpStream, default config, no handshake; \
                          sender (same for every row): pre-encoded masked frames, ~64 KiB per write";
-const NOTE_RAW: &str = "the floor: the receiver reads into a 1 MiB buffer (tickwire's default read buffer) \
-                        and counts bytes (no framing, no unmasking); sender (same for every row): pre-encoded masked frames, ~64 KiB per write";
+const NOTE_RAW_SPIN: &str = "the floor above on a non-blocking socket, spinning on WouldBlock: it never sleeps, \
+                             so the sender never pays for waking it (a blocking receiver faster than the sender \
+                             sleeps and is woken at every write, which slows the sender it waits for)";
+const NOTE_RAW: &str = "the floor: the receiver reads the way tickwire's reader does (1 MiB buffer, read into \
+                        its free tail when less than a frame is buffered, partial frame moved to the front \
+                        when the tail is down to a quarter) and steps over whole frames (no header parse, \
+                        no unmasking); sender (same for every row): pre-encoded masked frames, ~64 KiB per write";
 
 /// Scenario name.
 pub fn name() -> String {
@@ -67,11 +79,25 @@ pub(super) fn cases(peer: usize, v: &mut Vec<Case<'static>>) {
         move |cfg| tungstenite(cfg, peer),
     ));
     v.push(Case::new(
-        s,
+        s.clone(),
+        nexus::LIB,
+        false,
+        nexus::NOTE_STREAM,
+        move |cfg| nexus_net(cfg, peer),
+    ));
+    v.push(Case::new(
+        s.clone(),
         "raw TCP (floor)",
         false,
         NOTE_RAW,
-        move |cfg| raw(cfg, peer),
+        move |cfg| raw(cfg, peer, false),
+    ));
+    v.push(Case::new(
+        s,
+        "raw TCP, spinning (floor)",
+        false,
+        NOTE_RAW_SPIN,
+        move |cfg| raw(cfg, peer, true),
     ));
     // The sender keeps filling the socket while its row waits for a turn: the
     // row would come back to a full socket buffer, which flatters a receiver
@@ -212,33 +238,115 @@ fn tungstenite(cfg: &RunConfig, peer: usize) -> Measurement {
     m
 }
 
-fn raw(cfg: &RunConfig, peer: usize) -> Measurement {
+fn nexus_net(cfg: &RunConfig, peer: usize) -> Measurement {
+    let (c, s) = tcp_pair();
+    let stop = Arc::new(AtomicBool::new(false));
+    let sender = spawn_sender(peer, c, true, stop.clone());
+    let ps = payloads();
+    let mut ws = nexus::stream_receiver(s);
+    for want in ps.iter().cycle().take(2 * DISTINCT) {
+        nexus::stream_check(&mut ws, want);
+    }
+    let m = bench_batch(
+        &per_sample(cfg),
+        &mut ws,
+        |_| {},
+        |ws, n| {
+            let mut acc = 0u64;
+            for _ in 0..n {
+                acc = acc.wrapping_add(nexus::stream_recv(ws, STREAM_SIZE));
+            }
+            std::hint::black_box(acc);
+        },
+    );
+    stop.store(true, Ordering::Relaxed);
+    drop(ws);
+    sender.join().expect("sender thread");
+    m
+}
+
+/// The floor's receive buffer: tickwire's `FrameReader` discipline (its
+/// `spare_mut`) without the parse, so the floor makes the same `read` calls
+/// with the same buffer room as the library row it bounds.
+struct FloorReader {
+    s: TcpStream,
+    buf: Vec<u8>,
+    /// Start of the bytes not yet stepped over.
+    pos: usize,
+    /// End of the bytes received.
+    end: usize,
+}
+
+impl FloorReader {
+    /// tickwire's default read buffer (`ws::ServerBuilder::read_buffer_size`).
+    const CAP: usize = 1 << 20;
+
+    fn new(s: TcpStream) -> Self {
+        FloorReader {
+            s,
+            buf: vec![0u8; Self::CAP],
+            pos: 0,
+            end: 0,
+        }
+    }
+
+    /// Step over one frame of `len` wire bytes, reading first if fewer are
+    /// buffered; returns the frame's last byte.
+    #[inline(always)]
+    fn frame(&mut self, len: usize) -> u8 {
+        while self.end - self.pos < len {
+            self.read();
+        }
+        self.pos += len;
+        self.buf[self.pos - 1]
+    }
+
+    #[inline(never)]
+    fn read(&mut self) {
+        // tickwire's `spare_mut`: an empty buffer starts over at 0; otherwise the
+        // unread bytes move to the front when the free tail is down to a quarter.
+        if self.pos == self.end {
+            self.pos = 0;
+            self.end = 0;
+        } else if self.pos > 0 && Self::CAP - self.end <= Self::CAP / 4 {
+            self.buf.copy_within(self.pos..self.end, 0);
+            self.end -= self.pos;
+            self.pos = 0;
+        }
+        match self.s.read(&mut self.buf[self.end..]) {
+            Ok(0) => unexpected(&"end of stream"),
+            Ok(k) => self.end += k,
+            Err(e) if e.kind() == ErrorKind::Interrupted || e.kind() == ErrorKind::WouldBlock => {
+                std::hint::spin_loop()
+            }
+            Err(e) => unexpected(&e),
+        }
+    }
+}
+
+fn raw(cfg: &RunConfig, peer: usize, spin: bool) -> Measurement {
     let frame_len = wire_len(STREAM_SIZE, true);
-    let (c, mut s) = tcp_pair();
+    let (c, s) = tcp_pair();
+    s.set_nonblocking(spin).expect("socket mode");
     let stop = Arc::new(AtomicBool::new(false));
     let sender = spawn_sender(peer, c, false, stop.clone());
     let want = block();
-    let mut first = vec![0u8; want.len()];
-    s.read_exact(&mut first).expect("read the first frames");
-    assert_eq!(first, want, "raw stream bytes");
-    // `have`: bytes received beyond the messages already counted.
-    let mut st = (s, vec![0u8; 1 << 20], 0usize);
+    let mut r = FloorReader::new(s);
+    for (i, w) in want.chunks(frame_len).enumerate() {
+        r.frame(frame_len);
+        assert_eq!(&r.buf[r.pos - frame_len..r.pos], w, "raw stream frame {i}");
+    }
+    let mut st = r;
     let m = bench_batch(
         &per_sample(cfg),
         &mut st,
         |_| {},
-        |(s, buf, have), n| {
-            let need = n * frame_len;
-            while *have < need {
-                match s.read(buf) {
-                    Ok(0) => unexpected(&"end of stream"),
-                    Ok(k) => *have += k,
-                    Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                    Err(e) => unexpected(&e),
-                }
+        |r, n| {
+            let mut acc = 0u64;
+            for _ in 0..n {
+                acc = acc.wrapping_add(u64::from(r.frame(frame_len)));
             }
-            *have -= need;
-            std::hint::black_box(touch(buf));
+            std::hint::black_box(acc);
         },
     );
     stop.store(true, Ordering::Relaxed);

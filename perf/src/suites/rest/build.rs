@@ -34,6 +34,13 @@ pub(super) fn cases(v: &mut Vec<Case<'static>>) {
     ));
     v.push(Case::new(
         SCENARIO,
+        super::nexus::LIB,
+        false,
+        super::nexus::NOTE_BUILD,
+        super::nexus::build_only,
+    ));
+    v.push(Case::new(
+        SCENARIO,
         "reqwest 0.13",
         false,
         NOTE_REQWEST,

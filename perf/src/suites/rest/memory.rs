@@ -45,6 +45,13 @@ pub(super) fn cases(v: &mut Vec<Case<'static>>) {
     ));
     v.push(Case::new(
         SCENARIO,
+        super::nexus::LIB,
+        false,
+        super::nexus::NOTE_MEMORY,
+        super::nexus::memory,
+    ));
+    v.push(Case::new(
+        SCENARIO,
         "reqwest 0.13 (build only)",
         false,
         NOTE_REQWEST,

@@ -11,11 +11,14 @@
 //!   `rest::Client` vs reqwest (async, current_thread runtime) vs a raw TCP
 //!   ping-pong of the same byte counts (the floor).
 //!
+//! nexus-net 0.4.2 ([`nexus`]) is a peer in all three.
+//!
 //! The request, the response and the server are written here by hand
 //! (httparse for the server's parsing), not with the codec under test.
 
 mod build;
 mod memory;
+mod nexus;
 mod roundtrip;
 
 use super::{Case, Setup};

@@ -32,6 +32,18 @@ pub(super) fn cases(peer: usize, v: &mut Vec<Case<'static>>) {
     }));
     v.push(Case::new(
         SCENARIO,
+        super::nexus::LIB,
+        false,
+        super::nexus::NOTE_RTT,
+        move |cfg| {
+            let (url, h) = server(peer);
+            let m = super::nexus::roundtrip(cfg, &url);
+            h.join().expect("server thread");
+            m
+        },
+    ));
+    v.push(Case::new(
+        SCENARIO,
         "reqwest 0.13 (tokio current_thread)",
         false,
         NOTE_REQWEST,

@@ -56,6 +56,18 @@ pub(super) fn cases(peer: usize, v: &mut Vec<Case<'static>>) {
                 tung_note,
                 move |cfg| tungstenite(cfg, peer, n, busy),
             )));
+            let nx_note = if busy {
+                super::nexus::NOTE_ECHO_BUSY
+            } else {
+                super::nexus::NOTE_ECHO
+            };
+            v.push(turns(Case::new(
+                name(n, busy),
+                super::nexus::LIB,
+                false,
+                nx_note,
+                move |cfg| super::nexus::echo(cfg, peer, n, busy),
+            )));
         }
     }
 }
@@ -101,8 +113,12 @@ fn payload(n: usize) -> Vec<u8> {
     (0..n).map(|i| (i * 31 + 7) as u8).collect()
 }
 
-fn tickwire(cfg: &RunConfig, peer: usize, n: usize, busy: bool) -> Measurement {
-    let (client_cfg, server_cfg) = super::configs();
+/// tickwire's wss:// echo server on `peer` (127.0.0.1, one connection): its port and thread.
+pub(super) fn tw_server(
+    server_cfg: tickwire::tls::TlsServerConfig,
+    peer: usize,
+    busy: bool,
+) -> (u16, std::thread::JoinHandle<()>) {
     let mut server = Server::builder()
         .tls(server_cfg)
         .bind("127.0.0.1:0")
@@ -113,6 +129,12 @@ fn tickwire(cfg: &RunConfig, peer: usize, n: usize, busy: bool) -> Measurement {
         c.handshake().expect("TLS + handshake");
         tw_echo(c, busy);
     });
+    (port, echo)
+}
+
+fn tickwire(cfg: &RunConfig, peer: usize, n: usize, busy: bool) -> Measurement {
+    let (client_cfg, server_cfg) = super::configs();
+    let (port, echo) = tw_server(server_cfg, peer, busy);
     let mut c = Client::builder()
         .tls(client_cfg)
         .connect(&format!("wss://localhost:{port}/"))

@@ -5,6 +5,9 @@
 //! the *ring* provider, TLS 1.3 only (checked), so the same cipher suite;
 //! certificates made by rcgen at start-up for `localhost`.
 //!
+//! nexus-net 0.4.2 ([`nexus`], client only: it has no TLS server) is a peer
+//! in both, over its own provider (aws-lc-rs).
+//!
 //! - [`echo`]: loopback round trip of 40 B and 128 B binary messages, one
 //!   connection, the echo server (same library) on the other core.
 //! - [`tick`]: in memory, a 77 B JSON quote tick per TLS record, as an
@@ -13,6 +16,7 @@
 //!   connection before each batch (untimed).
 
 mod echo;
+mod nexus;
 mod tick;
 
 use rcgen::{
@@ -25,6 +29,12 @@ use super::{Case, Setup};
 
 /// Client and server settings sharing one test CA; TLS 1.3 only.
 pub fn configs() -> (TlsConfig, TlsServerConfig) {
+    let (client, server, _) = configs_with_ca();
+    (client, server)
+}
+
+/// [`configs`], and the CA certificate (DER) for clients configured elsewhere.
+pub fn configs_with_ca() -> (TlsConfig, TlsServerConfig, Vec<u8>) {
     let mut params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
     params.distinguished_name = DistinguishedName::new();
     params
@@ -54,7 +64,7 @@ pub fn configs() -> (TlsConfig, TlsServerConfig) {
         .tls13_only()
         .build()
         .expect("server config");
-    (client, server)
+    (client, server, ca.der().to_vec())
 }
 
 /// Register the suite's rows.

@@ -64,15 +64,22 @@ pub(super) fn cases(v: &mut Vec<Case<'static>>) {
         NOTE_TUNG,
         tungstenite,
     ));
+    v.push(Case::new(
+        SCENARIO,
+        super::nexus::LIB,
+        false,
+        super::nexus::NOTE_TICK,
+        super::nexus::tick,
+    ));
 }
 
 /// One end of an in-memory duplex pipe; reads `WouldBlock` when empty.
-struct End {
+pub(super) struct End {
     rx: Rc<RefCell<VecDeque<u8>>>,
     tx: Rc<RefCell<VecDeque<u8>>>,
 }
 
-fn pipe() -> (End, End) {
+pub(super) fn pipe() -> (End, End) {
     let a = Rc::new(RefCell::new(VecDeque::with_capacity(1 << 16)));
     let b = Rc::new(RefCell::new(VecDeque::with_capacity(1 << 16)));
     (
@@ -105,7 +112,7 @@ impl Write for End {
 }
 
 /// Move a rustls connection's records both ways until nothing moves.
-fn pump<D>(c: &mut ConnectionCommon<D>, io: &mut End) {
+pub(super) fn pump<D>(c: &mut ConnectionCommon<D>, io: &mut End) {
     loop {
         let mut moved = false;
         match c.read_tls(io) {
@@ -128,14 +135,14 @@ fn pump<D>(c: &mut ConnectionCommon<D>, io: &mut End) {
 }
 
 /// The exchange side: a handshaken rustls server that writes B ticks.
-struct Exchange {
-    conn: ServerConnection,
-    io: End,
+pub(super) struct Exchange {
+    pub(super) conn: ServerConnection,
+    pub(super) io: End,
     frame: Vec<u8>,
 }
 
 impl Exchange {
-    fn new(server: &tickwire::tls::TlsServerConfig, io: End) -> Self {
+    pub(super) fn new(server: &tickwire::tls::TlsServerConfig, io: End) -> Self {
         let mut frame = vec![0x81, TICK.len() as u8];
         frame.extend_from_slice(TICK.as_bytes());
         Exchange {
@@ -146,7 +153,7 @@ impl Exchange {
     }
 
     /// B ticks, each its own record, into the pipe.
-    fn send(&mut self, b: usize) {
+    pub(super) fn send(&mut self, b: usize) {
         for _ in 0..b {
             self.conn
                 .writer()
@@ -157,7 +164,7 @@ impl Exchange {
     }
 }
 
-fn check(t: &Tick<'_>) {
+pub(super) fn check(t: &Tick<'_>) {
     let want = Tick {
         u: 4009002,
         s: "BTCUSDT",
@@ -168,6 +175,20 @@ fn check(t: &Tick<'_>) {
     };
     if *t != want {
         unexpected(t);
+    }
+}
+
+/// Deserialize one tick's text (checked against the input when `verify`).
+#[inline(always)]
+pub(super) fn consume(t: &str, verify: bool) {
+    match serde_json::from_str::<Tick<'_>>(t) {
+        Ok(tick) => {
+            if verify {
+                check(&tick);
+            }
+            black_box(tick.u);
+        }
+        Err(e) => unexpected(&e),
     }
 }
 
@@ -189,16 +210,10 @@ fn tw_batch(s: &mut Tw, b: usize, verify: bool) {
         }
         loop {
             match s.reader.next() {
-                Ok(Some(Message::Text(t))) => match serde_json::from_str::<Tick<'_>>(t) {
-                    Ok(tick) => {
-                        if verify {
-                            check(&tick);
-                        }
-                        black_box(tick.u);
-                        got += 1;
-                    }
-                    Err(e) => unexpected(&e),
-                },
+                Ok(Some(Message::Text(t))) => {
+                    consume(t, verify);
+                    got += 1;
+                }
                 Ok(None) => break,
                 other => unexpected(&other),
             }
@@ -253,26 +268,22 @@ struct Tung {
 fn tung_batch(s: &mut Tung, b: usize, verify: bool) {
     for _ in 0..b {
         match s.ws.read() {
-            Ok(TMessage::Text(t)) => match serde_json::from_str::<Tick<'_>>(t.as_str()) {
-                Ok(tick) => {
-                    if verify {
-                        check(&tick);
-                    }
-                    black_box(tick.u);
-                }
-                Err(e) => unexpected(&e),
-            },
+            Ok(TMessage::Text(t)) => consume(t.as_str(), verify),
             other => unexpected(&other),
         }
     }
 }
 
-fn tungstenite(cfg: &RunConfig) -> Measurement {
-    let (client, server) = super::configs();
+/// A rustls client with `client`'s settings and an [`Exchange`], handshaken
+/// over a pipe: the client, its end of the pipe, the exchange.
+pub(super) fn rustls_client(
+    client: &tickwire::tls::TlsConfig,
+    server: &tickwire::tls::TlsServerConfig,
+) -> (ClientConnection, End, Exchange) {
     let (mut c_end, s_end) = pipe();
     let name = ServerName::try_from("localhost").expect("name");
     let mut conn = ClientConnection::new(client.client_config().clone(), name).expect("client");
-    let mut ex = Exchange::new(&server, s_end);
+    let mut ex = Exchange::new(server, s_end);
     for _ in 0..20 {
         pump(&mut conn, &mut c_end);
         pump(&mut ex.conn, &mut ex.io);
@@ -281,6 +292,12 @@ fn tungstenite(cfg: &RunConfig) -> Measurement {
         }
     }
     assert!(!conn.is_handshaking() && !ex.conn.is_handshaking());
+    (conn, c_end, ex)
+}
+
+fn tungstenite(cfg: &RunConfig) -> Measurement {
+    let (client, server) = super::configs();
+    let (conn, c_end, ex) = rustls_client(&client, &server);
     let b = cfg.batch.max(1);
     let mut s = Tung {
         ws: TSocket::from_raw_socket(StreamOwned::new(conn, c_end), TRole::Client, None),

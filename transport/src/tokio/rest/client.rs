@@ -69,6 +69,14 @@ impl ClientBuilder {
         self
     }
 
+    /// The longest closing a connection waits for the socket to take TLS close_notify
+    /// after the bytes before it (default 5 s; a dropped connection finishes its close
+    /// in a task on the runtime).
+    pub fn close_timeout(mut self, t: Duration) -> Self {
+        self.timeouts.close = t;
+        self
+    }
+
     /// Before a request on a connection idle at least this long, check that the server
     /// has not closed it (default 1 s; `None`: never check).
     pub fn idle_probe(mut self, after: Option<Duration>) -> Self {
@@ -178,10 +186,18 @@ impl Client {
     }
 
     /// Close the connection (the next `send` opens a new one); over TLS the server is
-    /// sent close_notify first.
+    /// sent close_notify first, after every byte written before it. Never waits: when
+    /// the socket cannot take it now, a task on the runtime finishes the close within
+    /// the close timeout ([`close`](Self::close) awaits it instead).
     pub fn disconnect(&mut self) {
-        if let Some(mut conn) = self.conn.take() {
-            conn.stream.close();
+        self.conn = None;
+    }
+
+    /// Close the connection as [`disconnect`](Self::disconnect) does, awaiting
+    /// close_notify onto the socket (within the close timeout).
+    pub async fn close(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            conn.stream.close().await;
         }
     }
 
@@ -204,7 +220,8 @@ impl Client {
         // stream's registration.
         let tcp = tcp.into_std().map_err(Error::Io)?;
         let (secure, host) = (self.url.secure, self.url.host.as_str());
-        let stream = AsyncStream::open(tcp, secure, &self.builder.tls, host, deadline).await?;
+        let stream =
+            AsyncStream::open(tcp, secure, &b.tls, host, deadline, b.timeouts.close).await?;
         self.stats.connects += 1;
         Ok(Conn {
             stream,
@@ -299,10 +316,9 @@ impl Client {
                     conn.responses += 1;
                     conn.last_used = Instant::now();
                     self.conn = Some(conn);
-                } else {
-                    // The server closes after this response: answer its close.
-                    conn.stream.close();
                 }
+                // Otherwise the server closes after this response: dropping the
+                // connection answers its close.
                 Ok(())
             }
             Err(e) => Err(Failure::on_read(e, received)),

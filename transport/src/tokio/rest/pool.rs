@@ -155,6 +155,22 @@ impl ClientPool {
         }
     }
 
+    /// Close every idle connection now, awaiting each one's TLS close_notify onto the
+    /// socket (within the client's close timeout; see [`Client::close`]); they
+    /// reconnect on their next acquire. Dropping the pool closes every connection too,
+    /// finishing backed-up ones in tasks on the runtime.
+    pub async fn shutdown(&self) {
+        let mut idle = std::mem::take(&mut *self.lock());
+        for conn in &mut idle {
+            conn.client.close().await;
+        }
+        let n = idle.len();
+        self.lock().extend(idle);
+        for _ in 0..n {
+            self.returned.notify_one();
+        }
+    }
+
     async fn ready(&self, conn: PooledConn) -> Result<PoolGuard<'_>, Error> {
         // In the guard from here on: a cancelled reconnect still returns it.
         let mut guard = PoolGuard {

@@ -28,6 +28,9 @@ pub(super) enum ConnStream {
     /// `https://` (boxed: the TLS state is large).
     #[cfg(feature = "tls")]
     Tls(Box<TlsStream<TcpStream>>),
+    /// Handed to a background task that finishes its close (only inside `drop`).
+    #[cfg_attr(not(feature = "tls"), allow(dead_code))]
+    Gone,
 }
 
 /// A connected stream and its registration with the reactor.
@@ -40,6 +43,51 @@ pub(super) struct AsyncStream {
     /// reading into `WouldBlock`, as tokio's own sockets do (the reactor remembers an
     /// arrival until it is seen).
     drained: bool,
+    /// The longest a close waits for a backed-up socket to take close_notify.
+    #[cfg_attr(not(feature = "tls"), allow(dead_code))]
+    close_timeout: Duration,
+}
+
+/// Dropping the stream closes it the way the protocol asks, whatever the reason (a
+/// disconnect, a failed or cancelled request, a stale connection replaced): over TLS,
+/// close_notify after every byte written before it, or the fatal alert of a failed
+/// connection, then the FIN. When the socket cannot take it now, a task on the current
+/// runtime finishes the close, waiting for writability within the close timeout.
+impl Drop for AsyncStream {
+    #[cfg(not(feature = "tls"))]
+    fn drop(&mut self) {}
+
+    #[cfg(feature = "tls")]
+    fn drop(&mut self) {
+        let ConnStream::Tls(tls) = std::mem::replace(&mut self.stream, ConnStream::Gone) else {
+            return;
+        };
+        let mut tls = tls;
+        if matches!(tls.close_notify(), Ok(false))
+            && let Ok(runtime) = ::tokio::runtime::Handle::try_current()
+        {
+            let deadline = Instant::now().checked_add(self.close_timeout);
+            runtime.spawn(finish_close(tls, deadline));
+            return;
+        }
+        // Done (or failed, or no runtime to wait on): shut the write half and discard
+        // unread bytes, without waiting.
+        let _ = tls.close_until(Instant::now());
+    }
+}
+
+/// The rest of a TLS close the socket could not take at once: close_notify as the
+/// socket becomes writable, until `deadline`; then the FIN.
+#[cfg(feature = "tls")]
+async fn finish_close(mut tls: Box<TlsStream<TcpStream>>, deadline: Option<Instant>) {
+    if let Ok(ready) = Readiness::new(tls.get_ref()) {
+        while matches!(tls.close_notify(), Ok(false)) {
+            if !matches!(ready.wait_for(Interest::WRITABLE, deadline).await, Ok(true)) {
+                break;
+            }
+        }
+    }
+    let _ = tls.close_until(Instant::now());
 }
 
 impl AsyncStream {
@@ -53,6 +101,7 @@ impl AsyncStream {
         tls: &ClientTls,
         host: &str,
         deadline: Option<Instant>,
+        close_timeout: Duration,
     ) -> Result<AsyncStream, Error> {
         let ready = Readiness::new(&tcp).map_err(Error::Io)?;
         if !secure {
@@ -60,6 +109,7 @@ impl AsyncStream {
                 stream: ConnStream::Tcp(tcp),
                 ready,
                 drained: false,
+                close_timeout,
             });
         }
         #[cfg(not(feature = "tls"))]
@@ -68,7 +118,7 @@ impl AsyncStream {
             Err(Error::TlsDisabled)
         }
         #[cfg(feature = "tls")]
-        Self::tls_handshake(tcp, ready, tls, host, deadline).await
+        Self::tls_handshake(tcp, ready, tls, host, deadline, close_timeout).await
     }
 
     #[cfg(feature = "tls")]
@@ -78,6 +128,7 @@ impl AsyncStream {
         tls: &ClientTls,
         host: &str,
         deadline: Option<Instant>,
+        close_timeout: Duration,
     ) -> Result<AsyncStream, Error> {
         let config = tls.clone().unwrap_or_else(TlsConfig::shared_default);
         let mut tls = TlsStream::client(tcp, &config, host)?;
@@ -110,6 +161,7 @@ impl AsyncStream {
             stream: ConnStream::Tls(Box::new(tls)),
             ready,
             drained: false,
+            close_timeout,
         })
     }
 
@@ -117,8 +169,8 @@ impl AsyncStream {
     #[cfg(feature = "tls")]
     pub fn tls(&self) -> Option<&TlsStream<TcpStream>> {
         match &self.stream {
-            ConnStream::Tcp(_) => None,
             ConnStream::Tls(s) => Some(s),
+            ConnStream::Tcp(_) | ConnStream::Gone => None,
         }
     }
 
@@ -127,16 +179,27 @@ impl AsyncStream {
             ConnStream::Tcp(s) => s.local_addr(),
             #[cfg(feature = "tls")]
             ConnStream::Tls(s) => s.get_ref().local_addr(),
+            ConnStream::Gone => Err(io::ErrorKind::NotConnected.into()),
         }
     }
 
-    /// Before a healthy connection is dropped on purpose: over TLS queue close_notify
-    /// and write what the non-blocking socket takes now (RFC 8446 section 6.1; never
-    /// waits, errors ignored: the connection is going either way). Plain TCP: nothing.
-    pub fn close(&mut self) {
+    /// Close now, awaiting what dropping the stream would leave to a background task:
+    /// over TLS close_notify after every byte written before it (RFC 8446 section
+    /// 6.1), waiting for a backed-up socket within the close timeout (errors ignored:
+    /// the connection is going either way); then the FIN (on drop).
+    #[cfg_attr(not(feature = "tls"), allow(unused_mut))]
+    pub async fn close(mut self) {
         #[cfg(feature = "tls")]
         if let ConnStream::Tls(s) = &mut self.stream {
-            let _ = s.send_close_notify();
+            let deadline = Instant::now().checked_add(self.close_timeout);
+            while matches!(s.close_notify(), Ok(false)) {
+                if !matches!(
+                    self.ready.wait_for(Interest::WRITABLE, deadline).await,
+                    Ok(true)
+                ) {
+                    break;
+                }
+            }
         }
     }
 
@@ -155,6 +218,7 @@ impl AsyncStream {
                     ),
                 }
             }
+            ConnStream::Gone => true,
             #[cfg(feature = "tls")]
             ConnStream::Tls(s) => {
                 let r = s.read_available();
@@ -209,6 +273,7 @@ impl AsyncStream {
             ConnStream::Tcp(s) => s.write(buf),
             #[cfg(feature = "tls")]
             ConnStream::Tls(s) => s.write(buf),
+            ConnStream::Gone => Err(io::ErrorKind::NotConnected.into()),
         }
     }
 
@@ -228,6 +293,7 @@ impl AsyncStream {
                 ConnStream::Tcp(s) => s.read(buf),
                 #[cfg(feature = "tls")]
                 ConnStream::Tls(s) => s.read(buf),
+                ConnStream::Gone => Err(io::ErrorKind::NotConnected.into()),
             };
             match r {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -239,6 +305,7 @@ impl AsyncStream {
                         ConnStream::Tcp(_) => n > 0 && n < buf.len(),
                         #[cfg(feature = "tls")]
                         ConnStream::Tls(s) => n > 0 && s.is_drained(),
+                        ConnStream::Gone => false,
                     };
                     return Ok(n);
                 }

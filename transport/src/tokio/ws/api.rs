@@ -79,7 +79,10 @@ macro_rules! async_api {
             ///
             /// **Cancellation-safe**: received bytes go into the connection's read
             /// buffer before any await, so dropping this future (in `tokio::select!`)
-            /// loses no message and no byte; the next `recv` continues.
+            /// loses no message and no byte; the next `recv` continues. (One exception:
+            /// dropped while the peer's close is being answered (its echo, TLS
+            /// close_notify and the FIN written, within the close timeout), the next
+            /// call returns `Ok(None)` instead of that `Close`.)
             pub async fn recv(
                 &mut self,
             ) -> Result<Option<$crate::ws::Message<'_>>, $crate::ws::Error> {
@@ -93,6 +96,12 @@ macro_rules! async_api {
                     // below runs under the deadline.
                     let step = std::future::poll_fn(|cx| self.poll_recv(&mut waiting, cx));
                     match step.await? {
+                        // The peer's close: its echo, TLS close_notify and the FIN go
+                        // out (within the close timeout) before it is returned.
+                        RecvStep::Message if self.ws.is_closed() => {
+                            self.finish_close().await;
+                            break;
+                        }
                         RecvStep::Message => break,
                         RecvStep::Closed => {
                             self.finish_close().await;
@@ -155,8 +164,12 @@ macro_rules! async_api {
                     return;
                 }
                 let deadline = std::time::Instant::now().checked_add(self.timeouts.close);
+                // Writable only: a wait that took the readable readiness would leave a
+                // later `recv` (which skips the read after a draining one) waiting for
+                // the next arrival.
+                let writable = ::tokio::io::Interest::WRITABLE;
                 while matches!(self.ws.flush(), Ok(false)) {
-                    if !matches!(self.ready.wait(true, deadline).await, Ok(true)) {
+                    if !matches!(self.ready.wait_for(writable, deadline).await, Ok(true)) {
                         return;
                     }
                 }
@@ -173,7 +186,9 @@ macro_rules! async_api {
                 loop {
                     match op(self) {
                         Err($crate::ws::Error::Backpressure) => {
-                            if !self.ready.wait(true, deadline.get()).await? {
+                            // Writable only (see `finish_close`).
+                            let writable = ::tokio::io::Interest::WRITABLE;
+                            if !self.ready.wait_for(writable, deadline.get()).await? {
                                 return Err($crate::ws::Error::Timeout);
                             }
                         }
@@ -225,8 +240,10 @@ macro_rules! async_api {
             /// Write everything buffered (write timeout).
             pub async fn flush(&mut self) -> Result<(), $crate::ws::Error> {
                 let mut deadline = $crate::tokio::ws::api::Lazy::After(self.timeouts.write);
+                // Writable only (see `finish_close`).
+                let writable = ::tokio::io::Interest::WRITABLE;
                 while !self.ws.flush()? {
-                    if !self.ready.wait(true, deadline.get()).await? {
+                    if !self.ready.wait_for(writable, deadline.get()).await? {
                         return Err($crate::ws::Error::Timeout);
                     }
                 }

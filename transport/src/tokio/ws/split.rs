@@ -120,6 +120,26 @@ macro_rules! halves {
                         std::mem::swap(conn.conn.ws.reader_mut(), &mut self.reader);
                         (got?, conn.is_closed(), conn.timeout_at())
                     };
+                    if closed {
+                        // As unsplit: the close echo, TLS close_notify and the FIN go
+                        // out within the close timeout (best effort: the peer may be
+                        // gone), before the peer's close (or the end) is returned.
+                        let deadline = Instant::now().checked_add(self.shared.timeouts.close);
+                        loop {
+                            let flushed = self.shared.lock().flush();
+                            if !matches!(flushed, Ok(false))
+                                || !matches!(
+                                    self.shared
+                                        .ready
+                                        .wait_for(Interest::WRITABLE, deadline)
+                                        .await,
+                                    Ok(true)
+                                )
+                            {
+                                break;
+                            }
+                        }
+                    }
                     if got {
                         #[cfg(feature = "deflate")]
                         if self.reader.compressed().is_some() {
@@ -134,8 +154,6 @@ macro_rules! halves {
                         return Ok(self.reader.message());
                     }
                     if closed {
-                        // Best effort, as unsplit: write the close echo if it fits now.
-                        let _ = self.shared.lock().flush();
                         return Ok(None);
                     }
                     let read_at = read.get();
