@@ -68,6 +68,8 @@ fn a_protocol_error_reaches_the_caller_at_once() {
             s.read_exact(&mut close).unwrap();
             seen_tx.send(close).unwrap();
             let _ = s.read(&mut [0u8; 64]);
+            // Not a wait for time to pass: the peer must stay silent with its socket open
+            // for the rest of the test (the thread ends with the process).
             thread::sleep(FOREVER);
         });
         let mut c = Client::builder()
