@@ -12,6 +12,7 @@
 #![warn(missing_docs, missing_debug_implementations)]
 
 mod clock;
+mod error;
 mod net;
 pub mod proxy;
 pub mod rest;

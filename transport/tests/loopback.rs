@@ -220,11 +220,11 @@ fn read_timeout_leaves_the_connection_usable() {
         .read_timeout(Some(Duration::from_millis(100)))
         .connect(&url(addr))
         .unwrap();
-    assert!(matches!(c.recv(), Err(Error::Timeout)));
+    assert!(matches!(c.recv(), Err(Error::ReadTimeout)));
     c.send_text("go").unwrap();
     let got = loop {
         match c.recv() {
-            Err(Error::Timeout) => continue,
+            Err(Error::ReadTimeout) => continue,
             other => break other.unwrap(),
         }
     };

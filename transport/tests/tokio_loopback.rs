@@ -347,11 +347,11 @@ async fn read_timeout_leaves_the_connection_usable() {
         .connect(&url(addr))
         .await
         .unwrap();
-    assert!(matches!(c.recv().await, Err(Error::Timeout)));
+    assert!(matches!(c.recv().await, Err(Error::ReadTimeout)));
     let mut got = None;
     for _ in 0..100 {
         match c.recv().await {
-            Err(Error::Timeout) => continue,
+            Err(Error::ReadTimeout) => continue,
             Ok(Some(Message::Text(t))) => {
                 got = Some(t.to_owned());
                 break;

@@ -66,7 +66,15 @@ impl ServerBuilder {
 
     /// Listen on the first address `addr` resolves to.
     pub fn bind(self, addr: impl ToSocketAddrs) -> Result<Server, Error> {
-        let addr = addr.to_socket_addrs()?.next().ok_or(Error::NoAddress)?;
+        let resolve = |source| Error::Resolve {
+            host: "the listen address".to_owned(),
+            source,
+        };
+        let addr = addr
+            .to_socket_addrs()
+            .map_err(|e| resolve(Some(e)))?
+            .next()
+            .ok_or_else(|| resolve(None))?;
         Ok(self.listener(TcpListener::bind(addr)?))
     }
 

@@ -102,7 +102,7 @@ macro_rules! forward_options {
                 }
             }
 
-            /// Longest a `recv` waits (default: forever; `Error::Timeout`, connection
+            /// Longest a `recv` waits (default: forever; `Error::ReadTimeout`, connection
             /// unchanged). `tokio::time::timeout` around `recv` works as well.
             pub fn read_timeout(self, t: Option<std::time::Duration>) -> Self {
                 Self {
