@@ -600,7 +600,7 @@ async fn connect_refused_and_bad_urls_are_typed() {
         .port();
     assert!(matches!(
         Client::connect(&format!("ws://127.0.0.1:{port}/")).await,
-        Err(Error::Io(_))
+        Err(Error::Connect { .. })
     ));
     assert!(matches!(
         Client::connect("http://127.0.0.1:1/").await,

@@ -162,10 +162,13 @@ impl fmt::Write for Find {
 fn certificate(f: &mut fmt::Formatter<'_>, c: &CertificateError) -> fmt::Result {
     f.write_str("TLS: ")?;
     match c {
-        CertificateError::UnknownIssuer => f.write_str(
-            "the peer's certificate is not signed by a trusted CA (unknown issuer)",
-        ),
-        CertificateError::NotValidForNameContext { expected, presented } => {
+        CertificateError::UnknownIssuer => {
+            f.write_str("the peer's certificate is not signed by a trusted CA (unknown issuer)")
+        }
+        CertificateError::NotValidForNameContext {
+            expected,
+            presented,
+        } => {
             write!(
                 f,
                 "the peer's certificate is not valid for the name {} (wrong name); it is valid for ",
@@ -178,7 +181,7 @@ fn certificate(f: &mut fmt::Formatter<'_>, c: &CertificateError) -> fmt::Result 
                 if i > 0 {
                     f.write_str(", ")?;
                 }
-                f.write_str(name)?;
+                f.write_str(bare_name(name))?;
             }
             Ok(())
         }
@@ -202,11 +205,18 @@ fn certificate(f: &mut fmt::Formatter<'_>, c: &CertificateError) -> fmt::Result 
         }
         CertificateError::NotValidYet => f.write_str("the peer's certificate is not valid yet"),
         c if ca_used_as_leaf(c) => f.write_str(
-            "the peer presented a CA certificate as its own (end-entity) certificate; \
-             it must present a certificate issued by that CA",
+            "the peer presented a CA certificate as its own (end-entity) certificate, \
+             where a certificate issued by a CA belongs",
         ),
         c => write!(f, "invalid peer certificate: {c:?}"),
     }
+}
+
+/// A name as rustls lists it (`DnsName("a.example")`), without the wrapping.
+fn bare_name(name: &str) -> &str {
+    name.strip_prefix("DnsName(\"")
+        .and_then(|n| n.strip_suffix("\")"))
+        .unwrap_or(name)
 }
 
 /// `secs` since 1970 as a UTC date and time, `2024-03-01 12:00:00 UTC`.
@@ -284,7 +294,7 @@ mod tests {
         };
         let t = text(wrong);
         assert!(t.contains("not valid for the name api.example.com"), "{t}");
-        assert!(t.contains("it is valid for DnsName(\"localhost\"), 127.0.0.1"), "{t}");
+        assert!(t.contains("it is valid for localhost, 127.0.0.1"), "{t}");
         let expired = CertificateError::ExpiredContext {
             time: UnixTime::since_unix_epoch(core::time::Duration::from_secs(1_709_294_400)),
             not_after: UnixTime::since_unix_epoch(core::time::Duration::from_secs(86_399)),

@@ -276,7 +276,9 @@ fn connect_errors_are_typed() {
         .unwrap()
         .port();
     match Client::connect(&format!("http://127.0.0.1:{port}")) {
-        Err(Error::Io(e)) => assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused),
+        Err(Error::Connect { source, .. }) => {
+            assert_eq!(source.kind(), std::io::ErrorKind::ConnectionRefused)
+        }
         other => panic!("{other:?}"),
     }
     match Client::builder()

@@ -118,12 +118,8 @@ impl fmt::Display for Error {
                 "connect to {target} timed out (raise `connect_timeout` in the builder)"
             ),
             Error::ReadTimeout => f.write_str("read timed out (`read_timeout` in the builder)"),
-            Error::WriteTimeout => {
-                f.write_str("write timed out (`write_timeout` in the builder)")
-            }
-            Error::ConnectionLost => {
-                f.write_str("server closed the connection before responding")
-            }
+            Error::WriteTimeout => f.write_str("write timed out (`write_timeout` in the builder)"),
+            Error::ConnectionLost => f.write_str("server closed the connection before responding"),
             Error::Http(e) => write!(f, "HTTP error: {e}"),
             Error::Build(e) => write!(f, "cannot build the request: {e}"),
             Error::PoolExhausted => f.write_str("all pooled connections are in use"),

@@ -33,9 +33,7 @@ pub(crate) fn hint(e: &TlsError) -> &'static str {
             "; connect with a host name the certificate lists, or issue the server a \
              certificate for this name"
         }
-        TlsErrorKind::Expired => {
-            "; renew the server's certificate (or check this machine's clock)"
-        }
+        TlsErrorKind::Expired => "; renew the server's certificate (or check this machine's clock)",
         _ => "",
     }
 }

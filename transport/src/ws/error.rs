@@ -121,7 +121,9 @@ impl fmt::Display for Error {
             Error::TlsDisabled => f.write_str(
                 "wss:// needs TLS, and tickwire was built without its `tls` feature: enable it",
             ),
-            Error::Resolve { host, source } => crate::error::resolve_failed(f, host, source.is_none()),
+            Error::Resolve { host, source } => {
+                crate::error::resolve_failed(f, host, source.is_none())
+            }
             Error::Connect { addr, .. } => write!(f, "cannot connect to {addr}"),
             Error::Proxy(e) => e.fmt(f),
             Error::Entropy(e) => write!(f, "OS entropy source failed: {e}"),
@@ -155,9 +157,7 @@ impl fmt::Display for Error {
             ),
             Error::Backpressure => f.write_str("write buffer full; flush and retry"),
             Error::ReadTimeout => f.write_str("read timed out (`read_timeout` in the builder)"),
-            Error::WriteTimeout => {
-                f.write_str("write timed out (`write_timeout` in the builder)")
-            }
+            Error::WriteTimeout => f.write_str("write timed out (`write_timeout` in the builder)"),
             Error::CloseTimeout => f.write_str("peer did not answer the close in time"),
             Error::ConnectionLost => f.write_str("connection lost without a close handshake"),
             Error::DeadPeer => f.write_str(

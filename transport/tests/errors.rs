@@ -1,0 +1,252 @@
+//! What errors say: each level of a nested error printed once, name resolution as its
+//! own variant (a name under `.invalid`, which never resolves: RFC 6761 §6.4), a
+//! refused connect naming the address, and certificate errors in words with the
+//! setting to change. Blocking and tokio, WebSocket and REST.
+
+mod tls_util;
+
+use std::error::Error as _;
+use std::net::{SocketAddr, TcpListener};
+use std::thread;
+use std::time::Duration;
+
+use tickwire::{rest, ws};
+
+const NOWHERE: &str = "tickwire-test.invalid";
+
+/// `e`, then each source, as a report printer would: "a <- caused by: b".
+fn report(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut next = e.source();
+    while let Some(c) = next {
+        s.push_str(" <- caused by: ");
+        s.push_str(&c.to_string());
+        next = c.source();
+    }
+    s
+}
+
+/// `needle` occurs exactly once in the report and in the `{:#}` form of `e`.
+fn once(e: &(impl std::error::Error + std::fmt::Display), needle: &str) {
+    let r = report(e);
+    assert_eq!(r.matches(needle).count(), 1, "{needle:?} in {r:?}");
+    let alt = format!("{e:#}");
+    assert_eq!(alt.matches(needle).count(), 1, "{needle:?} in {alt:?}");
+}
+
+/// A port on 127.0.0.1 nobody listens on.
+fn closed_port() -> SocketAddr {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+}
+
+#[test]
+fn a_nested_error_prints_its_cause_once() {
+    let e = ws::Client::connect("ftp://example.com/").unwrap_err();
+    once(&e, "scheme must be ws:// or wss://");
+    let e = rest::Client::connect("ftp://example.com/").unwrap_err();
+    assert!(matches!(e, rest::Error::Url(_)), "{e:?}");
+    // Whatever the URL error says, it says it once.
+    let inner = match &e {
+        rest::Error::Url(u) => u.to_string(),
+        _ => unreachable!(),
+    };
+    once(&e, &inner);
+
+    let addr = closed_port();
+    let e = ws::Client::connect(&format!("ws://{addr}/")).unwrap_err();
+    let ws::Error::Connect { source, .. } = &e else {
+        panic!("{e:?}")
+    };
+    let cause = source.to_string();
+    assert!(cause.contains("refused"), "{cause}");
+    once(&e, &cause);
+    assert!(e.source().is_some());
+}
+
+#[test]
+fn a_tls_error_says_tls_once() {
+    let ca = tls_util::Ca::new("test CA");
+    let stranger = tls_util::Ca::new("stranger CA");
+    let e = tls_failure(
+        &ca.server(&["localhost"]),
+        stranger.client_config(),
+        "localhost",
+    );
+    let s = format!("{e:#}");
+    assert_eq!(s.matches("TLS").count(), 1, "{s}");
+    let e = rest_tls_failure(&ca.server(&["localhost"]), stranger.client_config());
+    let s = format!("{e:#}");
+    assert!(!s.contains("TLS error: TLS"), "{s}");
+    assert_eq!(s.matches("TLS:").count(), 1, "{s}");
+}
+
+#[test]
+fn dns_failure_is_the_resolve_variant_blocking() {
+    let e = ws::Client::connect(&format!("ws://{NOWHERE}/")).unwrap_err();
+    match &e {
+        ws::Error::Resolve { host, .. } => assert_eq!(host, NOWHERE),
+        other => panic!("{other:?}"),
+    }
+    assert!(e.to_string().contains(NOWHERE), "{e}");
+    let e = rest::Client::connect(&format!("http://{NOWHERE}/")).unwrap_err();
+    match &e {
+        rest::Error::Resolve { host, .. } => assert_eq!(host, NOWHERE),
+        other => panic!("{other:?}"),
+    }
+    assert!(e.to_string().contains(NOWHERE), "{e}");
+}
+
+#[test]
+fn refused_connect_names_the_address_blocking() {
+    let addr = closed_port();
+    let e = ws::Client::connect(&format!("ws://{addr}/")).unwrap_err();
+    match &e {
+        ws::Error::Connect { addr: a, source } => {
+            assert_eq!(*a, addr);
+            assert_eq!(source.kind(), std::io::ErrorKind::ConnectionRefused);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(e.to_string(), format!("cannot connect to {addr}"));
+    let e = rest::Client::connect(&format!("http://{addr}/")).unwrap_err();
+    match &e {
+        rest::Error::Connect { addr: a, .. } => assert_eq!(*a, addr),
+        other => panic!("{other:?}"),
+    }
+    assert!(e.to_string().contains(&addr.to_string()), "{e}");
+}
+
+#[cfg(all(feature = "tokio", unix))]
+#[test]
+fn dns_failure_and_refused_connect_tokio() {
+    use tickwire::tokio::{rest as trest, ws as tws};
+    let rt = ::tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let e = tws::Client::connect(&format!("ws://{NOWHERE}/"))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&e, ws::Error::Resolve { host, .. } if host == NOWHERE),
+            "{e:?}"
+        );
+        let e = trest::Client::builder()
+            .connect(&format!("http://{NOWHERE}/"))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&e, rest::Error::Resolve { host, .. } if host == NOWHERE),
+            "{e:?}"
+        );
+        let addr = closed_port();
+        let e = tws::Client::connect(&format!("ws://{addr}/"))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&e, ws::Error::Connect { addr: a, .. } if *a == addr),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains(&addr.to_string()), "{e}");
+        let e = trest::Client::builder()
+            .connect(&format!("http://{addr}/"))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&e, rest::Error::Connect { addr: a, .. } if *a == addr),
+            "{e:?}"
+        );
+    });
+}
+
+/// A TLS WebSocket server with `leaf` accepting one connection (its handshake fails);
+/// the client's error connecting to it as `host` with `config`.
+fn tls_failure(leaf: &tls_util::Leaf, config: tickwire::tls::TlsConfig, host: &str) -> ws::Error {
+    let mut server = ws::Server::builder()
+        .tls(leaf.server_config())
+        .handshake_timeout(Duration::from_secs(20))
+        .bind("127.0.0.1:0")
+        .unwrap();
+    let port = server.local_addr().unwrap().port();
+    let h = thread::spawn(move || {
+        let _ = server.accept().and_then(|mut c| c.handshake().map(|_| ()));
+    });
+    let e = ws::Client::builder()
+        .tls(config)
+        .handshake_timeout(Duration::from_secs(20))
+        .connect(&format!("wss://{host}:{port}/"))
+        .unwrap_err();
+    h.join().unwrap();
+    e
+}
+
+/// The same over `https://` with the REST client (the server is a WebSocket server: the
+/// TLS handshake fails before any HTTP).
+fn rest_tls_failure(leaf: &tls_util::Leaf, config: tickwire::tls::TlsConfig) -> rest::Error {
+    let mut server = ws::Server::builder()
+        .tls(leaf.server_config())
+        .handshake_timeout(Duration::from_secs(20))
+        .bind("127.0.0.1:0")
+        .unwrap();
+    let port = server.local_addr().unwrap().port();
+    let h = thread::spawn(move || {
+        let _ = server.accept().and_then(|mut c| c.handshake().map(|_| ()));
+    });
+    let e = rest::Client::builder()
+        .tls(config)
+        .connect(&format!("https://localhost:{port}/"))
+        .unwrap_err();
+    h.join().unwrap();
+    e
+}
+
+fn text(e: &ws::Error) -> String {
+    assert!(matches!(e, ws::Error::Tls(_)), "{e:?}");
+    e.to_string()
+}
+
+#[test]
+fn certificate_errors_say_what_is_wrong_and_what_to_change() {
+    let ca = tls_util::Ca::new("test CA");
+    // (a) A self-signed CA certificate used as the server's own, trusted as a CA.
+    let leaf = tls_util::self_signed_ca_as_leaf(&["localhost"]);
+    let e = tls_failure(&leaf, tls_util::trusting(&leaf.cert), "localhost");
+    let s = text(&e);
+    assert!(s.contains("CA certificate as its own"), "{s}");
+    assert!(s.contains("TlsServerConfig::from_pem"), "{s}");
+    // (b) Expired.
+    let e = tls_failure(
+        &ca.expired_server(&["localhost"]),
+        ca.client_config(),
+        "localhost",
+    );
+    let s = text(&e);
+    assert!(s.contains("certificate expired on 2021-01-01"), "{s}");
+    assert!(s.contains("renew the server's certificate"), "{s}");
+    // (c) Wrong name: the name asked for and the names the certificate has.
+    let e = tls_failure(
+        &ca.server(&["exchange.test"]),
+        ca.client_config(),
+        "localhost",
+    );
+    let s = text(&e);
+    assert!(s.contains("not valid for the name localhost"), "{s}");
+    assert!(s.contains("it is valid for exchange.test;"), "{s}");
+    // (d) Unknown issuer: the setting that trusts a private CA.
+    let stranger = tls_util::Ca::new("stranger CA");
+    let e = tls_failure(
+        &ca.server(&["localhost"]),
+        stranger.client_config(),
+        "localhost",
+    );
+    let s = text(&e);
+    assert!(
+        s.contains("not signed by a trusted CA (unknown issuer)"),
+        "{s}"
+    );
+    assert!(s.contains("add_ca_pem"), "{s}");
+}
