@@ -11,8 +11,6 @@
 //! - `deflate`: permessage-deflate, RFC 7692 (`ws::deflate`; implies `alloc`; zlib-rs
 //!   allocates through `std::alloc`, so it needs a target with std).
 #![no_std]
-#![deny(unsafe_op_in_unsafe_fn)]
-#![warn(missing_debug_implementations)]
 
 #[cfg(feature = "alloc")]
 extern crate alloc;

@@ -37,6 +37,7 @@ pub(crate) fn target(host: &str, port: u16) -> String {
 
 /// The target of a connected socket: `host` and the port it is connected to (the host
 /// alone when the socket has no peer any more).
+#[cfg(feature = "tls")]
 pub(crate) fn peer_target(host: &str, peer: std::io::Result<std::net::SocketAddr>) -> String {
     match peer {
         Ok(a) => target(host, a.port()),

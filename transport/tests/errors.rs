@@ -27,7 +27,7 @@ fn report(e: &dyn std::error::Error) -> String {
 }
 
 /// `needle` occurs exactly once in the report and in the `{:#}` form of `e`.
-fn once(e: &(impl std::error::Error + std::fmt::Display), needle: &str) {
+fn once(e: &impl std::error::Error, needle: &str) {
     let r = report(e);
     assert_eq!(r.matches(needle).count(), 1, "{needle:?} in {r:?}");
     let alt = format!("{e:#}");

@@ -3,6 +3,7 @@
 
 use core::fmt;
 
+use rustls::pki_types::ServerName;
 use rustls::{AlertDescription, CertificateError, Error as RustlsError};
 
 /// Everything the TLS codec can fail with. After an error other than
@@ -169,11 +170,13 @@ fn certificate(f: &mut fmt::Formatter<'_>, c: &CertificateError) -> fmt::Result 
             expected,
             presented,
         } => {
-            write!(
-                f,
-                "the peer's certificate is not valid for the name {} (wrong name); it is valid for ",
-                expected.to_str()
-            )?;
+            f.write_str("the peer's certificate is not valid for the name ")?;
+            match expected {
+                ServerName::DnsName(d) => f.write_str(d.as_ref())?,
+                // An IP literal (its text form needs std; the debug form says it).
+                other => write!(f, "{other:?}")?,
+            }
+            f.write_str(" (wrong name); it is valid for ")?;
             if presented.is_empty() {
                 return f.write_str("no name");
             }
@@ -274,7 +277,7 @@ mod tests {
     use std::string::ToString;
     use std::vec;
 
-    use rustls::pki_types::{ServerName, UnixTime};
+    use rustls::pki_types::UnixTime;
 
     use super::*;
 
