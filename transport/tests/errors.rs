@@ -250,3 +250,49 @@ fn certificate_errors_say_what_is_wrong_and_what_to_change() {
     );
     assert!(s.contains("add_ca_pem"), "{s}");
 }
+
+#[test]
+fn a_too_large_message_names_the_setting_that_raises_the_limit() {
+    let mut server = ws::Server::builder()
+        .read_buffer_size(4096)
+        .max_message_size(1000)
+        .bind("127.0.0.1:0")
+        .unwrap();
+    let addr = server.local_addr().unwrap();
+    let h = thread::spawn(move || {
+        let mut c = server.accept().unwrap();
+        c.recv().unwrap_err()
+    });
+    // Frames of 500 bytes: the message limit, not the frame limit, is what is hit.
+    let mut c = ws::Client::builder()
+        .fragment_size(500)
+        .connect(&format!("ws://{addr}/"))
+        .unwrap();
+    c.send_binary(&[0; 2000]).unwrap();
+    let e = h.join().unwrap();
+    assert!(
+        matches!(e, ws::Error::Protocol(ws::ProtocolError::MessageTooLarge)),
+        "{e:?}"
+    );
+    let s = e.to_string();
+    assert!(s.contains("(close 1009)"), "{s}");
+    assert!(s.contains("`max_message_size`"), "{s}");
+    assert!(s.contains("1 MiB"), "{s}");
+
+    // Sending: a message the write buffer cannot hold names `write_buffer_size`.
+    let mut server = ws::Server::bind("127.0.0.1:0").unwrap();
+    let addr = server.local_addr().unwrap();
+    let h = thread::spawn(move || {
+        let mut c = server.accept().unwrap();
+        while c.recv().is_ok_and(|m| m.is_some()) {}
+    });
+    let mut c = ws::Client::builder()
+        .write_buffer_size(1024)
+        .connect(&format!("ws://{addr}/"))
+        .unwrap();
+    let e = c.send_binary(&[0; 4096]).unwrap_err();
+    assert!(matches!(e, ws::Error::MessageTooLarge { .. }), "{e:?}");
+    assert!(e.to_string().contains("`write_buffer_size`"), "{e}");
+    drop(c);
+    h.join().unwrap();
+}

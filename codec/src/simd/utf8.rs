@@ -62,7 +62,7 @@ pub fn is_valid(bytes: &[u8]) -> bool {
 
 /// Whether `bytes` is valid UTF-8, for a caller that already knows it is not
 /// all ASCII (the reader after [`apply_mask_ascii`](super::mask_ascii::apply_mask_ascii)):
-/// straight to the dispatched validator ([`Validator`]), out of line, so the
+/// straight to the dispatched validator (`Validator`), out of line, so the
 /// caller's hot path carries no second inlined scan.
 #[cold]
 #[inline(never)]

@@ -24,6 +24,10 @@ use crate::socket::{dial, socket_options};
 use crate::tls::TlsConfig;
 
 /// Settings for a [`Client`]; `connect` or `connect_with` to use them.
+///
+/// Defaults: 1 MiB read and write buffers (so a 1 MiB message limit: raise it with
+/// `max_message_size`), 10 s connect and handshake timeouts, no read or write
+/// timeout, pings answered automatically.
 #[derive(Debug, Clone)]
 pub struct ClientBuilder {
     pub(crate) opts: Options,

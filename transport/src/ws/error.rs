@@ -140,11 +140,11 @@ impl fmt::Display for Error {
                 write!(f, "protocol error (close {}): {e}", e.close_code().0)?;
                 match e {
                     WsError::MessageTooLarge => f.write_str(
-                        " (the limit is `max_message_size` in the builder, default what the \
+                        "; raise `max_message_size` in the builder (default: what the \
                          1 MiB read buffer holds)",
                     ),
                     WsError::FrameTooLarge => f.write_str(
-                        " (the limit is `max_frame_size` in the builder, default the message limit)",
+                        "; raise `max_frame_size` in the builder (default: the message limit)",
                     ),
                     _ => Ok(()),
                 }

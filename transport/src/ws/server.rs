@@ -26,6 +26,10 @@ use crate::socket::socket_options;
 use crate::tls::TlsServerConfig;
 
 /// Settings for a [`Server`] and the connections it accepts.
+///
+/// Defaults: 1 MiB read and write buffers per connection (so a 1 MiB message limit:
+/// raise it with `max_message_size`), a 10 s handshake timeout, no read or write
+/// timeout, pings answered automatically.
 #[derive(Debug, Clone, Default)]
 pub struct ServerBuilder {
     pub(crate) opts: Options,
