@@ -163,9 +163,9 @@ fn dns_failure_and_refused_connect_tokio() {
     });
 }
 
-/// A TLS WebSocket server with `leaf` accepting one connection (its handshake fails);
-/// the client's error connecting to it as `host` with `config`.
-fn tls_failure(leaf: &tls_util::Leaf, config: tickwire::tls::TlsConfig, host: &str) -> ws::Error {
+/// A TLS WebSocket server with `leaf` on 127.0.0.1 accepting one connection (whose
+/// TLS handshake is expected to fail): its port and thread.
+fn one_tls_server(leaf: &tls_util::Leaf) -> (u16, thread::JoinHandle<()>) {
     let mut server = ws::Server::builder()
         .tls(leaf.server_config())
         .handshake_timeout(Duration::from_secs(20))
@@ -175,6 +175,12 @@ fn tls_failure(leaf: &tls_util::Leaf, config: tickwire::tls::TlsConfig, host: &s
     let h = thread::spawn(move || {
         let _ = server.accept().and_then(|mut c| c.handshake().map(|_| ()));
     });
+    (port, h)
+}
+
+/// The client's error connecting to such a server as `host` with `config`.
+fn tls_failure(leaf: &tls_util::Leaf, config: tickwire::tls::TlsConfig, host: &str) -> ws::Error {
+    let (port, h) = one_tls_server(leaf);
     let e = ws::Client::builder()
         .tls(config)
         .handshake_timeout(Duration::from_secs(20))
@@ -184,18 +190,10 @@ fn tls_failure(leaf: &tls_util::Leaf, config: tickwire::tls::TlsConfig, host: &s
     e
 }
 
-/// The same over `https://` with the REST client (the server is a WebSocket server: the
-/// TLS handshake fails before any HTTP).
+/// The same over `https://` with the REST client (the TLS handshake fails before any
+/// HTTP).
 fn rest_tls_failure(leaf: &tls_util::Leaf, config: tickwire::tls::TlsConfig) -> rest::Error {
-    let mut server = ws::Server::builder()
-        .tls(leaf.server_config())
-        .handshake_timeout(Duration::from_secs(20))
-        .bind("127.0.0.1:0")
-        .unwrap();
-    let port = server.local_addr().unwrap().port();
-    let h = thread::spawn(move || {
-        let _ = server.accept().and_then(|mut c| c.handshake().map(|_| ()));
-    });
+    let (port, h) = one_tls_server(leaf);
     let e = rest::Client::builder()
         .tls(config)
         .connect(&format!("https://localhost:{port}/"))

@@ -192,20 +192,15 @@ fn certificate(f: &mut fmt::Formatter<'_>, c: &CertificateError) -> fmt::Result 
             f.write_str("the peer's certificate is not valid for the name asked for (wrong name)")
         }
         CertificateError::ExpiredContext { time, not_after } => {
-            f.write_str("the peer's certificate expired on ")?;
-            date(f, not_after.as_secs())?;
-            f.write_str(" (now ")?;
-            date(f, time.as_secs())?;
-            f.write_str(")")
+            validity(f, "expired on", not_after.as_secs(), time.as_secs())
         }
         CertificateError::Expired => f.write_str("the peer's certificate has expired"),
-        CertificateError::NotValidYetContext { time, not_before } => {
-            f.write_str("the peer's certificate is not valid before ")?;
-            date(f, not_before.as_secs())?;
-            f.write_str(" (now ")?;
-            date(f, time.as_secs())?;
-            f.write_str(")")
-        }
+        CertificateError::NotValidYetContext { time, not_before } => validity(
+            f,
+            "is not valid before",
+            not_before.as_secs(),
+            time.as_secs(),
+        ),
         CertificateError::NotValidYet => f.write_str("the peer's certificate is not valid yet"),
         c if ca_used_as_leaf(c) => f.write_str(
             "the peer presented a CA certificate as its own (end-entity) certificate, \
@@ -213,6 +208,15 @@ fn certificate(f: &mut fmt::Formatter<'_>, c: &CertificateError) -> fmt::Result 
         ),
         c => write!(f, "invalid peer certificate: {c:?}"),
     }
+}
+
+/// "the peer's certificate {what} {at} (now {now})", both dates in UTC.
+fn validity(f: &mut fmt::Formatter<'_>, what: &str, at: u64, now: u64) -> fmt::Result {
+    write!(f, "the peer's certificate {what} ")?;
+    date(f, at)?;
+    f.write_str(" (now ")?;
+    date(f, now)?;
+    f.write_str(")")
 }
 
 /// A name as rustls lists it (`DnsName("a.example")`), without the wrapping.
