@@ -82,8 +82,9 @@ pub(crate) fn dial(
 /// Failing to reach the proxy itself is a proxy error (it names the proxy).
 pub(crate) fn proxy_connect_error(proxy: &Proxy, e: DialError) -> ProxyError {
     proxy.error(match e {
-        DialError::Connect { addr, source } => {
-            ProxyErrorKind::Connect(source.kind(), format!("{addr}: {source}"))
+        // The error names the proxy already.
+        DialError::Connect { source, .. } => {
+            ProxyErrorKind::Connect(source.kind(), source.to_string())
         }
         DialError::Resolve { host, source } => match source {
             Some(e) => ProxyErrorKind::Connect(e.kind(), format!("cannot resolve {host}: {e}")),
