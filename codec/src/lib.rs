@@ -10,9 +10,71 @@
 //! - `tls`: the TLS codec over rustls's unbuffered API ([`tls`]; implies `alloc`).
 //! - `deflate`: permessage-deflate, RFC 7692 (`ws::deflate`; implies `alloc`; zlib-rs
 //!   allocates through `std::alloc`, so it needs a target with std).
+//!
+//! # A frame round trip
+//!
+//! A client writer masks a text message into a [`WriteBuf`](buf::WriteBuf); a server
+//! reader takes the bytes and hands the message back, borrowed from its own buffer.
+//!
+//! ```
+//! use tickwire_codec::buf::WriteBuf;
+//! use tickwire_codec::rand::MaskRng;
+//! use tickwire_codec::ws::{FrameReader, FrameWriter, Message, Role};
+//!
+//! let mut writer = FrameWriter::client(MaskRng::from_seed([7; 32]));
+//! let mut out = WriteBuf::new([0u8; 256]);
+//! writer.write_text("hello", &mut out).unwrap();
+//!
+//! let mut reader = FrameReader::new(Role::Server, [0u8; 256]);
+//! assert_eq!(reader.feed(out.data()), out.data().len());
+//! assert_eq!(reader.next().unwrap(), Some(Message::Text("hello")));
+//! assert_eq!(reader.next().unwrap(), None); // needs more bytes
+//! ```
+//!
+//! # A connection pair
+//!
+//! [`ws::Connection`] is the whole WebSocket state machine (opening handshake, pongs,
+//! close handshake, timeouts) with time passed in. Two of them, a client and a server,
+//! talk through a function that plays the socket. The codec's default limits
+//! ([`ws::Config::default`]) are 16 MiB per frame and per message, and a message must
+//! also fit the read buffer the caller hands in (the `tickwire` transport's default is
+//! 1 MiB).
+//!
+//! ```
+//! use tickwire_codec::rand::MaskRng;
+//! use tickwire_codec::time::Instant;
+//! use tickwire_codec::ws::handshake::ClientHandshake;
+//! use tickwire_codec::ws::{Connection, Masking, Message, Settings};
+//!
+//! type Conn<M> = Connection<Vec<u8>, Vec<u8>, M>;
+//!
+//! /// What `from` has to send, read by `to` (a socket would sit in between).
+//! fn pump<A: Masking, B: Masking>(from: &mut Conn<A>, to: &mut Conn<B>) {
+//!     let n = from.transmit().len().min(to.read_buf().len());
+//!     to.read_buf()[..n].copy_from_slice(&from.transmit()[..n]);
+//!     to.handle_read(n);
+//!     from.handle_written(n);
+//! }
+//!
+//! let now = Instant::from_nanos(0);
+//! let settings = Settings::default();
+//! let hs = ClientHandshake::new("example.com", "/feed", [7; 16]);
+//! let rng = MaskRng::from_seed([1; 32]);
+//! let mut client = Connection::client(&hs, vec![0; 4096], vec![0; 4096], rng, &settings, now)
+//!     .unwrap();
+//! let mut server = Connection::server(vec![0; 4096], vec![0; 4096], &settings, now);
+//!
+//! pump(&mut client, &mut server); // the upgrade request
+//! assert!(server.handle_upgrade(|_request| Default::default()).unwrap());
+//! pump(&mut server, &mut client); // 101 Switching Protocols
+//! assert!(client.poll_message().unwrap().is_none());
+//!
+//! client.send_text("hello").unwrap();
+//! pump(&mut client, &mut server);
+//! assert_eq!(server.poll_message().unwrap(), Some(Message::Text("hello")));
+//! ```
 #![no_std]
-#![deny(unsafe_op_in_unsafe_fn)]
-#![warn(missing_debug_implementations)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "alloc")]
 extern crate alloc;

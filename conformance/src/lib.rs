@@ -13,7 +13,6 @@
 //!
 //! A missing peer is reported by [`PeerError::Absent`]; [`skip_or_fail`] turns that into
 //! a loud skip, or into a failure when `TICKWIRE_REQUIRE_PEERS` is set (as in CI).
-#![warn(missing_docs, missing_debug_implementations)]
 
 mod httpbin;
 mod nginx;

@@ -388,7 +388,7 @@ fn flood(mut send: impl FnMut(&[u8]) -> Result<(), ws::Error>) {
     for _ in 0..4096 {
         match send(&chunk) {
             Ok(()) => {}
-            Err(ws::Error::Timeout) => {
+            Err(ws::Error::WriteTimeout) => {
                 timeouts += 1;
                 if timeouts == TIMEOUTS {
                     return;

@@ -48,6 +48,7 @@ pub struct RoundRatio {
     /// whole range below 10 rounds): where the central ratio lies, not how
     /// far single rounds stray.
     pub median_lo: f64,
+    /// The upper end of that interval (`median_lo` is the lower).
     pub median_hi: f64,
     /// Rounds in which both rows had a turn.
     pub rounds: usize,

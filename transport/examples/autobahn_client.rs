@@ -45,7 +45,7 @@ fn main() {
         run(base, &agent)
     };
     if let Err(e) = result {
-        eprintln!("autobahn_client: {e}");
+        eprintln!("autobahn_client: {e:#}");
         std::process::exit(1);
     }
 }

@@ -47,7 +47,7 @@ fn main() {
         run(&addr)
     };
     if let Err(e) = result {
-        eprintln!("echo_server: {e}");
+        eprintln!("echo_server: {e:#}");
         std::process::exit(1);
     }
 }

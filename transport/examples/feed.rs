@@ -34,7 +34,7 @@ fn main() {
         }
     };
     if let Err(e) = result {
-        eprintln!("feed: {e}");
+        eprintln!("feed: {e:#}");
         std::process::exit(1);
     }
 }
@@ -54,7 +54,7 @@ fn demo(seconds: u64) -> Result<(), Error> {
     let addr = srv.local_addr()?;
     std::thread::spawn(move || {
         if let Err(e) = serve(srv, 100_000) {
-            eprintln!("feed server: {e}");
+            eprintln!("feed server: {e:#}");
         }
     });
     client(&format!("ws://{addr}/quotes"), seconds)

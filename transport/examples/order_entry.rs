@@ -40,7 +40,7 @@ fn main() {
         None => local_exchange().and_then(|url| run(&url, iterations)),
     };
     if let Err(e) = result {
-        eprintln!("order_entry: {e}");
+        eprintln!("order_entry: {e:#}");
         std::process::exit(1);
     }
 }

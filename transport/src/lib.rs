@@ -8,10 +8,134 @@
 //! rustls, ring and webpki-roots; without it the transport speaks `ws://` and `http://`
 //! only and a TLS URL is the typed error `TlsDisabled`. `tokio`: the async adapter;
 //! `futures`: Stream/Sink views of it.
-#![deny(unsafe_op_in_unsafe_fn)]
-#![warn(missing_docs, missing_debug_implementations)]
+//!
+//! Limits: a connection's read buffer is 1 MiB by default and bounds the largest
+//! message it accepts (`max_message_size` and `read_buffer_size` on the builders raise
+//! it; a larger message fails the connection with close code 1009); a message to send
+//! must fit the 1 MiB write buffer (`write_buffer_size`).
+//!
+//! # A WebSocket client and an echo server
+//!
+//! ```
+//! use std::thread;
+//! use tickwire::ws::{Client, CloseCode, Error, Message, Server};
+//!
+//! // The server: accept one connection and echo what it sends.
+//! let mut server = Server::bind("127.0.0.1:0")?;
+//! let addr = server.local_addr()?;
+//! let echo = thread::spawn(move || -> Result<(), Error> {
+//!     let mut conn = server.accept()?;
+//!     while let Some(msg) = conn.recv()? {
+//!         // The message borrows the connection's read buffer: copy it to reply.
+//!         match msg {
+//!             Message::Text(t) => {
+//!                 let t = t.to_owned();
+//!                 conn.send_text(&t)?
+//!             }
+//!             Message::Binary(b) => {
+//!                 let b = b.to_vec();
+//!                 conn.send_binary(&b)?
+//!             }
+//!             _ => {} // pings are answered, a close is echoed, by the library
+//!         }
+//!     }
+//!     Ok(())
+//! });
+//!
+//! // The client.
+//! let mut ws = Client::connect(&format!("ws://{addr}/echo"))?;
+//! ws.send_text("hello")?;
+//! assert_eq!(ws.recv()?, Some(Message::Text("hello")));
+//! ws.close(CloseCode::NORMAL, "done")?;
+//! while ws.recv()?.is_some() {} // until the server's close arrives
+//! echo.join().unwrap()?;
+//! # Ok::<(), Error>(())
+//! ```
+//!
+//! # tokio
+//!
+//! The same API, awaited (feature `tokio`): [`tokio::ws::Client`] and
+//! [`tokio::ws::Server`].
+//!
+//! ```
+//! # #[cfg(all(feature = "tokio", unix))]
+//! # fn main() -> Result<(), tickwire::ws::Error> {
+//! use tickwire::tokio::ws::{Client, Server};
+//! use tickwire::ws::{CloseCode, Message};
+//!
+//! # ::tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
+//! let mut server = Server::bind("127.0.0.1:0").await?;
+//! let addr = server.local_addr()?;
+//! let echo = ::tokio::spawn(async move {
+//!     let mut conn = server.accept().await?;
+//!     while let Some(msg) = conn.recv().await? {
+//!         if let Message::Text(t) = msg {
+//!             let t = t.to_owned();
+//!             conn.send_text(&t).await?;
+//!         }
+//!     }
+//!     Ok::<(), tickwire::ws::Error>(())
+//! });
+//!
+//! let mut ws = Client::connect(&format!("ws://{addr}/")).await?;
+//! ws.send_text("hello").await?;
+//! assert_eq!(ws.recv().await?, Some(Message::Text("hello")));
+//! ws.close(CloseCode::NORMAL, "done").await?;
+//! while ws.recv().await?.is_some() {} // until the server's close arrives
+//! echo.await.unwrap()?;
+//! # Ok(())
+//! # })
+//! # }
+//! # #[cfg(not(all(feature = "tokio", unix)))]
+//! # fn main() {}
+//! ```
+//!
+//! # wss:// with a private CA
+//!
+//! A server certificate issued by your own CA (made here with `rcgen`); the client
+//! trusts that CA with [`TlsConfigBuilder::add_ca_pem`](tls::TlsConfigBuilder::add_ca_pem).
+//! The same [`TlsConfig`](tls::TlsConfig) goes to `rest::Client::builder().tls(..)` for
+//! `https://`.
+//!
+//! ```
+//! # #[cfg(feature = "tls")]
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+//! use tickwire::tls::{TlsConfig, TlsServerConfig};
+//! use tickwire::ws::{Client, Message, Server};
+//!
+//! // A CA, and a certificate for "localhost" issued by it.
+//! let mut ca = CertificateParams::new(Vec::<String>::new())?;
+//! ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+//! let ca = CertifiedIssuer::self_signed(ca, KeyPair::generate()?)?;
+//! let key = KeyPair::generate()?;
+//! let cert = CertificateParams::new(vec!["localhost".to_owned()])?.signed_by(&key, &ca)?;
+//!
+//! let tls = TlsServerConfig::from_pem(cert.pem().as_bytes(), key.serialize_pem().as_bytes())?;
+//! let mut server = Server::builder().tls(tls).bind("127.0.0.1:0")?;
+//! let port = server.local_addr()?.port();
+//! let t = std::thread::spawn(move || -> Result<(), tickwire::ws::Error> {
+//!     let mut conn = server.accept()?;
+//!     conn.send_text("over TLS")?;
+//!     while conn.recv()?.is_some() {}
+//!     Ok(())
+//! });
+//!
+//! let trust = TlsConfig::builder().add_ca_pem(ca.pem().as_bytes())?.build()?;
+//! let mut ws = Client::builder().tls(trust).connect(&format!("wss://localhost:{port}/"))?;
+//! assert_eq!(ws.recv()?, Some(Message::Text("over TLS")));
+//! ws.close(tickwire::ws::CloseCode::NORMAL, "")?;
+//! while ws.recv()?.is_some() {}
+//! t.join().unwrap()?;
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "tls"))]
+//! # fn main() {}
+//! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod clock;
+mod error;
 mod net;
 pub mod proxy;
 pub mod rest;

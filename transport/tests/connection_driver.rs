@@ -214,7 +214,7 @@ fn pongs_reach_a_peer_of_a_client_that_only_reads() {
 
 /// With a read timeout, a waiting `recv` sleeps in one `read(2)` bounded by the
 /// socket's receive timeout (`SO_RCVTIMEO`), not in a poll of its own; the timeout is
-/// reported as `Error::Timeout` and leaves the connection usable.
+/// reported as `Error::ReadTimeout` and leaves the connection usable.
 #[test]
 fn a_read_timeout_is_the_sockets_receive_timeout() {
     watchdog(|| {
@@ -233,7 +233,7 @@ fn a_read_timeout_is_the_sockets_receive_timeout() {
             .unwrap();
         assert_eq!(c.recv().unwrap(), Some(Message::Text("hi")));
         // Nothing more comes: the read times out.
-        assert!(matches!(c.recv(), Err(Error::Timeout)));
+        assert!(matches!(c.recv(), Err(Error::ReadTimeout)));
         let fd = c.get_ref().as_raw_fd();
         // SAFETY: fcntl(F_GETFL) on a descriptor the client keeps open only reads flags.
         let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };

@@ -274,6 +274,6 @@ fn busy_poll_honours_the_read_timeout() {
             .recv_timeout(Duration::from_secs(10))
             .unwrap()
             .unwrap_err();
-        assert_eq!(e, ws::Error::Timeout.to_string(), "{mode:?}");
+        assert_eq!(e, ws::Error::ReadTimeout.to_string(), "{mode:?}");
     }
 }

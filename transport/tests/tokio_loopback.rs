@@ -347,11 +347,11 @@ async fn read_timeout_leaves_the_connection_usable() {
         .connect(&url(addr))
         .await
         .unwrap();
-    assert!(matches!(c.recv().await, Err(Error::Timeout)));
+    assert!(matches!(c.recv().await, Err(Error::ReadTimeout)));
     let mut got = None;
     for _ in 0..100 {
         match c.recv().await {
-            Err(Error::Timeout) => continue,
+            Err(Error::ReadTimeout) => continue,
             Ok(Some(Message::Text(t))) => {
                 got = Some(t.to_owned());
                 break;
@@ -600,7 +600,7 @@ async fn connect_refused_and_bad_urls_are_typed() {
         .port();
     assert!(matches!(
         Client::connect(&format!("ws://127.0.0.1:{port}/")).await,
-        Err(Error::Io(_))
+        Err(Error::Connect { .. })
     ));
     assert!(matches!(
         Client::connect("http://127.0.0.1:1/").await,

@@ -235,13 +235,17 @@ async fn read_timeout_drops_the_connection() {
 
 async fn connect_refused_and_bad_scheme_are_typed_errors() {
     match Client::connect(&dead_url()).await {
-        Err(Error::Io(e)) => assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused),
+        Err(Error::Connect { source, .. }) => {
+            assert_eq!(source.kind(), std::io::ErrorKind::ConnectionRefused)
+        }
         other => panic!("{other:?}"),
     }
     // https:// is built (TLS runs at connect: tests/tokio_https.rs); refused the same.
     let https = dead_url().replacen("http://", "https://", 1);
     match Client::connect(&https).await {
-        Err(Error::Io(e)) => assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused),
+        Err(Error::Connect { source, .. }) => {
+            assert_eq!(source.kind(), std::io::ErrorKind::ConnectionRefused)
+        }
         other => panic!("{other:?}"),
     }
     assert!(matches!(
@@ -289,7 +293,7 @@ async fn stale_connection_is_not_retried_for_post() {
         .send(&w.post("/2").body(b"b").finish().unwrap(), &mut r)
         .await
     {
-        Err(Error::ConnectionClosed | Error::Io(_)) => {}
+        Err(Error::ConnectionLost | Error::Io(_)) => {}
         other => panic!("{:?}", other.map(|r| r.status())),
     }
     assert_eq!(c.stats().retries, 0);
@@ -465,7 +469,7 @@ async fn pool_reconnect_is_bounded_and_returns_the_connection() {
     };
     let pool = ClientPool::new(&dead_url(), cfg).await.unwrap();
     let t0 = Instant::now();
-    assert!(matches!(pool.acquire().await, Err(Error::Io(_))));
+    assert!(matches!(pool.acquire().await, Err(Error::Connect { .. })));
     // Two backoffs: 5 ms then 10 ms.
     assert!(t0.elapsed() >= Duration::from_millis(15));
     assert_eq!(pool.idle(), 1);

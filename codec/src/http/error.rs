@@ -77,7 +77,9 @@ impl Error {
             Error::ObsFold => "obsolete line folding in header",
             Error::InvalidNewLine => "invalid line ending",
             Error::TooManyHeaders => "too many headers",
-            Error::HeadTooLarge => "message head too large",
+            Error::HeadTooLarge => {
+                "message head larger than the reader's limit (`max_head_size`) or buffer"
+            }
             Error::InvalidContentLength => "invalid Content-Length",
             Error::DuplicateContentLength => "duplicate Content-Length",
             Error::ConflictingContentLength => "conflicting Content-Length",
@@ -92,7 +94,9 @@ impl Error {
             Error::InvalidChunkExtension => "invalid chunk extension",
             Error::InvalidTrailer => "invalid trailer field",
             Error::TrailersTooLarge => "trailer section too large",
-            Error::BodyTooLarge => "body too large",
+            Error::BodyTooLarge => {
+                "body larger than the reader's limit (`max_body_size`) or buffer"
+            }
             Error::BodyNotUtf8 => "body is not valid UTF-8",
         }
     }
@@ -136,7 +140,7 @@ impl BuildError {
     /// A short description.
     pub fn as_str(&self) -> &'static str {
         match self {
-            BuildError::BufferFull => "buffer too small for the message",
+            BuildError::BufferFull => "the writer's buffer is too small for the message",
             BuildError::InvalidHost => "invalid host",
             BuildError::InvalidPath => "invalid path",
             BuildError::InvalidHeaderName => "invalid header name",

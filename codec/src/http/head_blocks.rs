@@ -270,8 +270,8 @@ impl LineEnds {
             }
             at + bad.trailing_zeros() as usize
         };
-        // SAFETY (when `e + 1 == lf`): `e < lf < data.len()`, as `find`
-        // gives out LFs inside `data`.
+        // SAFETY: read only when `e + 1 == lf`, and then `e < lf < data.len()`,
+        // as `find` gives out LFs inside `data`.
         if e + 1 != lf || unsafe { *data.get_unchecked(e) } != b'\r' {
             return None;
         }

@@ -5,7 +5,7 @@
 //! [`ResponseReader`](super::ResponseReader): Content-Length and chunked
 //! bodies; a request with neither has no body. Pipelined requests stay in
 //! the buffer until the previous one is released by the next `poll`. The
-//! head is read by our own parser ([`request_head`](super::request_head)),
+//! head is read by our own parser (`request_head`),
 //! a block at a time on x86, held to httparse's answers by a differential
 //! test.
 

@@ -50,7 +50,7 @@ pub(crate) fn is_value_byte(c: u8) -> bool {
 
 /// Whether `v` may be sent as a field value: HTAB, SP, VCHAR and obs-text,
 /// so never CR, LF, NUL or another control byte (header injection).
-/// Checked a word or an SSE2 block at a time ([`scan`](super::scan)).
+/// Checked a word or an SSE2 block at a time (`http::scan`).
 #[inline]
 pub fn is_field_value(v: &[u8]) -> bool {
     super::scan::field_value(v, is_value_byte)

@@ -105,7 +105,7 @@ unsafe fn copy_avx2(_: Avx2, d: *mut u8, s: *const u8, n: usize) {
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 #[target_feature(enable = "avx2")]
 unsafe fn copy_long_avx2(d: *mut u8, s: *const u8, n: usize) {
-    // SAFETY (every load and store below): the block at `at` has
+    // SAFETY: for every load and store below, the block at `at` has
     // `at + 32 <= n` (0 and n - 32 as 32 < n; in the loops by their
     // conditions), so it lies inside both ranges of the caller's contract.
     unsafe {

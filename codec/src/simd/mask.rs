@@ -513,15 +513,17 @@ unsafe fn copy_sse2(dst: &mut [u8], src: &[u8], k: u32) {
             _mm_storeu_si128(d.add($at).cast::<__m128i>(), _mm_xor_si128(v, $k));
         }};
     }
-    // SAFETY (every block below): each `mv!(at, _)` has 16 <= n and
+    // Every block below: each `mv!(at, _)` has 16 <= n and
     // at + 16 <= n <= both lengths, so it reads inside `src` and writes
     // inside `dst` (which cannot overlap `src`: it is `&mut`).
     if n <= 32 {
+        // SAFETY: `16 <= n <= 32`: the blocks at 0 and n - 16 end by n.
         unsafe {
             mv!(0, kv);
             mv!(n - 16, kt);
         }
     } else if n <= 64 {
+        // SAFETY: `32 < n <= 64`: the blocks at 0, 16, n - 32 and n - 16 end by n.
         unsafe {
             mv!(0, kv);
             mv!(16, kv);
@@ -529,6 +531,7 @@ unsafe fn copy_sse2(dst: &mut [u8], src: &[u8], k: u32) {
             mv!(n - 16, kt);
         }
     } else if n <= 128 {
+        // SAFETY: `64 < n <= 128`: the blocks at 0 to 48 and n - 64 to n - 16 end by n.
         unsafe {
             mv!(0, kv);
             mv!(16, kv);
@@ -542,6 +545,7 @@ unsafe fn copy_sse2(dst: &mut [u8], src: &[u8], k: u32) {
     } else {
         let mut i = 0;
         while i + 64 <= n {
+            // SAFETY: `i + 64 <= n`: the four blocks from i end by n.
             unsafe {
                 mv!(i, kv);
                 mv!(i + 16, kv);
@@ -551,10 +555,12 @@ unsafe fn copy_sse2(dst: &mut [u8], src: &[u8], k: u32) {
             i += 64;
         }
         while i + 16 <= n {
+            // SAFETY: `i + 16 <= n`.
             unsafe { mv!(i, kv) };
             i += 16;
         }
         if i < n {
+            // SAFETY: `16 <= n`: the block at n - 16 ends at n.
             unsafe { mv!(n - 16, kt) };
         }
     }

@@ -62,7 +62,7 @@ pub fn is_valid(bytes: &[u8]) -> bool {
 
 /// Whether `bytes` is valid UTF-8, for a caller that already knows it is not
 /// all ASCII (the reader after [`apply_mask_ascii`](super::mask_ascii::apply_mask_ascii)):
-/// straight to the dispatched validator ([`Validator`]), out of line, so the
+/// straight to the dispatched validator (`Validator`), out of line, so the
 /// caller's hot path carries no second inlined scan.
 #[cold]
 #[inline(never)]
@@ -136,16 +136,16 @@ impl Validator {
                 any(target_arch = "x86", target_arch = "x86_64"),
                 target_feature = "sse2"
             ))]
-            // SAFETY: `_t` exists, so the CPU has AVX2 (see `token`).
             Validator::Avx2(_t) => {
+                // SAFETY: `_t` exists, so the CPU has AVX2 (see `token`).
                 unsafe { imp::avx2::ChunkedUtf8ValidatorImp::new().finalize(Some(bytes)) }.is_ok()
             }
             #[cfg(all(
                 any(target_arch = "x86", target_arch = "x86_64"),
                 target_feature = "sse2"
             ))]
-            // SAFETY: `_t` exists, so the CPU has SSE4.2 (see `token`).
             Validator::Sse42(_t) => {
+                // SAFETY: `_t` exists, so the CPU has SSE4.2 (see `token`).
                 unsafe { imp::sse42::ChunkedUtf8ValidatorImp::new().finalize(Some(bytes)) }.is_ok()
             }
             // On x86 the tokens above already stand for every SIMD
@@ -308,7 +308,7 @@ fn is_ascii_avx2(_: super::token::Avx2, bytes: &[u8]) -> bool {
         return ascii_prefix_words(bytes) == n;
     };
     let p = bytes.as_ptr();
-    // SAFETY (each use): `at + 32 <= n` (`at <= last`, or the loop bounds).
+    // SAFETY: in each use `at + 32 <= n` (`at <= last`, or the loop bounds).
     let load = |at: usize| unsafe { _mm256_loadu_si256(p.add(at).cast::<__m256i>()) };
     let mut acc = load(last);
     let mut i = 0;
@@ -374,12 +374,14 @@ fn ascii_prefix_sse2(bytes: &[u8]) -> usize {
     macro_rules! or {
         ($a:expr, $b:expr) => {{
             let (a, b) = ($a, $b);
+            // SAFETY: SSE2 is enabled for the whole target; registers only.
             unsafe { _mm_or_si128(a, b) }
         }};
     }
     macro_rules! high_bits {
         ($v:expr) => {{
             let v = $v;
+            // SAFETY: SSE2 is enabled for the whole target; registers only.
             unsafe { _mm_movemask_epi8(v) }
         }};
     }

@@ -73,8 +73,10 @@ impl Error {
             Error::InvalidCloseCode(_) => "invalid close code",
             Error::FrameAfterClose => "frame after close",
             Error::InvalidUtf8 => "invalid UTF-8",
-            Error::FrameTooLarge => "frame too large",
-            Error::MessageTooLarge => "message too large",
+            Error::FrameTooLarge => "frame larger than the limit (`max_frame_size`)",
+            Error::MessageTooLarge => {
+                "message larger than the limit (`max_message_size`) or the read buffer"
+            }
             Error::InvalidCompressedData => "invalid compressed data",
         }
     }

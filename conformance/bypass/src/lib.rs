@@ -19,7 +19,6 @@
 //!   a real AF_XDP socket, ARP and Ethernet included; see the README.
 #![no_std]
 #![deny(unsafe_code)]
-#![warn(missing_debug_implementations, missing_docs)]
 
 #[cfg(any(test, all(feature = "af-xdp", target_os = "linux")))]
 extern crate std;

@@ -63,10 +63,12 @@ impl core::fmt::Display for Error {
     }
 }
 
+/// The text says the codec error (`websocket: ...`), so the source is the codec
+/// error's own source: each level is printed once.
 impl core::error::Error for Error {
     fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
         match self {
-            Error::Ws(e) => Some(e),
+            Error::Ws(e) => e.source(),
             _ => None,
         }
     }

@@ -28,7 +28,7 @@
 //!   write fails, or the server closes or resets it), an **idempotent** request (GET,
 //!   HEAD, PUT, DELETE: RFC 9110 §9.2.2) is sent once more on a fresh connection. A
 //!   non-idempotent one is not (the server may have acted on it): the call returns
-//!   [`Error::ConnectionClosed`] and the next call reconnects.
+//!   [`Error::ConnectionLost`] and the next call reconnects.
 //!
 //! A request on a fresh connection is never retried, and no request is retried twice.
 //!
@@ -221,7 +221,7 @@ impl Failure {
             return Failure::Fatal(e);
         }
         match e {
-            Error::ConnectionClosed => Failure::BeforeResponse(e),
+            Error::ConnectionLost => Failure::BeforeResponse(e),
             Error::Io(io) if is_disconnect(&io) => Failure::BeforeResponse(Error::Io(io)),
             // TLS: the server closed without close_notify (nginx does on an idle
             // keep-alive connection).
@@ -384,7 +384,7 @@ impl<C: Connector> Client<C> {
     {
         self.ensure_connected().map_err(Failure::Fatal)?;
         let Some(conn) = self.conn.as_mut() else {
-            return Err(Failure::Fatal(Error::ConnectionClosed));
+            return Err(Failure::Fatal(Error::ConnectionLost));
         };
         if conn.responses == 0 {
             // A new connection: whatever the reader holds came from an earlier one.
@@ -425,7 +425,7 @@ impl<C: Connector> Client<C> {
 
 /// Read from `stream` into `reader` until it has a response ready; returns whether
 /// that response keeps the connection alive. `received` counts the bytes read. The peer
-/// closing before any byte is [`Error::ConnectionClosed`].
+/// closing before any byte is [`Error::ConnectionLost`].
 fn read_response<S: Stream, B, const N: usize>(
     stream: &mut S,
     r: &mut ResponseReader<B, N>,
@@ -449,7 +449,7 @@ where
         match read_some(stream, spare) {
             Ok(0) => {
                 if *received == 0 {
-                    return Err(Error::ConnectionClosed);
+                    return Err(Error::ConnectionLost);
                 }
                 r.signal_eof();
             }

@@ -123,7 +123,7 @@ fn stale_connection_is_not_retried_for_post() {
         .unwrap();
     thread::sleep(Duration::from_millis(50));
     match c.send(&w.post("/2").body(b"b").finish().unwrap(), &mut r) {
-        Err(Error::ConnectionClosed | Error::Io(_)) => {}
+        Err(Error::ConnectionLost | Error::Io(_)) => {}
         other => panic!("{other:?}"),
     }
     assert_eq!(c.stats().retries, 0);
@@ -276,14 +276,16 @@ fn connect_errors_are_typed() {
         .unwrap()
         .port();
     match Client::connect(&format!("http://127.0.0.1:{port}")) {
-        Err(Error::Io(e)) => assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused),
+        Err(Error::Connect { source, .. }) => {
+            assert_eq!(source.kind(), std::io::ErrorKind::ConnectionRefused)
+        }
         other => panic!("{other:?}"),
     }
     match Client::builder()
         .connect_timeout(Duration::ZERO)
         .connect(&format!("http://127.0.0.1:{port}"))
     {
-        Err(Error::ConnectTimeout) => {}
+        Err(Error::ConnectTimeout { .. }) => {}
         other => panic!("{other:?}"),
     }
     // TCP only, asked for https://: a scheme error, before any connect.

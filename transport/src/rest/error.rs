@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::io;
+use std::net::SocketAddr;
 
 use tickwire_codec::http::{BuildError, Error as HttpError};
 
@@ -12,6 +13,12 @@ use crate::tls::{TlsError, tls_error};
 
 /// Everything a REST call can fail with. After any error but [`Error::Url`] and
 /// [`Error::PoolExhausted`] the connection is dropped; the next call connects again.
+///
+/// `Display` (`{}`) says what failed and where, once; the variants that add context to
+/// an underlying error (`Resolve`, `Connect`) return it from
+/// [`source`](std::error::Error::source) and leave its text out. The alternate form
+/// `{:#}` appends each source's text: `cannot connect to 127.0.0.1:9: Connection
+/// refused (os error 111)`.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
@@ -27,21 +34,41 @@ pub enum Error {
     /// An `https://` URL in a build without the `tls` feature: enable it
     /// (`tickwire = { features = ["tls"] }`, on by default).
     TlsDisabled,
-    /// The host name resolved to no address.
-    NoAddress,
+    /// The host name could not be resolved: the resolver failed (`source`, for example
+    /// "Name or service not known"), or the name has no address (`None`).
+    Resolve {
+        /// The name that was looked up.
+        host: String,
+        /// The resolver's error; `None` when it answered with no address.
+        source: Option<io::Error>,
+    },
+    /// The TCP connection to this address failed (refused, unreachable, reset); when
+    /// the host has several addresses, the last one tried.
+    Connect {
+        /// The address connected to.
+        addr: SocketAddr,
+        /// The socket's error.
+        source: io::Error,
+    },
     /// The proxy could not be reached, refused the tunnel, answered garbage or closed
     /// mid-handshake; the error names the proxy.
     Proxy(ProxyError),
-    /// The TCP connection was not established within the connect timeout.
-    ConnectTimeout,
-    /// No response byte (or no further response byte) arrived within the read timeout.
+    /// The TCP connection (for `https://`, with its TLS handshake) was not established
+    /// within the connect timeout (`connect_timeout` in the builder).
+    ConnectTimeout {
+        /// `host:port` connected to.
+        target: String,
+    },
+    /// No response byte (or no further response byte) arrived within the read timeout
+    /// (`read_timeout` in the builder).
     ReadTimeout,
-    /// The socket took no request bytes within the write timeout.
+    /// The socket took no request bytes within the write timeout (`write_timeout` in
+    /// the builder).
     WriteTimeout,
     /// The server closed the connection before the first byte of the response, and the
     /// request was not retried (its method is not idempotent, or it was the retry).
     /// The server may or may not have processed it.
-    ConnectionClosed,
+    ConnectionLost,
     /// The response broke HTTP/1.1 (or a size limit of the reader).
     Http(HttpError),
     /// The request could not be built (a [`tickwire_codec::http::RequestWriter`] error).
@@ -74,38 +101,43 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Io(e) => write!(f, "I/O error: {e}"),
+            Error::Io(e) => e.fmt(f),
             Error::Url(e) => write!(f, "invalid URL: {e}"),
             #[cfg(feature = "tls")]
-            Error::Tls(e) => write!(f, "TLS error: {e}"),
+            Error::Tls(e) => write!(f, "{e}{}", crate::tls::hint(e)),
             Error::TlsDisabled => f.write_str(
                 "https:// needs TLS, and tickwire was built without its `tls` feature: enable it",
             ),
-            Error::NoAddress => f.write_str("host resolved to no address"),
-            Error::Proxy(e) => e.fmt(f),
-            Error::ConnectTimeout => f.write_str("connect timed out"),
-            Error::ReadTimeout => f.write_str("read timed out"),
-            Error::WriteTimeout => f.write_str("write timed out"),
-            Error::ConnectionClosed => {
-                f.write_str("server closed the connection before responding")
+            Error::Resolve { host, source } => {
+                crate::error::resolve_failed(f, host, source.is_none())
             }
+            Error::Connect { addr, .. } => write!(f, "cannot connect to {addr}"),
+            Error::Proxy(e) => e.fmt(f),
+            Error::ConnectTimeout { target } => write!(
+                f,
+                "connect to {target} timed out (raise `connect_timeout` in the builder)"
+            ),
+            Error::ReadTimeout => f.write_str("read timed out (`read_timeout` in the builder)"),
+            Error::WriteTimeout => f.write_str("write timed out (`write_timeout` in the builder)"),
+            Error::ConnectionLost => f.write_str("server closed the connection before responding"),
             Error::Http(e) => write!(f, "HTTP error: {e}"),
-            Error::Build(e) => write!(f, "request build error: {e}"),
+            Error::Build(e) => write!(f, "cannot build the request: {e}"),
             Error::PoolExhausted => f.write_str("all pooled connections are in use"),
-        }
+        }?;
+        crate::error::write_sources(f, self)
     }
 }
 
 impl std::error::Error for Error {
+    /// The underlying error of `Resolve` and `Connect` (the others print theirs in
+    /// their own text; `Io` passes on its own source).
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Io(e) => Some(e),
-            Error::Url(e) => Some(e),
-            Error::Http(e) => Some(e),
-            Error::Build(e) => Some(e),
-            #[cfg(feature = "tls")]
-            Error::Tls(e) => Some(e),
-            Error::Proxy(e) => Some(e),
+            Error::Io(e) => e.source(),
+            Error::Resolve {
+                source: Some(e), ..
+            } => Some(e),
+            Error::Connect { source, .. } => Some(source),
             _ => None,
         }
     }
@@ -126,9 +158,9 @@ impl From<BuildError> for Error {
 impl From<DialError> for Error {
     fn from(e: DialError) -> Self {
         match e {
-            DialError::Io(e) => Error::Io(e),
-            DialError::NoAddress => Error::NoAddress,
-            DialError::Timeout => Error::ConnectTimeout,
+            DialError::Resolve { host, source } => Error::Resolve { host, source },
+            DialError::Connect { addr, source } => Error::Connect { addr, source },
+            DialError::Timeout { target } => Error::ConnectTimeout { target },
             DialError::Proxy(e) => Error::Proxy(e),
         }
     }

@@ -63,7 +63,7 @@ fn tls_handshake(
     loop {
         let left = match deadline.checked_duration_since(Instant::now()) {
             Some(left) if !left.is_zero() => left,
-            _ => return Err(Error::ConnectTimeout),
+            _ => return Err(connect_timeout(&tls, host)),
         };
         let sock = tls.get_ref();
         sock.set_read_timeout(Some(left)).map_err(Error::Io)?;
@@ -76,7 +76,7 @@ fn tls_handshake(
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => {
                 return Err(match Error::from_io(e, false) {
-                    Error::ReadTimeout | Error::WriteTimeout => Error::ConnectTimeout,
+                    Error::ReadTimeout | Error::WriteTimeout => connect_timeout(&tls, host),
                     e => e,
                 });
             }
@@ -86,6 +86,14 @@ fn tls_handshake(
     sock.set_read_timeout(timeouts.read).map_err(Error::Io)?;
     sock.set_write_timeout(timeouts.write).map_err(Error::Io)?;
     Ok(tls)
+}
+
+/// The connect timeout, naming `host` and the port `tls` is connected to.
+#[cfg(feature = "tls")]
+fn connect_timeout(tls: &TlsStream<TcpStream>, host: &str) -> Error {
+    Error::ConnectTimeout {
+        target: crate::error::peer_target(host, tls.get_ref().peer_addr()),
+    }
 }
 
 /// The stream of an [`HttpConnector`]: plain TCP or TLS over it.

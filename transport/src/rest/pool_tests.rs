@@ -159,7 +159,9 @@ fn reconnect_at_acquire_is_bounded() {
     let pool = ClientPool::new(&format!("http://127.0.0.1:{port}"), cfg).unwrap();
     let t = Instant::now();
     match pool.acquire() {
-        Err(Error::Io(e)) => assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused),
+        Err(Error::Connect { source, .. }) => {
+            assert_eq!(source.kind(), std::io::ErrorKind::ConnectionRefused)
+        }
         other => panic!("{other:?}"),
     }
     // Three attempts: waits of 20 and 40 ms between them.

@@ -179,7 +179,9 @@ mod tests {
             .unwrap()
             .port();
         match TcpConnector::default().connect(&url("127.0.0.1", port), &Timeouts::default()) {
-            Err(Error::Io(e)) => assert_eq!(e.kind(), io::ErrorKind::ConnectionRefused),
+            Err(Error::Connect { source, .. }) => {
+                assert_eq!(source.kind(), io::ErrorKind::ConnectionRefused)
+            }
             other => panic!("{other:?}"),
         }
     }

@@ -13,17 +13,47 @@ use super::SocketOptions;
 use crate::proxy::tunnel::{Tunnel, Want};
 use crate::proxy::{Proxy, ProxyError, ProxyErrorKind, ProxyRules};
 
-/// Why a connection could not be made.
+/// Why a connection could not be made: each names the host or address it is about.
 #[derive(Debug)]
 pub(crate) enum DialError {
-    /// Connecting to the target failed.
-    Io(io::Error),
-    /// The target's name resolved to no address.
-    NoAddress,
-    /// The target did not accept within the connect timeout.
-    Timeout,
+    /// The host name could not be resolved (`source`: the resolver's error), or resolved
+    /// to no address (`None`).
+    Resolve {
+        host: String,
+        source: Option<io::Error>,
+    },
+    /// Connecting to this address failed (refused, unreachable, ...); the last address
+    /// tried when the name had several.
+    Connect { addr: SocketAddr, source: io::Error },
+    /// `host:port` did not accept within the connect timeout.
+    Timeout { target: String },
     /// The proxy could not be reached or refused the tunnel.
     Proxy(ProxyError),
+}
+
+impl DialError {
+    /// The resolver's answer for `host:port`, as a list of addresses (not empty).
+    pub(crate) fn resolved(
+        host: &str,
+        r: io::Result<impl Iterator<Item = SocketAddr>>,
+    ) -> Result<Vec<SocketAddr>, DialError> {
+        let resolve = |source| DialError::Resolve {
+            host: host.to_owned(),
+            source,
+        };
+        let addrs: Vec<SocketAddr> = r.map_err(|e| resolve(Some(e)))?.collect();
+        if addrs.is_empty() {
+            return Err(resolve(None));
+        }
+        Ok(addrs)
+    }
+
+    /// `host:port`, the target of a timeout, an IPv6 literal in brackets.
+    pub(crate) fn timeout(host: &str, port: u16) -> DialError {
+        DialError::Timeout {
+            target: crate::error::target(host, port),
+        }
+    }
 }
 
 /// Connect to `host:port` by `deadline` (`None`: no limit), through the proxy `rules`
@@ -43,20 +73,27 @@ pub(crate) fn dial(
         .map_err(|e| DialError::Proxy(proxy_connect_error(proxy, e)))?;
     let result = drive(&mut tcp, proxy.tunnel(host, port), deadline);
     result.map_err(|k| DialError::Proxy(proxy.error(k)))?;
-    tcp.set_read_timeout(None).map_err(DialError::Io)?;
-    tcp.set_write_timeout(None).map_err(DialError::Io)?;
+    let reset = |e: io::Error| DialError::Proxy(proxy.error(ProxyErrorKind::from_io(&e)));
+    tcp.set_read_timeout(None).map_err(reset)?;
+    tcp.set_write_timeout(None).map_err(reset)?;
     Ok(tcp)
 }
 
 /// Failing to reach the proxy itself is a proxy error (it names the proxy).
 pub(crate) fn proxy_connect_error(proxy: &Proxy, e: DialError) -> ProxyError {
     proxy.error(match e {
-        DialError::Io(e) => ProxyErrorKind::Connect(e.kind(), e.to_string()),
-        DialError::NoAddress => ProxyErrorKind::Connect(
-            io::ErrorKind::NotFound,
-            "host resolved to no address".into(),
-        ),
-        DialError::Timeout => ProxyErrorKind::Timeout,
+        // The error names the proxy already.
+        DialError::Connect { source, .. } => {
+            ProxyErrorKind::Connect(source.kind(), source.to_string())
+        }
+        DialError::Resolve { host, source } => match source {
+            Some(e) => ProxyErrorKind::Connect(e.kind(), format!("cannot resolve {host}: {e}")),
+            None => ProxyErrorKind::Connect(
+                io::ErrorKind::NotFound,
+                format!("{host} resolved to no address"),
+            ),
+        },
+        DialError::Timeout { .. } => ProxyErrorKind::Timeout,
         DialError::Proxy(p) => return p,
     })
 }
@@ -68,33 +105,45 @@ fn connect_any(
     opts: &SocketOptions,
     deadline: Option<Instant>,
 ) -> Result<TcpStream, DialError> {
-    let mut last = DialError::NoAddress;
-    for addr in (host, port).to_socket_addrs().map_err(DialError::Io)? {
+    let addrs = DialError::resolved(host, (host, port).to_socket_addrs())?;
+    let mut last = None;
+    for addr in addrs {
         match connect_one(addr, opts, deadline) {
             Ok(s) => return Ok(s),
-            Err(e) => last = e,
+            Err(ConnectFailed::Timeout) => return Err(DialError::timeout(host, port)),
+            Err(ConnectFailed::Io(source)) => last = Some(DialError::Connect { addr, source }),
         }
     }
-    Err(last)
+    // `resolved` returned at least one address, so `last` is set.
+    Err(last.unwrap_or_else(|| DialError::Resolve {
+        host: host.to_owned(),
+        source: None,
+    }))
+}
+
+/// Why one address could not be connected.
+enum ConnectFailed {
+    Timeout,
+    Io(io::Error),
 }
 
 fn connect_one(
     addr: SocketAddr,
     opts: &SocketOptions,
     deadline: Option<Instant>,
-) -> Result<TcpStream, DialError> {
+) -> Result<TcpStream, ConnectFailed> {
     let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
-        .map_err(DialError::Io)?;
-    opts.apply(&socket).map_err(DialError::Io)?;
+        .map_err(ConnectFailed::Io)?;
+    opts.apply(&socket).map_err(ConnectFailed::Io)?;
     let addr = SockAddr::from(addr);
     let r = match deadline {
         None => socket.connect(&addr),
-        Some(d) => socket.connect_timeout(&addr, left(d).ok_or(DialError::Timeout)?),
+        Some(d) => socket.connect_timeout(&addr, left(d).ok_or(ConnectFailed::Timeout)?),
     };
     match r {
         Ok(()) => Ok(socket.into()),
-        Err(e) if e.kind() == io::ErrorKind::TimedOut => Err(DialError::Timeout),
-        Err(e) => Err(DialError::Io(e)),
+        Err(e) if e.kind() == io::ErrorKind::TimedOut => Err(ConnectFailed::Timeout),
+        Err(e) => Err(ConnectFailed::Io(e)),
     }
 }
 

@@ -25,9 +25,10 @@ pub(crate) async fn dial(
     deadline: Option<Instant>,
 ) -> Result<TcpStream, DialError> {
     let Some(proxy) = rules.and_then(|r| r.for_target(host, port, secure)) else {
-        return bounded(deadline, connect_any(host, port, opts)).await;
+        return bounded(deadline, (host, port), connect_any(host, port, opts)).await;
     };
-    let tcp = bounded(deadline, connect_any(proxy.host(), proxy.port(), opts))
+    let target = (proxy.host(), proxy.port());
+    let tcp = bounded(deadline, target, connect_any(target.0, target.1, opts))
         .await
         .map_err(|e| DialError::Proxy(proxy_connect_error(proxy, e)))?;
     let handshake = drive(&tcp, proxy.tunnel(host, port));
@@ -41,32 +42,35 @@ pub(crate) async fn dial(
     Ok(tcp)
 }
 
-/// `fut` by `deadline` ([`DialError::Timeout`] after it).
+/// `fut` by `deadline` ([`DialError::Timeout`] for `target` after it).
 async fn bounded<T>(
     deadline: Option<Instant>,
+    target: (&str, u16),
     fut: impl Future<Output = Result<T, DialError>>,
 ) -> Result<T, DialError> {
     match deadline {
         None => fut.await,
         Some(d) => ::tokio::time::timeout_at(d.into(), fut)
             .await
-            .unwrap_or(Err(DialError::Timeout)),
+            .unwrap_or_else(|_| Err(DialError::timeout(target.0, target.1))),
     }
 }
 
 /// Each resolved address in turn, the options set before the connect.
 async fn connect_any(host: &str, port: u16, opts: &SocketOptions) -> Result<TcpStream, DialError> {
-    let mut last = DialError::NoAddress;
-    for addr in ::tokio::net::lookup_host((host, port))
-        .await
-        .map_err(DialError::Io)?
-    {
+    let addrs = DialError::resolved(host, ::tokio::net::lookup_host((host, port)).await)?;
+    let mut last = None;
+    for addr in addrs {
         match connect_one(addr, opts).await {
             Ok(s) => return Ok(s),
-            Err(e) => last = DialError::Io(e),
+            Err(source) => last = Some(DialError::Connect { addr, source }),
         }
     }
-    Err(last)
+    // `resolved` returned at least one address, so `last` is set.
+    Err(last.unwrap_or_else(|| DialError::Resolve {
+        host: host.to_owned(),
+        source: None,
+    }))
 }
 
 async fn connect_one(addr: SocketAddr, opts: &SocketOptions) -> io::Result<TcpStream> {

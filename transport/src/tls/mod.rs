@@ -14,3 +14,26 @@ pub use config::{
 };
 pub use stream::{TlsStream, tls_error};
 pub use tickwire_codec::tls::{TlsError, TlsErrorKind, rustls};
+
+/// What to change for a certificate error, in the transport's setting names: appended
+/// to a [`TlsError`]'s text by [`ws::Error`](crate::ws::Error) and
+/// [`rest::Error`](crate::rest::Error). Empty for errors a setting does not fix.
+pub(crate) fn hint(e: &TlsError) -> &'static str {
+    match e.kind() {
+        TlsErrorKind::UnknownIssuer => {
+            "; if the server uses a private CA, trust it with `TlsConfig::builder().add_ca_pem(..)` \
+             (or `add_ca_pem_file`, `add_ca_der`) and pass the config to the builder's `tls`"
+        }
+        TlsErrorKind::CaUsedAsLeaf => {
+            "; give the server a certificate issued by the CA (the server's \
+             `TlsServerConfig::from_pem` takes that leaf first, then the chain), and trust \
+             the CA with `TlsConfig::builder().add_ca_pem(..)`"
+        }
+        TlsErrorKind::NameMismatch => {
+            "; connect with a host name the certificate lists, or issue the server a \
+             certificate for this name"
+        }
+        TlsErrorKind::Expired => "; renew the server's certificate (or check this machine's clock)",
+        _ => "",
+    }
+}

@@ -152,14 +152,16 @@ macro_rules! builder_options {
     ($ty:ty) => {
         impl $ty {
             /// Read buffer capacity in bytes (default 1 MiB). It bounds the largest
-            /// message; it grows to fit [`max_message_size`](Self::max_message_size).
+            /// message, so **the default message limit is 1 MiB**; it grows to fit
+            /// [`max_message_size`](Self::max_message_size).
             pub fn read_buffer_size(mut self, bytes: usize) -> Self {
                 self.opts.read_buffer_size = bytes;
                 self
             }
 
             /// Write buffer capacity in bytes (default 1 MiB, at least 256). A message
-            /// larger than this on the wire is refused with `Error::MessageTooLarge`.
+            /// larger than this on the wire is refused with `Error::MessageTooLarge`
+            /// (nothing sent, the connection unchanged).
             pub fn write_buffer_size(mut self, bytes: usize) -> Self {
                 self.opts.write_buffer_size = bytes;
                 self
@@ -172,8 +174,10 @@ macro_rules! builder_options {
                 self
             }
 
-            /// Largest accepted message (default: what the read buffer holds). The read
-            /// buffer is grown to hold it. Larger messages fail with close code 1009.
+            /// Largest accepted message (default: what the read buffer holds, 1 MiB
+            /// unless [`read_buffer_size`](Self::read_buffer_size) is raised). The read
+            /// buffer is grown to hold it. A larger message fails the connection with
+            /// close code 1009 (`Error::Protocol(ProtocolError::MessageTooLarge)`).
             pub fn max_message_size(mut self, bytes: usize) -> Self {
                 self.opts.max_message_size = Some(bytes);
                 self

@@ -24,6 +24,10 @@ use crate::socket::{dial, socket_options};
 use crate::tls::TlsConfig;
 
 /// Settings for a [`Client`]; `connect` or `connect_with` to use them.
+///
+/// Defaults: 1 MiB read and write buffers (so a 1 MiB message limit: raise it with
+/// `max_message_size`), 10 s connect and handshake timeouts, no read or write
+/// timeout, pings answered automatically.
 #[derive(Debug, Clone)]
 pub struct ClientBuilder {
     pub(crate) opts: Options,
@@ -108,7 +112,7 @@ impl ClientBuilder {
     pub fn connect_with(&self, mut stream: TcpStream, url: &str) -> Result<Client, Error> {
         let url = parse_ws(url)?;
         let deadline = Instant::now().checked_add(self.connect_timeout);
-        wait_connected(&mut stream, deadline)?;
+        wait_connected(&mut stream, deadline, &url)?;
         self.handshake(stream, &url)
     }
 
@@ -160,12 +164,17 @@ fn parse_ws(url: &str) -> Result<Url, Error> {
     Ok(Url::parse(url)?)
 }
 
-/// Wait until a non-blocking connect finished (writable, no socket error, a peer).
-fn wait_connected(stream: &mut TcpStream, deadline: Option<Instant>) -> Result<(), Error> {
+/// Wait until a non-blocking connect finished (writable, no socket error, a peer); the
+/// timeout names `url`'s host and port.
+fn wait_connected(
+    stream: &mut TcpStream,
+    deadline: Option<Instant>,
+    url: &Url,
+) -> Result<(), Error> {
     let mut poll = Poll::new()?;
     poll.registry()
         .register(stream, Token(0), Interest::WRITABLE)?;
-    let result = poll_connected(&mut poll, stream, deadline);
+    let result = poll_connected(&mut poll, stream, deadline, url);
     poll.registry().deregister(stream)?;
     result
 }
@@ -174,6 +183,7 @@ fn poll_connected(
     poll: &mut Poll,
     stream: &TcpStream,
     deadline: Option<Instant>,
+    url: &Url,
 ) -> Result<(), Error> {
     let mut events = Events::with_capacity(4);
     loop {
@@ -189,7 +199,11 @@ fn poll_connected(
             None => None,
             Some(d) => match d.checked_duration_since(Instant::now()) {
                 Some(left) if !left.is_zero() => Some(left),
-                _ => return Err(Error::ConnectTimeout),
+                _ => {
+                    return Err(Error::ConnectTimeout {
+                        target: crate::error::target(&url.host, url.port),
+                    });
+                }
             },
         };
         match poll.poll(&mut events, timeout) {
@@ -250,7 +264,7 @@ impl Client {
     ///   already been answered and the socket shut for writing.
     /// - `Ok(None)`: the close handshake is complete; every later call says the same.
     /// - `Err(_)`: the connection failed (a protocol error was answered with the
-    ///   codec's close code), except `Error::Timeout`, after which it is unchanged. The
+    ///   codec's close code), except `Error::ReadTimeout`, after which it is unchanged. The
     ///   error comes back at once, with the close frame written as far as the socket
     ///   takes it; calling `recv` again finishes the close (the peer's end of the
     ///   stream, or at most the close timeout) and then returns `Error::AlreadyClosed`.

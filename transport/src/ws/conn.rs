@@ -225,7 +225,7 @@ impl<S: Stream> Io<S> {
         if self.write_all(tx, Deadline::After(self.write_timeout))? {
             Ok(true)
         } else {
-            Err(Error::Timeout)
+            Err(Error::WriteTimeout)
         }
     }
 
@@ -448,7 +448,7 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                     }
                 };
                 if left.is_some_and(|l| l.is_zero()) {
-                    return Err(Error::Timeout);
+                    return Err(Error::ReadTimeout);
                 }
                 // Start the deadline (one clock read per waiting recv, not per message).
                 read_deadline.get();
@@ -488,7 +488,7 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                 }
                 Ok(ReadOutcome::WouldBlock) if block => {
                     // The socket's receive timeout passed.
-                    return Err(Error::Timeout);
+                    return Err(Error::ReadTimeout);
                 }
                 Ok(ReadOutcome::WouldBlock) => {
                     if !wait || !self.io.is_blocking() {
@@ -534,7 +534,7 @@ impl<S: Stream, M: Masking> Conn<S, M> {
         };
         let write = self.wants_write();
         if !self.io.wait(deadline, write)? && read.is_some_and(|r| Instant::now() >= r) {
-            return Err(Error::Timeout);
+            return Err(Error::ReadTimeout);
         }
         Ok(())
     }
@@ -583,7 +583,7 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                 .io
                 .write_all(self.ws.sender(), Deadline::After(self.io.write_timeout))?
             {
-                return Err(Error::Timeout);
+                return Err(Error::WriteTimeout);
             }
         } else {
             self.io.write_some(self.ws.sender())?;

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::io;
+use std::net::SocketAddr;
 
 use tickwire_codec::ws::handshake::HandshakeError;
 use tickwire_codec::ws::{EncodeError, Error as WsError};
@@ -16,10 +17,16 @@ use crate::tls::{TlsError, tls_error};
 ///
 /// Errors fall in three groups:
 /// - the connection is dead: `Io`, `Tls`, `Protocol`, `ConnectionLost`, `DeadPeer`, `CloseTimeout`,
-///   `Handshake`, `ConnectTimeout`, `HandshakeTimeout`, `AlreadyClosed`;
-/// - the call was refused and the connection is unchanged: `Backpressure`, `Timeout`,
-///   `Encode`, `MessageTooLarge`, `HandshakeInProgress`;
-/// - setup: `Url`, `NoAddress`, `Proxy`, `Entropy`, `TlsDisabled`.
+///   `Handshake`, `Connect`, `ConnectTimeout`, `HandshakeTimeout`, `AlreadyClosed`;
+/// - the call was refused and the connection is unchanged: `Backpressure`, `ReadTimeout`,
+///   `WriteTimeout`, `Encode`, `MessageTooLarge`, `HandshakeInProgress`;
+/// - setup: `Url`, `Resolve`, `Proxy`, `Entropy`, `TlsDisabled`.
+///
+/// `Display` (`{}`) says what failed and where, once; the variants that add context to
+/// an underlying error (`Resolve`, `Connect`) return it from
+/// [`source`](std::error::Error::source) and leave its text out. The alternate form
+/// `{:#}` appends each source's text: `cannot connect to 127.0.0.1:9: Connection
+/// refused (os error 111)`.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
@@ -35,15 +42,33 @@ pub enum Error {
     /// A `wss://` URL, or a TLS connection asked for, in a build without the `tls`
     /// feature: enable it (`tickwire = { features = ["tls"] }`, on by default).
     TlsDisabled,
-    /// The host name resolved to no address.
-    NoAddress,
+    /// The host name could not be resolved: the resolver failed (`source`, for example
+    /// "Name or service not known"), or the name has no address (`None`).
+    Resolve {
+        /// The name that was looked up.
+        host: String,
+        /// The resolver's error; `None` when it answered with no address.
+        source: Option<io::Error>,
+    },
+    /// The TCP connection to this address failed (refused, unreachable, reset); when
+    /// the host has several addresses, the last one tried.
+    Connect {
+        /// The address connected to.
+        addr: SocketAddr,
+        /// The socket's error.
+        source: io::Error,
+    },
     /// The proxy could not be reached, refused the tunnel, answered garbage or closed
     /// mid-handshake; the error names the proxy.
     Proxy(ProxyError),
     /// The OS entropy source failed (masking keys and the handshake nonce come from it).
     Entropy(getrandom::Error),
-    /// The TCP connection was not established within the connect timeout.
-    ConnectTimeout,
+    /// The TCP connection (for `wss://`, with its TLS handshake) was not established
+    /// within the connect timeout (`connect_timeout` in the builder).
+    ConnectTimeout {
+        /// `host:port` connected to.
+        target: String,
+    },
     /// The opening handshake did not finish within the handshake timeout.
     HandshakeTimeout,
     /// The opening handshake failed: the server's answer was not a valid upgrade
@@ -59,7 +84,7 @@ pub enum Error {
     /// code, reason without code). Nothing was sent; the connection is unchanged.
     Encode(EncodeError),
     /// The message does not fit in the write buffer even when it is empty. Nothing was
-    /// sent; raise the write buffer size.
+    /// sent; raise `write_buffer_size` in the builder (default 1 MiB).
     MessageTooLarge {
         /// Bytes the message takes on the wire.
         len: usize,
@@ -69,8 +94,12 @@ pub enum Error {
     /// Evented mode: the write buffer has no room for this message. Nothing was queued;
     /// call `flush` when the socket is writable and send again.
     Backpressure,
-    /// Blocking mode: the read or write timeout passed. The connection is unchanged.
-    Timeout,
+    /// Nothing arrived within the read timeout (`read_timeout` in the builder). The
+    /// connection is unchanged: call `recv` again.
+    ReadTimeout,
+    /// The socket took no bytes within the write timeout (`write_timeout` in the
+    /// builder). What was queued stays queued; the connection is unchanged.
+    WriteTimeout,
     /// Our close frame was not answered within the close timeout; the socket was shut.
     CloseTimeout,
     /// The peer closed the TCP connection without a close handshake (code 1006).
@@ -85,51 +114,71 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Io(e) => write!(f, "I/O error: {e}"),
-            Error::Url(e) => write!(f, "invalid URL: {e}"),
+            Error::Io(e) => e.fmt(f),
+            Error::Url(e) => write!(f, "invalid WebSocket URL: {e}"),
             #[cfg(feature = "tls")]
-            Error::Tls(e) => e.fmt(f),
+            Error::Tls(e) => write!(f, "{e}{}", crate::tls::hint(e)),
             Error::TlsDisabled => f.write_str(
                 "wss:// needs TLS, and tickwire was built without its `tls` feature: enable it",
             ),
-            Error::NoAddress => f.write_str("host name resolved to no address"),
+            Error::Resolve { host, source } => {
+                crate::error::resolve_failed(f, host, source.is_none())
+            }
+            Error::Connect { addr, .. } => write!(f, "cannot connect to {addr}"),
             Error::Proxy(e) => e.fmt(f),
             Error::Entropy(e) => write!(f, "OS entropy source failed: {e}"),
-            Error::ConnectTimeout => f.write_str("connect timed out"),
-            Error::HandshakeTimeout => f.write_str("opening handshake timed out"),
+            Error::ConnectTimeout { target } => write!(
+                f,
+                "connect to {target} timed out (raise `connect_timeout` in the builder)"
+            ),
+            Error::HandshakeTimeout => f.write_str(
+                "opening handshake timed out (raise `handshake_timeout` in the builder)",
+            ),
             Error::Handshake(e) => write!(f, "opening handshake failed: {e}"),
             Error::HandshakeInProgress => f.write_str("opening handshake still in progress"),
-            Error::Protocol(e) => write!(f, "protocol error (close {}): {e}", e.close_code().0),
-            Error::Encode(e) => write!(f, "cannot encode message: {e}"),
-            Error::MessageTooLarge { len, capacity } => {
-                write!(
-                    f,
-                    "message of {len} bytes exceeds the {capacity}-byte write buffer"
-                )
+            Error::Protocol(e) => {
+                write!(f, "protocol error (close {}): {e}", e.close_code().0)?;
+                match e {
+                    WsError::MessageTooLarge => f.write_str(
+                        "; raise `max_message_size` in the builder (default: what the \
+                         1 MiB read buffer holds)",
+                    ),
+                    WsError::FrameTooLarge => f.write_str(
+                        "; raise `max_frame_size` in the builder (default: the message limit)",
+                    ),
+                    _ => Ok(()),
+                }
             }
+            Error::Encode(e) => write!(f, "cannot encode message: {e}"),
+            Error::MessageTooLarge { len, capacity } => write!(
+                f,
+                "message of {len} bytes exceeds the {capacity}-byte write buffer \
+                 (raise `write_buffer_size` in the builder)"
+            ),
             Error::Backpressure => f.write_str("write buffer full; flush and retry"),
-            Error::Timeout => f.write_str("timed out"),
+            Error::ReadTimeout => f.write_str("read timed out (`read_timeout` in the builder)"),
+            Error::WriteTimeout => f.write_str("write timed out (`write_timeout` in the builder)"),
             Error::CloseTimeout => f.write_str("peer did not answer the close in time"),
             Error::ConnectionLost => f.write_str("connection lost without a close handshake"),
             Error::DeadPeer => f.write_str(
                 "no byte from the peer within the dead-peer timeout (raise `dead_peer_timeout`)",
             ),
             Error::AlreadyClosed => f.write_str("connection already closed"),
-        }
+        }?;
+        crate::error::write_sources(f, self)
     }
 }
 
 impl std::error::Error for Error {
+    /// The underlying error of `Resolve` and `Connect` (the others print theirs in
+    /// their own text; `Io` passes on its own source).
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Io(e) => Some(e),
-            #[cfg(feature = "tls")]
-            Error::Tls(e) => Some(e),
-            Error::Url(e) => Some(e),
-            Error::Handshake(e) => Some(e),
-            Error::Protocol(e) => Some(e),
-            Error::Encode(e) => Some(e),
-            Error::Proxy(e) => Some(e),
+            Error::Io(e) => e.source(),
+            Error::Resolve {
+                source: Some(e), ..
+            } => Some(e),
+            Error::Connect { source, .. } => Some(source),
             _ => None,
         }
     }
@@ -149,9 +198,9 @@ impl From<io::Error> for Error {
 impl From<DialError> for Error {
     fn from(e: DialError) -> Self {
         match e {
-            DialError::Io(e) => Error::Io(e),
-            DialError::NoAddress => Error::NoAddress,
-            DialError::Timeout => Error::ConnectTimeout,
+            DialError::Resolve { host, source } => Error::Resolve { host, source },
+            DialError::Connect { addr, source } => Error::Connect { addr, source },
+            DialError::Timeout { target } => Error::ConnectTimeout { target },
             DialError::Proxy(e) => Error::Proxy(e),
         }
     }

@@ -26,6 +26,10 @@ use crate::socket::socket_options;
 use crate::tls::TlsServerConfig;
 
 /// Settings for a [`Server`] and the connections it accepts.
+///
+/// Defaults: 1 MiB read and write buffers per connection (so a 1 MiB message limit:
+/// raise it with `max_message_size`), a 10 s handshake timeout, no read or write
+/// timeout, pings answered automatically.
 #[derive(Debug, Clone, Default)]
 pub struct ServerBuilder {
     pub(crate) opts: Options,
@@ -66,7 +70,15 @@ impl ServerBuilder {
 
     /// Listen on the first address `addr` resolves to.
     pub fn bind(self, addr: impl ToSocketAddrs) -> Result<Server, Error> {
-        let addr = addr.to_socket_addrs()?.next().ok_or(Error::NoAddress)?;
+        let resolve = |source| Error::Resolve {
+            host: "the listen address".to_owned(),
+            source,
+        };
+        let addr = addr
+            .to_socket_addrs()
+            .map_err(|e| resolve(Some(e)))?
+            .next()
+            .ok_or_else(|| resolve(None))?;
         Ok(self.listener(TcpListener::bind(addr)?))
     }
 

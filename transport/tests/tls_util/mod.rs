@@ -95,3 +95,35 @@ impl Leaf {
         TlsServerConfig::from_pem(self.cert.as_bytes(), self.key.as_bytes()).unwrap()
     }
 }
+
+/// A self-signed CA certificate for `names`, with its key: a server presenting it uses
+/// a CA certificate as its own (the mistake webpki calls `CaUsedAsEndEntity`).
+pub fn self_signed_ca_as_leaf(names: &[&str]) -> Leaf {
+    let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    let mut params = CertificateParams::new(names).unwrap();
+    params.distinguished_name = DistinguishedName::new();
+    params
+        .distinguished_name
+        .push(DnType::CommonName, "CA used as leaf");
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    let key = KeyPair::generate().unwrap();
+    let cert = params.self_signed(&key).unwrap();
+    Leaf {
+        cert: cert.pem(),
+        key: key.serialize_pem(),
+    }
+}
+
+/// A client config trusting only the certificates in `pem`.
+pub fn trusting(pem: &str) -> TlsConfig {
+    TlsConfig::builder()
+        .system_roots(false)
+        .add_ca_pem(pem.as_bytes())
+        .unwrap()
+        .build()
+        .unwrap()
+}

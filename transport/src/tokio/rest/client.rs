@@ -351,7 +351,7 @@ where
         match conn.stream.read_some(spare, timeout).await {
             Ok(0) => {
                 if *received == 0 {
-                    return Err(Error::ConnectionClosed);
+                    return Err(Error::ConnectionLost);
                 }
                 r.signal_eof();
             }

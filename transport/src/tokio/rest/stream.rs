@@ -139,7 +139,9 @@ impl AsyncStream {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     return Err(match Error::from_io(e, false) {
-                        Error::ReadTimeout | Error::WriteTimeout => Error::ConnectTimeout,
+                        Error::ReadTimeout | Error::WriteTimeout => Error::ConnectTimeout {
+                            target: crate::error::peer_target(host, tls.get_ref().peer_addr()),
+                        },
                         e => e,
                     });
                 }
@@ -154,7 +156,9 @@ impl AsyncStream {
                 .await
                 .map_err(Error::Io)?
             {
-                return Err(Error::ConnectTimeout);
+                return Err(Error::ConnectTimeout {
+                    target: crate::error::peer_target(host, tls.get_ref().peer_addr()),
+                });
             }
         }
         Ok(AsyncStream {

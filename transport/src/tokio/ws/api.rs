@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 /// are the evented connection's own deadlines).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Timeouts {
-    /// Longest a `recv` waits (`Error::Timeout`).
+    /// Longest a `recv` waits (`Error::ReadTimeout`).
     pub read: Option<Duration>,
-    /// Longest a send or flush waits for the socket (`Error::Timeout`).
+    /// Longest a send or flush waits for the socket (`Error::WriteTimeout`).
     pub write: Option<Duration>,
     /// Longest the last flush after a completed close handshake waits.
     pub close: Duration,
@@ -72,7 +72,7 @@ macro_rules! async_api {
             ///   same.
             /// - `Err(_)`: the connection failed (a protocol error was answered with the
             ///   codec's close code; [`Error::CloseTimeout`] when our close was not
-            ///   answered in time), except `Error::Timeout` (read timeout), after which
+            ///   answered in time), except `Error::ReadTimeout`, after which
             ///   it is unchanged.
             ///
             /// The message borrows the read buffer: drop it before the next call.
@@ -115,7 +115,7 @@ macro_rules! async_api {
                         let now = std::time::Instant::now();
                         self.ws.handle_timeout(now)?;
                         if read_at.is_some_and(|at| now >= at) {
-                            return Err($crate::ws::Error::Timeout);
+                            return Err($crate::ws::Error::ReadTimeout);
                         }
                     }
                 }
@@ -189,7 +189,7 @@ macro_rules! async_api {
                             // Writable only (see `finish_close`).
                             let writable = ::tokio::io::Interest::WRITABLE;
                             if !self.ready.wait_for(writable, deadline.get()).await? {
-                                return Err($crate::ws::Error::Timeout);
+                                return Err($crate::ws::Error::WriteTimeout);
                             }
                         }
                         Err(e) => return Err(e),
@@ -244,7 +244,7 @@ macro_rules! async_api {
                 let writable = ::tokio::io::Interest::WRITABLE;
                 while !self.ws.flush()? {
                     if !self.ready.wait_for(writable, deadline.get()).await? {
-                        return Err($crate::ws::Error::Timeout);
+                        return Err($crate::ws::Error::WriteTimeout);
                     }
                 }
                 Ok(())

@@ -4,7 +4,8 @@
 macro_rules! forward_options {
     ($ty:ty, $inner:ty) => {
         impl $ty {
-            /// Read buffer capacity in bytes (see the blocking builder).
+            /// Read buffer capacity in bytes (default 1 MiB, which is also the default
+            /// message limit; see the blocking builder).
             pub fn read_buffer_size(self, bytes: usize) -> Self {
                 Self {
                     inner: self.inner.read_buffer_size(bytes),
@@ -25,7 +26,8 @@ macro_rules! forward_options {
                 }
             }
 
-            /// Largest accepted message (close code 1009 beyond).
+            /// Largest accepted message (default: what the 1 MiB read buffer holds; close
+            /// code 1009 beyond). The read buffer grows to hold it.
             pub fn max_message_size(self, bytes: usize) -> Self {
                 Self {
                     inner: self.inner.max_message_size(bytes),
@@ -102,7 +104,7 @@ macro_rules! forward_options {
                 }
             }
 
-            /// Longest a `recv` waits (default: forever; `Error::Timeout`, connection
+            /// Longest a `recv` waits (default: forever; `Error::ReadTimeout`, connection
             /// unchanged). `tokio::time::timeout` around `recv` works as well.
             pub fn read_timeout(self, t: Option<std::time::Duration>) -> Self {
                 Self {

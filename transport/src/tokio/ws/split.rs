@@ -167,7 +167,7 @@ macro_rules! halves {
                         let now = Instant::now();
                         self.shared.lock().handle_timeout(now)?;
                         if read_at.is_some_and(|at| now >= at) {
-                            return Err(Error::Timeout);
+                            return Err(Error::ReadTimeout);
                         }
                     }
                 }
@@ -196,7 +196,7 @@ macro_rules! halves {
                         Err(Error::Backpressure) => {
                             let at = deadline.get();
                             if !self.shared.ready.wait_for(Interest::WRITABLE, at).await? {
-                                return Err(Error::Timeout);
+                                return Err(Error::WriteTimeout);
                             }
                         }
                         Err(e) => return Err(e),
@@ -243,7 +243,7 @@ macro_rules! halves {
                 while !self.shared.lock().flush()? {
                     let at = deadline.get();
                     if !self.shared.ready.wait_for(Interest::WRITABLE, at).await? {
-                        return Err(Error::Timeout);
+                        return Err(Error::WriteTimeout);
                     }
                 }
                 Ok(())
