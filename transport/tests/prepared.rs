@@ -11,9 +11,7 @@ use std::sync::mpsc;
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
-use tickwire::ws::{
-    Client, CloseCode, Error, Message, PreparedMessage, Server, ServerBuilder, ServerConnection,
-};
+use tickwire::ws::{Client, CloseCode, Error, Message, PreparedMessage, Server, ServerConnection};
 use watchdog::watchdog;
 
 const T: Duration = Duration::from_secs(20);
@@ -285,10 +283,7 @@ fn with_deflate_every_client_inflates_the_right_text() {
                 server_no_context_takeover: no_takeover,
                 ..DeflateConfig::default()
             };
-            let mut server = ServerBuilder::new()
-                .deflate(cfg)
-                .bind("127.0.0.1:0")
-                .unwrap();
+            let mut server = Server::builder().deflate(cfg).bind("127.0.0.1:0").unwrap();
             let addr = server.local_addr().unwrap();
             let readers: Vec<_> = (0..3)
                 .map(|_| {
