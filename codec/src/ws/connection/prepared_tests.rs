@@ -1,7 +1,6 @@
 //! Prepared messages on connections driven in memory: the bytes each peer receives, the
 //! room and close rules, the fallbacks, and (feature `deflate`) the compressed frame.
 
-use core::time::Duration;
 use std::string::String;
 use std::vec;
 use std::vec::Vec;
@@ -252,6 +251,8 @@ fn a_client_or_a_small_fragment_size_encodes_the_payload_itself() {
 
 #[cfg(feature = "deflate")]
 mod deflate {
+    use core::time::Duration;
+
     use super::*;
     use crate::ws::deflate::{DeflateConfig, Deflater};
 
