@@ -30,10 +30,7 @@ pub(super) fn case(s: &str, peer: usize, v: &mut Vec<Case<'static>>) {
 
 fn row(cfg: &RunConfig, peer: usize) -> Measurement {
     raise_fd_limit();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = crate::suites::tokio_loopback::runtime();
     let text = message();
     // The frame a server sends: FIN + text, a 16-bit length, the payload.
     let mut frame = vec![0x81, 126, 0, text.len() as u8];

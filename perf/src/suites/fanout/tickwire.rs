@@ -253,10 +253,7 @@ fn send(c: &mut ServerConnection, mut op: impl FnMut(&mut ServerConnection) -> R
 fn tokio_row(cfg: &RunConfig, peer: usize, how: How) -> Measurement {
     use tickwire::tokio::ws::Server;
     raise_fd_limit();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = crate::suites::tokio_loopback::runtime();
     let text = message();
     let (msg, frame) = prepared(&text, false);
     rt.block_on(async {
