@@ -5,7 +5,8 @@
 //! error. Buffers belong to the caller (see [`buf`]).
 //!
 //! Features:
-//! - `alloc`: owned message types ([`ws::OwnedMessage`]).
+//! - `alloc`: owned message types ([`ws::OwnedMessage`]) and [`ws::PreparedMessage`] (one
+//!   frame sent to many connections).
 //! - `getrandom`: seed the masking-key generator from the operating system.
 //! - `tls`: the TLS codec over rustls's unbuffered API ([`tls`]; implies `alloc`).
 //! - `deflate`: permessage-deflate, RFC 7692 (`ws::deflate`; implies `alloc`; zlib-rs

@@ -6,6 +6,8 @@
 //! - [`pair`]: a reader and a writer for one connection.
 //! - [`Connection`]: the whole connection state machine (handshake, close, pongs,
 //!   keepalive, timeouts) over a reader and a writer, with time passed in.
+//! - [`PreparedMessage`] (feature `alloc`): a message encoded once, sent on many
+//!   server connections.
 
 pub mod close;
 pub mod connection;
@@ -15,6 +17,8 @@ pub mod error;
 pub mod frame;
 pub mod handshake;
 pub mod message;
+#[cfg(feature = "alloc")]
+pub mod prepared;
 pub mod reader;
 pub mod writer;
 
@@ -30,6 +34,8 @@ pub use frame::{OpCode, Role};
 pub use message::Message;
 #[cfg(feature = "alloc")]
 pub use message::OwnedMessage;
+#[cfg(feature = "alloc")]
+pub use prepared::PreparedMessage;
 pub use reader::{Compressed, Config, FrameReader};
 pub use writer::{FrameWriter, Masking};
 

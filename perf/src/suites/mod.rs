@@ -7,6 +7,7 @@
 pub mod bypass;
 pub mod bypass_xdp;
 pub mod codec;
+pub mod fanout;
 pub mod loopback;
 pub mod rest;
 pub mod tls;
@@ -42,6 +43,7 @@ pub fn all(setup: &Setup) -> Vec<Case<'static>> {
     bypass::register(setup, &mut v);
     bypass_xdp::register(setup, &mut v);
     tokio_loopback::register(setup, &mut v);
+    fanout::register(setup, &mut v);
     v
 }
 

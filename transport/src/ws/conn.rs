@@ -570,7 +570,7 @@ impl<S: Stream, M: Masking> Conn<S, M> {
     /// `f` found no room (or failed): write out what is queued (blocking: all of it)
     /// and try once more.
     #[cold]
-    fn send_refused(
+    pub(super) fn send_refused(
         &mut self,
         e: ConnectionError,
         mut f: impl FnMut(&mut Tx<M>) -> Result<(), ConnectionError>,

@@ -14,6 +14,9 @@
 //!   full socket keeps the rest in the bounded write buffer; a send that does not fit
 //!   the buffer returns [`Error::Backpressure`].
 //!
+//! One message to many connections: [`PreparedMessage`] is encoded once and sent with
+//! [`ServerConnection::send_prepared`] on each.
+//!
 //! Buffers are allocated when a connection is set up, never per message; received
 //! messages borrow the read buffer ([`Message`]).
 
@@ -22,6 +25,7 @@ mod client;
 pub(crate) mod conn;
 mod error;
 pub(crate) mod options;
+mod prepared;
 mod server;
 pub(crate) mod stream;
 pub mod url;
@@ -31,5 +35,7 @@ pub use client::{Client, ClientBuilder};
 pub use error::Error;
 pub use server::{Server, ServerBuilder, ServerConnection};
 pub use tickwire_codec::ws::handshake::HandshakeError;
-pub use tickwire_codec::ws::{CloseCode, CloseFrame, EncodeError, Error as ProtocolError, Message};
+pub use tickwire_codec::ws::{
+    CloseCode, CloseFrame, EncodeError, Error as ProtocolError, Message, PreparedMessage,
+};
 pub use url::{Url, UrlError};

@@ -315,7 +315,7 @@ impl ServerConnection {
         }
     }
 
-    fn ready(&mut self) -> Result<(), Error> {
+    pub(super) fn ready(&mut self) -> Result<(), Error> {
         if !self.is_handshaking() {
             // Sends after the connection ended are refused by the codec.
             return Ok(());

@@ -14,6 +14,11 @@ use crate::buf::WriteBuf;
 use crate::ws::frame::{MAX_CONTROL_PAYLOAD, OpCode, Role, header_len};
 use crate::ws::{CloseCode, FrameWriter, Masking, Message};
 
+// Prepared messages: in a file of their own, a child of this module for the fields.
+#[cfg(feature = "alloc")]
+#[path = "send_prepared.rs"]
+mod send_prepared;
+
 /// Longest control frame on the wire: a 2-byte header, a 4-byte mask key, 125 bytes.
 const MAX_CONTROL_FRAME: usize = 2 + 4 + MAX_CONTROL_PAYLOAD;
 

@@ -67,7 +67,7 @@ pub fn register(setup: &Setup, v: &mut Vec<Case<'static>>) {
     }
 }
 
-fn runtime() -> Runtime {
+pub(crate) fn runtime() -> Runtime {
     Builder::new_current_thread()
         .enable_all()
         .build()

@@ -20,7 +20,7 @@ mod split;
 #[cfg(feature = "futures")]
 mod stream;
 
-pub use crate::ws::{CloseCode, CloseFrame, Error, Message};
+pub use crate::ws::{CloseCode, CloseFrame, Error, Message, PreparedMessage};
 pub use client::{Client, ClientBuilder};
 pub use server::{Server, ServerBuilder, ServerConnection};
 pub use split::{ReadHalf, WriteHalf};

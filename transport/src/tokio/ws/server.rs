@@ -14,6 +14,10 @@ use super::readiness::Readiness;
 use crate::tls::TlsServerConfig;
 use crate::ws::{self, Error};
 
+// Prepared messages (one frame to many connections): a child module for the fields.
+#[path = "prepared.rs"]
+mod prepared;
+
 /// Settings for an async [`Server`]: the blocking [`ws::ServerBuilder`]'s settings
 /// (convert one with `From`).
 #[derive(Debug, Clone, Default)]

@@ -1,0 +1,126 @@
+//! Sending a [`PreparedMessage`] (feature `alloc`): the encoded frame is queued as it is,
+//! under the same rules as any application message (room beside
+//! [`CONTROL_ROOM`](super::CONTROL_ROOM), refused during the handshake and after a close).
+//! See [`crate::ws::prepared`] for when a connection encodes the payload itself instead.
+
+use super::{ConnectionError, Sender};
+use crate::ws::frame::{OpCode, Role};
+use crate::ws::prepared::PreparedMessage;
+use crate::ws::{Connection, Masking};
+
+#[cfg(test)]
+#[path = "prepared_tests.rs"]
+mod tests;
+
+/// What a connection sends for a prepared message.
+enum Plan<'p> {
+    /// These bytes, as they are.
+    Frame(&'p [u8]),
+    /// The payload, encoded (and compressed) by the connection, as `send_text` would.
+    Encode,
+}
+
+impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
+    /// Queue a prepared message: its frame is copied into the output as it is (see
+    /// [`crate::ws::prepared`]). [`ConnectionError::Full`]: write out what is queued, then
+    /// try again; nothing was queued.
+    pub fn send_prepared(&mut self, msg: &PreparedMessage) -> Result<(), ConnectionError> {
+        self.send_prepared_with(msg, |_| 0).map(|_| ())
+    }
+
+    /// [`send_prepared`](Self::send_prepared), offering the frame to `write` first when
+    /// nothing is queued ahead of it: `write` puts what it can of the bytes on the wire
+    /// (a socket write) and returns how many it took (0 when the socket would block);
+    /// only the rest is copied into the output, to go out with the next
+    /// [`transmit`](Self::transmit). Returns the bytes `write` took. `write` is called
+    /// only after the message was accepted (room checked), so a refusal writes nothing;
+    /// a connection that encodes the payload itself (see [`crate::ws::prepared`]) queues
+    /// it without calling `write`.
+    #[inline]
+    pub fn send_prepared_with(
+        &mut self,
+        msg: &PreparedMessage,
+        write: impl FnOnce(&[u8]) -> usize,
+    ) -> Result<usize, ConnectionError> {
+        let frame = match self.plan(msg) {
+            Plan::Frame(frame) => frame,
+            Plan::Encode => return self.send_encoded(msg).map(|()| 0),
+        };
+        self.room_for(frame.len())?;
+        let n = if self.out.is_empty() {
+            write(frame).min(frame.len())
+        } else {
+            0
+        };
+        // `room_for` made sure the whole frame fits.
+        self.out
+            .extend(&frame[n..])
+            .map_err(|_| ConnectionError::Full)?;
+        Ok(n)
+    }
+
+    /// Which bytes go out for `msg` on this connection.
+    #[inline]
+    fn plan<'p>(&self, msg: &'p PreparedMessage) -> Plan<'p> {
+        if self.writer.role() == Role::Client {
+            return Plan::Encode;
+        }
+        let fragment = self.writer.fragment_size();
+        if fragment != 0 && msg.payload().len() > fragment {
+            return Plan::Encode;
+        }
+        #[cfg(feature = "deflate")]
+        if let Some(d) = self.deflate.as_deref()
+            && d.deflater.should_compress(msg.payload().len())
+        {
+            let z = &d.deflater;
+            return match msg.compressed_for(z.window_bits(), z.no_context_takeover()) {
+                Some(frame) => Plan::Frame(frame),
+                None => Plan::Encode,
+            };
+        }
+        Plan::Frame(msg.frame())
+    }
+
+    /// Send `msg`'s payload as an ordinary message (this connection's framing and
+    /// compression).
+    #[cold]
+    fn send_encoded(&mut self, msg: &PreparedMessage) -> Result<(), ConnectionError> {
+        let data = msg.payload();
+        #[cfg(feature = "deflate")]
+        if self.deflate.is_some() {
+            return self.send_deflate(msg.is_text(), data);
+        }
+        self.room_for(self.writer.message_len(data.len()))?;
+        let op = if msg.is_text() {
+            OpCode::Text
+        } else {
+            OpCode::Binary
+        };
+        Ok(self.writer.write_data(op, data, &mut self.out)?)
+    }
+}
+
+impl<R, W, M> Connection<R, W, M>
+where
+    R: AsRef<[u8]> + AsMut<[u8]>,
+    W: AsRef<[u8]> + AsMut<[u8]>,
+    M: Masking,
+{
+    /// Queue a prepared message; see [`Sender::send_prepared`].
+    #[inline]
+    pub fn send_prepared(&mut self, msg: &PreparedMessage) -> Result<(), ConnectionError> {
+        self.tx.send_prepared(msg)
+    }
+
+    /// Queue a prepared message, writing it straight out when nothing is queued; see
+    /// [`Sender::send_prepared_with`].
+    #[inline]
+    pub fn send_prepared_with(
+        &mut self,
+        msg: &PreparedMessage,
+        write: impl FnOnce(&[u8]) -> usize,
+    ) -> Result<usize, ConnectionError> {
+        self.tx.send_prepared_with(msg, write)
+    }
+}

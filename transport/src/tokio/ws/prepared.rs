@@ -1,0 +1,25 @@
+//! Prepared messages on async server connections: the blocking connection's
+//! [`send_prepared`](crate::ws::ServerConnection::send_prepared) (the shared frame
+//! straight to the socket when nothing is queued, only the tail copied), awaited.
+
+use super::ServerConnection;
+use crate::ws::{Error, PreparedMessage};
+
+impl ServerConnection {
+    /// Send a prepared message (encoded once, shared by every connection it goes to):
+    /// awaits room in the write buffer (backpressure), then until it is written to the
+    /// socket (write timeout). Same cancellation rules as
+    /// [`send_text`](Self::send_text). To send to many connections from one task without
+    /// waiting on the slowest, use [`try_send_prepared`](Self::try_send_prepared).
+    pub async fn send_prepared(&mut self, msg: &PreparedMessage) -> Result<(), Error> {
+        self.send_with(|c| c.ws.send_prepared(msg)).await
+    }
+
+    /// Send a prepared message without waiting: what the socket takes now is written, the
+    /// rest stays in the write buffer ([`flush`](Self::flush) writes it);
+    /// [`Error::Backpressure`] when the buffer has no room (nothing queued), and
+    /// [`Error::HandshakeInProgress`] before the handshake is done.
+    pub fn try_send_prepared(&mut self, msg: &PreparedMessage) -> Result<(), Error> {
+        self.ws.send_prepared(msg)
+    }
+}
