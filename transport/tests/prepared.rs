@@ -186,7 +186,7 @@ fn blocking_mode_writes_it_and_a_client_that_does_not_read_times_out() {
             if !timed_out {
                 match slow.send_prepared(&msg) {
                     Ok(()) => sent_slow += 1,
-                    Err(Error::Timeout) => timed_out = true,
+                    Err(Error::WriteTimeout) => timed_out = true,
                     Err(e) => panic!("{e:?}"),
                 }
             }

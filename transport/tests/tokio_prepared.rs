@@ -95,7 +95,7 @@ async fn every_client_gets_it_and_a_silent_one_is_throttled_alone() {
     let msg = PreparedMessage::text(&tick(COUNT));
     assert!(matches!(
         slow.send_prepared(&msg).await,
-        Err(Error::Timeout)
+        Err(Error::WriteTimeout)
     ));
     for mut c in conns {
         c.close(CloseCode::NORMAL, "").await.unwrap();
@@ -110,7 +110,7 @@ async fn every_client_gets_it_and_a_silent_one_is_throttled_alone() {
     loop {
         match slow.flush().await {
             Ok(()) => break,
-            Err(Error::Timeout) => {}
+            Err(Error::WriteTimeout) => {}
             Err(e) => panic!("{e:?}"),
         }
     }
