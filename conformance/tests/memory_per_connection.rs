@@ -42,10 +42,17 @@ fn ten_thousand_connections_memory_and_soak() {
             r.soak_time
         );
     }
-    eprintln!("tickwire soak samples (resident bytes, open connections): {:?}", tw.samples);
+    eprintln!(
+        "tickwire soak samples (resident bytes, open connections): {:?}",
+        tw.samples
+    );
     assert_eq!(tw.conns, plan.conns);
     assert_eq!(tt.conns, plan.conns);
-    assert!(tw.per_conn() <= 16384.0, "{:.0} B per connection", tw.per_conn());
+    assert!(
+        tw.per_conn() <= 16384.0,
+        "{:.0} B per connection",
+        tw.per_conn()
+    );
     assert!(
         tw.per_conn() < tt.per_conn(),
         "tickwire {:.0} B, tokio-tungstenite {:.0} B per connection",
@@ -55,7 +62,10 @@ fn ten_thousand_connections_memory_and_soak() {
     let sent = (plan.conns * plan.rounds * plan.messages) as u64;
     assert_eq!(tw.echoes, sent, "every message echoed and checked");
     assert_eq!(tw.samples.len(), plan.rounds);
-    assert!(tw.samples.iter().all(|&(_, open)| open == plan.conns), "a connection was lost");
+    assert!(
+        tw.samples.iter().all(|&(_, open)| open == plan.conns),
+        "a connection was lost"
+    );
     let first = tw.samples[0].0;
     let last = tw.samples[plan.rounds - 1].0;
     assert!(
