@@ -116,6 +116,31 @@ const USER_PACKAGE: &str = "tickwire";
 /// for (perf's peers turn on simdutf8's and httparse's `std`, for example), and
 /// `cargo tree -p` resolves features for the selected package alone, as a
 /// user's build would.
+/// `cargo xtask soak`: perf's `conn_memory` binary (memory per connection and the soak).
+pub fn soak(args: &[String]) -> Result<ExitCode, String> {
+    let ws = Workspace::locate()?;
+    let mut cmd = Command::new(workspace::cargo());
+    cmd.args([
+        "run",
+        "--release",
+        "-p",
+        "tickwire-perf",
+        "--bin",
+        "conn_memory",
+        "--",
+    ])
+    .args(args)
+    .current_dir(&ws.root);
+    let status = cmd
+        .status()
+        .map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
+    Ok(if status.success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
 fn build_note(root: &Path) -> Result<String, String> {
     let user = features(root, USER_PACKAGE)?;
     let bench = features(root, "tickwire-perf")?;

@@ -350,12 +350,18 @@ mod tests {
         wb.consume(3);
         assert!(wb.replace_storage(std::vec![0u8; 4]).is_err());
         assert_eq!(wb.data(), b"defgh");
-        assert_eq!(wb.replace_storage(std::vec![0u8; 16]).map(|o| o.len()), Ok(8));
+        assert_eq!(
+            wb.replace_storage(std::vec![0u8; 16]).map(|o| o.len()),
+            Ok(8)
+        );
         assert_eq!(wb.data(), b"defgh");
         wb.extend(b"0123456789a").unwrap();
         assert_eq!(wb.data(), b"defgh0123456789a");
         wb.consume(16);
-        assert_eq!(wb.replace_storage(std::vec![0u8; 2]).map(|o| o.len()), Ok(16));
+        assert_eq!(
+            wb.replace_storage(std::vec![0u8; 2]).map(|o| o.len()),
+            Ok(16)
+        );
         assert_eq!(wb.capacity(), 2);
     }
 }

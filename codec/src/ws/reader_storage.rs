@@ -47,11 +47,7 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
 
     /// [`replace_storage`](Self::replace_storage), also keeping the `extra` bytes read
     /// into the spare room without a commit (a connection's handshake head).
-    pub(crate) fn replace_storage_keeping(
-        &mut self,
-        mut storage: B,
-        extra: usize,
-    ) -> Result<B, B> {
+    pub(crate) fn replace_storage_keeping(&mut self, mut storage: B, extra: usize) -> Result<B, B> {
         let cap = self.buf.as_ref().len();
         let extra = extra.min(cap - self.end);
         if self.holds_nothing() && self.end != 0 {

@@ -221,8 +221,10 @@ fn rss() -> u64 {
     pages * page as u64
 }
 
-/// Raise the open-file limit to its hard limit (10,000 sockets and then some).
+/// Raise the open-file limit for `need` sockets and then some: to the hard limit, or
+/// beyond it where that is allowed (root).
 fn raise_nofile(need: usize) {
+    let want = (need + 1024) as libc::rlim_t;
     let mut lim = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -230,6 +232,15 @@ fn raise_nofile(need: usize) {
     // SAFETY: `lim` is a valid rlimit for getrlimit/setrlimit to read and write.
     unsafe {
         assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim), 0);
+        if lim.rlim_max < want {
+            let raised = libc::rlimit {
+                rlim_cur: want,
+                rlim_max: want,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                lim = raised;
+            }
+        }
         lim.rlim_cur = lim.rlim_max;
         assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &lim), 0);
     }
