@@ -33,6 +33,9 @@ const TAG: &str = "CONNMEM";
 pub enum Peer {
     /// tickwire's `ws::Server`, evented: `try_accept`, `try_recv` and `flush` on a mio poll.
     Tickwire,
+    /// The same with `initial_buffer_size(usize::MAX)`: full-size buffers (1 MiB read,
+    /// 1 MiB write) from the start, as before buffers grew on demand.
+    TickwireFullBuffers,
     /// tokio-tungstenite 0.30 `accept_async` on a current-thread runtime, a task each.
     TokioTungstenite,
 }
@@ -41,6 +44,7 @@ impl Peer {
     fn role(self) -> &'static str {
         match self {
             Peer::Tickwire => "server-tickwire",
+            Peer::TickwireFullBuffers => "server-tickwire-full",
             Peer::TokioTungstenite => "server-tokio-tungstenite",
         }
     }
@@ -49,6 +53,7 @@ impl Peer {
     pub fn name(self) -> &'static str {
         match self {
             Peer::Tickwire => "tickwire",
+            Peer::TickwireFullBuffers => "tickwire, full-size buffers from the start",
             Peer::TokioTungstenite => "tokio-tungstenite 0.30",
         }
     }
@@ -105,7 +110,8 @@ pub fn child() {
         .collect();
     let num = |i: usize| args[i].parse::<usize>().expect("numeric argument");
     match role.as_str() {
-        "server-tickwire" => tickwire_server::run(num(0), num(1)),
+        "server-tickwire" => tickwire_server::run(num(0), num(1), false),
+        "server-tickwire-full" => tickwire_server::run(num(0), num(1), true),
         "server-tokio-tungstenite" => tt_server::run(num(0), num(1)),
         "clients" => clients::run(args[0].parse().expect("address"), num(1), num(2), num(3)),
         other => panic!("unknown role {other}"),
@@ -194,7 +200,7 @@ pub fn run(exe_args: &[&str], peer: Peer, plan: Plan) -> Report {
         let w = clients.next();
         assert_eq!(w[..2], ["ROUND", &round.to_string()], "clients: {w:?}");
         echoes += w[2].parse::<u64>().unwrap();
-        if peer == Peer::Tickwire {
+        if peer != Peer::TokioTungstenite {
             let w = server.next();
             assert_eq!(w[..2], ["SAMPLE", &round.to_string()], "{w:?}");
             samples.push((w[2].parse().unwrap(), w[3].parse().unwrap()));
@@ -258,7 +264,7 @@ const BIG: usize = 10_000;
 /// The text connection `conn` sends as message `k` of round `round`.
 fn message(conn: usize, round: usize, k: usize) -> String {
     let mut s = format!("{conn}:{round}:{k}:");
-    if k == 0 && conn % 10 == 0 {
+    if k == 0 && conn.is_multiple_of(10) {
         while s.len() < BIG {
             s.push_str("0123456789abcdef");
         }
@@ -276,9 +282,14 @@ mod tickwire_server {
 
     /// Serve until killed; report the idle figure once `conns` connections are open,
     /// then a sample after each `per_round` echoes.
-    pub fn run(conns: usize, per_round: usize) {
+    pub fn run(conns: usize, per_round: usize, full: bool) {
         raise_nofile(10_000);
-        let mut server = Server::bind("127.0.0.1:0").unwrap();
+        let builder = if full {
+            Server::builder().initial_buffer_size(usize::MAX)
+        } else {
+            Server::builder()
+        };
+        let mut server = builder.bind("127.0.0.1:0").unwrap();
         let mut poll = Poll::new().unwrap();
         let mut events = Events::with_capacity(1024);
         poll.registry()

@@ -55,13 +55,15 @@ fn main() -> ExitCode {
         plan.conns, plan.rounds, plan.messages
     );
     let tw = conn_memory::run(&[], Peer::Tickwire, plan);
-    let tt = conn_memory::run(&[], Peer::TokioTungstenite, Plan { rounds: 0, ..plan });
+    let idle = Plan { rounds: 0, ..plan };
+    let tt = conn_memory::run(&[], Peer::TokioTungstenite, idle);
+    let full = conn_memory::run(&[], Peer::TickwireFullBuffers, idle);
     let mut md = String::new();
     let _ = writeln!(
         md,
         "| scenario | library | resident per idle connection | ratio |\n|---|---|---:|---:|"
     );
-    for r in [&tw, &tt] {
+    for r in [&tw, &tt, &full] {
         let _ = writeln!(
             md,
             "| {} idle WebSocket connections, one server poll loop (default settings) | {} | {:.0} B ({:.1} KiB) | {:.2}x |",
