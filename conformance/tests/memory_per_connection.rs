@@ -31,11 +31,12 @@ fn ten_thousand_connections_memory_and_soak() {
     let tt = conn_memory::run(&exe, Peer::TokioTungstenite, Plan { rounds: 0, ..plan });
     for r in [&tw, &tt] {
         eprintln!(
-            "{}: {} connections, {:.0} B resident per idle connection ({} -> {} B); \
-             opened in {:?}, soak {:?}",
+            "{}: {} connections, {:.0} B resident ({:.0} B virtual) per idle connection \
+             ({} -> {} B); opened in {:?}, soak {:?}",
             r.peer.name(),
             r.conns,
             r.per_conn(),
+            r.vm_per_conn(),
             r.rss_before,
             r.rss_idle,
             r.open_time,

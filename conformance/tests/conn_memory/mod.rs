@@ -81,6 +81,10 @@ pub struct Report {
     pub rss_before: u64,
     /// See `rss_before`.
     pub rss_idle: u64,
+    /// Virtual bytes at the same two moments.
+    pub vm_before: u64,
+    /// See `vm_before`.
+    pub vm_idle: u64,
     /// Resident bytes after each soak round, and connections open then.
     pub samples: Vec<(u64, usize)>,
     /// Echoes the clients received and checked.
@@ -95,6 +99,18 @@ impl Report {
     /// Resident bytes per idle connection.
     pub fn per_conn(&self) -> f64 {
         (self.rss_idle.saturating_sub(self.rss_before)) as f64 / self.conns as f64
+    }
+
+    /// Virtual bytes per idle connection (address space reserved: allocations whose
+    /// pages were never touched count here, not in the resident figure).
+    pub fn vm_per_conn(&self) -> f64 {
+        (self.vm_idle.saturating_sub(self.vm_before)) as f64 / self.conns as f64
+    }
+
+    /// Resident bytes per connection after the last soak round (idle again).
+    pub fn after_soak_per_conn(&self) -> Option<f64> {
+        let last = self.samples.last()?.0;
+        Some(last.saturating_sub(self.rss_before) as f64 / self.conns as f64)
     }
 }
 
@@ -181,6 +197,7 @@ pub fn run(exe_args: &[&str], peer: Peer, plan: Plan) -> Report {
     assert_eq!(w[0], "ADDR", "{w:?}");
     let addr = w[1].clone();
     let rss_before: u64 = w[2].parse().unwrap();
+    let vm_before: u64 = w[3].parse().unwrap();
     let mut clients = Proc::start(
         exe_args,
         "clients",
@@ -193,6 +210,7 @@ pub fn run(exe_args: &[&str], peer: Peer, plan: Plan) -> Report {
     assert_eq!(w[0], "IDLE", "{w:?}");
     let conns: usize = w[1].parse().unwrap();
     let rss_idle: u64 = w[2].parse().unwrap();
+    let vm_idle: u64 = w[3].parse().unwrap();
     let open_time = start.elapsed();
     let mut samples = Vec::new();
     let mut echoes = 0;
@@ -211,6 +229,8 @@ pub fn run(exe_args: &[&str], peer: Peer, plan: Plan) -> Report {
         conns,
         rss_before,
         rss_idle,
+        vm_before,
+        vm_idle,
         samples,
         echoes,
         open_time,
@@ -220,8 +240,22 @@ pub fn run(exe_args: &[&str], peer: Peer, plan: Plan) -> Report {
 
 /// Resident bytes of this process (`/proc/self/statm`'s second field, in pages).
 fn rss() -> u64 {
+    statm(1)
+}
+
+/// Virtual bytes of this process (`/proc/self/statm`'s first field).
+fn vm() -> u64 {
+    statm(0)
+}
+
+fn statm(field: usize) -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
-    let pages: u64 = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(field)
+        .unwrap()
+        .parse()
+        .unwrap();
     // SAFETY: sysconf has no preconditions.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     pages * page as u64
@@ -276,7 +310,7 @@ mod tickwire_server {
     use mio::{Events, Interest, Poll, Token};
     use tickwire::ws::{Message, Server, ServerConnection};
 
-    use super::{raise_nofile, rss, say};
+    use super::{raise_nofile, rss, say, vm};
 
     const LISTENER: Token = Token(usize::MAX);
 
@@ -297,8 +331,9 @@ mod tickwire_server {
             .unwrap();
         let before = rss();
         say(format_args!(
-            "ADDR {} {before}",
-            server.local_addr().unwrap()
+            "ADDR {} {before} {}",
+            server.local_addr().unwrap(),
+            vm()
         ));
         let mut slots: Vec<Option<ServerConnection>> = Vec::new();
         let (mut open, mut handshaking) = (0usize, 0usize);
@@ -362,7 +397,7 @@ mod tickwire_server {
             }
             if !idle_said && handshaking == 0 && open == conns {
                 idle_said = true;
-                say(format_args!("IDLE {open} {}", rss()));
+                say(format_args!("IDLE {open} {} {}", rss(), vm()));
             }
             while per_round > 0 && echoed >= (round + 1) * per_round {
                 say(format_args!("SAMPLE {round} {} {open}", rss()));
@@ -378,7 +413,7 @@ mod tt_server {
 
     use futures_util::{SinkExt, StreamExt};
 
-    use super::{raise_nofile, rss, say};
+    use super::{raise_nofile, rss, say, vm};
 
     /// Accept `conns` connections, a task each that echoes text; report the idle figure
     /// once all are open; then serve until killed.
@@ -393,8 +428,9 @@ mod tt_server {
             let open = Arc::new(AtomicUsize::new(0));
             let before = rss();
             say(format_args!(
-                "ADDR {} {before}",
-                listener.local_addr().unwrap()
+                "ADDR {} {before} {}",
+                listener.local_addr().unwrap(),
+                vm()
             ));
             for _ in 0..conns {
                 let (s, _) = listener.accept().await.unwrap();
@@ -415,7 +451,7 @@ mod tt_server {
             while open.load(Ordering::Relaxed) < conns {
                 tokio::task::yield_now().await;
             }
-            say(format_args!("IDLE {conns} {}", rss()));
+            say(format_args!("IDLE {conns} {} {}", rss(), vm()));
             std::future::pending::<()>().await;
         });
     }

@@ -57,21 +57,25 @@ fn main() -> ExitCode {
     let tw = conn_memory::run(&[], Peer::Tickwire, plan);
     let idle = Plan { rounds: 0, ..plan };
     let tt = conn_memory::run(&[], Peer::TokioTungstenite, idle);
-    let full = conn_memory::run(&[], Peer::TickwireFullBuffers, idle);
+    let full = conn_memory::run(&[], Peer::TickwireFullBuffers, plan);
     let mut md = String::new();
     let _ = writeln!(
         md,
-        "| scenario | library | resident per idle connection | ratio |\n|---|---|---:|---:|"
+        "| scenario | library | resident per idle connection | ratio | virtual per idle \
+         connection | resident per connection after the soak |\n|---|---|---:|---:|---:|---:|"
     );
     for r in [&tw, &tt, &full] {
         let _ = writeln!(
             md,
-            "| {} idle WebSocket connections, one server poll loop (default settings) | {} | {:.0} B ({:.1} KiB) | {:.2}x |",
+            "| {} idle WebSocket connections, one server poll loop (default settings) | {} | {:.0} B ({:.1} KiB) | {:.2}x | {:.1} KiB | {} |",
             r.conns,
             r.peer.name(),
             r.per_conn(),
             r.per_conn() / 1024.0,
-            r.per_conn() / tw.per_conn()
+            r.per_conn() / tw.per_conn(),
+            r.vm_per_conn() / 1024.0,
+            r.after_soak_per_conn()
+                .map_or("-".to_owned(), |b| format!("{:.1} KiB", b / 1024.0))
         );
     }
     let mut failures = Vec::new();
