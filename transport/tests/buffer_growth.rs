@@ -140,3 +140,36 @@ fn write_buffer_grows_to_its_size_and_gives_it_back_when_idle() {
     while let Ok(Some(_)) = c.recv() {}
     server.join().unwrap();
 }
+
+#[test]
+fn handshake_head_bigger_than_the_initial_buffer() {
+    let (tx, rx) = mpsc::channel();
+    let (url, server) = serve(Server::builder(), 2, move |mut c| {
+        tx.send((c.handshake().is_ok(), c.buffer_sizes().0))
+            .unwrap();
+    });
+    let addr = url
+        .trim_start_matches("ws://")
+        .trim_end_matches('/')
+        .to_owned();
+    for (pad, accepted) in [(6_000, true), (9_000, false)] {
+        let mut s = std::net::TcpStream::connect(&addr).unwrap();
+        let request = format!(
+            "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\
+             X-Pad: {}\r\n\r\n",
+            "a".repeat(pad)
+        );
+        std::io::Write::write_all(&mut s, request.as_bytes()).unwrap();
+        let (ok, read) = rx.recv().unwrap();
+        assert_eq!(ok, accepted, "a {pad}-byte header");
+        if accepted {
+            assert!(read > INITIAL, "the read buffer grew for the head: {read}");
+        }
+        let mut answer = [0u8; 12];
+        std::io::Read::read_exact(&mut s, &mut answer).unwrap();
+        assert_eq!(&answer[..9], b"HTTP/1.1 ");
+        assert_eq!(&answer[9..] == b"101", accepted, "{answer:?}");
+    }
+    server.join().unwrap();
+}
