@@ -17,12 +17,16 @@ where
     /// [`FrameReader::storage_in_use`](crate::ws::FrameReader::storage_in_use)): the
     /// least a replacement must hold. 0 when the connection holds no received bytes.
     pub fn read_storage_in_use(&self) -> usize {
-        let hs = if matches!(self.hs, Hs::Done) {
+        self.reader.storage_in_use() + self.head_bytes()
+    }
+
+    /// Handshake bytes read into the reader's spare room (not committed).
+    fn head_bytes(&self) -> usize {
+        if matches!(self.hs, Hs::Done) {
             0
         } else {
             self.hs_got
-        };
-        self.reader.storage_in_use() + hs
+        }
     }
 
     /// Move the reader to `storage`, which must hold
@@ -30,11 +34,7 @@ where
     /// offsets; a handshake or a message in progress carries on). Returns the old
     /// storage, or `Err(storage)` (nothing changed) when it is too small.
     pub fn replace_read_storage(&mut self, storage: R) -> Result<R, R> {
-        let hs = if matches!(self.hs, Hs::Done) {
-            0
-        } else {
-            self.hs_got
-        };
+        let hs = self.head_bytes();
         self.reader.replace_storage_keeping(storage, hs)
     }
 
