@@ -29,18 +29,8 @@ pub fn main(args: &[String]) -> Result<ExitCode, String> {
     {
         return Err("--readme takes a timed run, not --instructions or --list".into());
     }
-    let mut cmd = Command::new(workspace::cargo());
-    cmd.args([
-        "run",
-        "--release",
-        "-p",
-        "tickwire-perf",
-        "--bin",
-        "bench",
-        "--",
-    ])
-    .args(&forward)
-    .current_dir(&ws.root);
+    let mut cmd = perf_bin(&ws, "bench");
+    cmd.args(&forward);
     let status = cmd
         .status()
         .map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
@@ -116,6 +106,37 @@ const USER_PACKAGE: &str = "tickwire";
 /// for (perf's peers turn on simdutf8's and httparse's `std`, for example), and
 /// `cargo tree -p` resolves features for the selected package alone, as a
 /// user's build would.
+/// `cargo xtask soak`: perf's `conn_memory` binary (memory per connection and the soak).
+pub fn soak(args: &[String]) -> Result<ExitCode, String> {
+    let ws = Workspace::locate()?;
+    let mut cmd = perf_bin(&ws, "conn_memory");
+    cmd.args(args);
+    let status = cmd
+        .status()
+        .map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
+    Ok(if status.success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// `cargo run --release -p tickwire-perf --bin BIN --` in the workspace root.
+fn perf_bin(ws: &Workspace, bin: &str) -> Command {
+    let mut cmd = Command::new(workspace::cargo());
+    cmd.args([
+        "run",
+        "--release",
+        "-p",
+        "tickwire-perf",
+        "--bin",
+        bin,
+        "--",
+    ])
+    .current_dir(&ws.root);
+    cmd
+}
+
 fn build_note(root: &Path) -> Result<String, String> {
     let user = features(root, USER_PACKAGE)?;
     let bench = features(root, "tickwire-perf")?;

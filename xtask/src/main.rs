@@ -37,6 +37,11 @@ commands:
         plots under target/bench/. --instructions: instructions per op under callgrind.
         --readme: after the run, rewrite README.md's block between the bench markers
         (timed table plus the instruction counts of the same rows).
+  soak [--conns N] [--rounds R] [--messages M] [--margin-mib X]
+        cargo run --release -p tickwire-perf --bin conn_memory -- ARGS...: resident memory
+        per idle connection (10,000 on one server poll loop, tickwire beside
+        tokio-tungstenite), then the soak (default 100 rounds: every connection sends and
+        reads echoes, each checked; memory sampled per round). target/bench/conn_memory.md.
   ci
         The steps of .ci/run (without its tool installs): fmt check, clippy, tests, no_std
         builds, miri, fuzz (20 s per target), Autobahn (both roles); stops at the first
@@ -64,6 +69,7 @@ fn main() -> ExitCode {
         Some("bench") => bench::main(rest),
         Some("ci") => ci::main(rest),
         Some("fuzz") => fuzz::main(rest),
+        Some("soak") => bench::soak(rest),
         Some(other) => Err(format!("unknown command `{other}`; see `cargo xtask help`")),
     };
     match result {

@@ -274,6 +274,20 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> WriteBuf<B> {
     pub fn into_inner(self) -> B {
         self.storage
     }
+
+    /// Move to `storage` (bigger, to fit a message; or smaller, once drained): the
+    /// waiting bytes are copied to its front, in order. Returns the old storage, or
+    /// `Err(storage)` (nothing changed) when it cannot hold them.
+    pub fn replace_storage(&mut self, mut storage: B) -> Result<B, B> {
+        let len = self.len();
+        let Some(dst) = storage.as_mut().get_mut(..len) else {
+            return Err(storage);
+        };
+        copy(dst, self.data());
+        self.start = 0;
+        self.end = len;
+        Ok(core::mem::replace(&mut self.storage, storage))
+    }
 }
 
 #[cfg(test)]
@@ -327,5 +341,27 @@ mod tests {
         wb.consume(10);
         assert!(wb.is_empty());
         assert_eq!(wb.remaining(), 10);
+    }
+
+    #[test]
+    fn write_buf_replace_storage_keeps_waiting_bytes() {
+        let mut wb = WriteBuf::new(std::vec![0u8; 8]);
+        wb.extend(b"abcdefgh").unwrap();
+        wb.consume(3);
+        assert!(wb.replace_storage(std::vec![0u8; 4]).is_err());
+        assert_eq!(wb.data(), b"defgh");
+        assert_eq!(
+            wb.replace_storage(std::vec![0u8; 16]).map(|o| o.len()),
+            Ok(8)
+        );
+        assert_eq!(wb.data(), b"defgh");
+        wb.extend(b"0123456789a").unwrap();
+        assert_eq!(wb.data(), b"defgh0123456789a");
+        wb.consume(16);
+        assert_eq!(
+            wb.replace_storage(std::vec![0u8; 2]).map(|o| o.len()),
+            Ok(16)
+        );
+        assert_eq!(wb.capacity(), 2);
     }
 }

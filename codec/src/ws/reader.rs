@@ -741,6 +741,9 @@ fn checked_str(bytes: &[u8]) -> &str {
     unsafe { core::str::from_utf8_unchecked(bytes) }
 }
 
+#[path = "reader_storage.rs"]
+mod storage;
+
 #[cfg(test)]
 mod tests {
     use super::*;

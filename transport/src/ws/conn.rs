@@ -24,6 +24,7 @@ use tickwire_codec::ws::{
 };
 
 use super::error::Error;
+use super::grow::Buffers;
 use super::options::Options;
 use super::stream::Stream;
 use super::wait::{Deadline, ReadOutcome, Waiter, read_once};
@@ -259,6 +260,8 @@ impl<S: Stream> Io<S> {
 pub(crate) struct Conn<S, M> {
     pub ws: Ws<M>,
     pub io: Io<S>,
+    /// The buffers' sizes, when they grow on demand ([`super::grow`]).
+    pub bufs: Buffers,
 }
 
 impl<S: Stream, M: Masking> Conn<S, M> {
@@ -280,6 +283,7 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                 write_timeout: opts.write_timeout,
                 close_timeout: opts.close_timeout,
             },
+            bufs: Buffers::fixed(),
         })
     }
 
@@ -333,8 +337,17 @@ impl<S: Stream, M: Masking> Conn<S, M> {
             if self.io.wants_write(self.ws.sender()) {
                 self.io.write_some(self.ws.sender())?;
             }
-            match read_once(&mut self.io.stream, self.ws.read_buf())? {
-                ReadOutcome::Data(n) => self.ws.handle_read(n),
+            let buf = self.ws.read_buf();
+            let asked = buf.len();
+            match read_once(&mut self.io.stream, buf)? {
+                ReadOutcome::Data(n) => {
+                    self.ws.handle_read(n);
+                    // A head bigger than the room so far: more room before the codec
+                    // looks at it (it refuses a head that fills its buffer).
+                    if n == asked && self.bufs.read_can_grow() {
+                        self.bufs.grow_read(&mut self.ws);
+                    }
+                }
                 ReadOutcome::WouldBlock => return Ok(false),
                 ReadOutcome::Eof => {
                     let _ = self.ws.handle_eof();
@@ -470,7 +483,11 @@ impl<S: Stream, M: Masking> Conn<S, M> {
             } else {
                 let buf = self.ws.read_buf();
                 if buf.is_empty() {
-                    // The limits keep a message plus overhead within the buffer.
+                    // A frame that does not fit: a bigger buffer, if it may grow (the
+                    // limits keep a message plus overhead within the largest one).
+                    if self.bufs.grow_read(&mut self.ws) {
+                        continue;
+                    }
                     return Err(Error::Protocol(WsError::MessageTooLarge));
                 }
                 asked = buf.len();
@@ -485,6 +502,10 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                 Ok(ReadOutcome::Data(n)) => {
                     self.io.drained = self.io.stream.read_drained(asked, n);
                     self.ws.handle_read(n);
+                    // The read took all the room: the socket has more (a stream).
+                    if n == asked && self.bufs.read_can_grow() {
+                        self.bufs.grow_read(&mut self.ws);
+                    }
                 }
                 Ok(ReadOutcome::WouldBlock) if block => {
                     // The socket's receive timeout passed.
@@ -494,6 +515,9 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                     if !wait || !self.io.is_blocking() {
                         if self.wants_write() {
                             self.io.write_some(self.ws.sender())?;
+                        }
+                        if self.bufs.grown() {
+                            self.bufs.shrink(&mut self.ws);
                         }
                         return Ok(None);
                     }
@@ -575,6 +599,29 @@ impl<S: Stream, M: Masking> Conn<S, M> {
         e: ConnectionError,
         mut f: impl FnMut(&mut Tx<M>) -> Result<(), ConnectionError>,
     ) -> Result<(), Error> {
+        let mut e = e;
+        // Buffers that grow on demand: room for the message, within the write buffer
+        // size (the limit a full-size buffer would set).
+        while self.bufs.write_can_grow() {
+            let need = match e {
+                ConnectionError::Full => 0,
+                ConnectionError::TooLarge { len, .. } if len <= self.bufs.write_limit() => len,
+                ConnectionError::TooLarge { len, .. } => {
+                    return Err(Error::MessageTooLarge {
+                        len,
+                        capacity: self.bufs.write_limit(),
+                    });
+                }
+                _ => break,
+            };
+            if !self.bufs.grow_write(&mut self.ws, need) {
+                break;
+            }
+            match f(self.ws.sender()) {
+                Ok(()) => return self.flush().map(|_| ()),
+                Err(again) => e = again,
+            }
+        }
         if e != ConnectionError::Full {
             return Err(e.into());
         }

@@ -18,12 +18,15 @@
 //! [`ServerConnection::send_prepared`] on each.
 //!
 //! Buffers are allocated when a connection is set up, never per message; received
-//! messages borrow the read buffer ([`Message`]).
+//! messages borrow the read buffer ([`Message`]). A server connection's buffers start
+//! small and grow on demand up to the configured sizes, and an evented one gives the
+//! growth back when idle ([`ServerBuilder::initial_buffer_size`]).
 
 mod api;
 mod client;
 pub(crate) mod conn;
 mod error;
+mod grow;
 pub(crate) mod options;
 mod prepared;
 mod server;

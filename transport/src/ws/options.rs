@@ -14,6 +14,8 @@ use crate::socket::{RecvMode, SocketOptions};
 pub(crate) struct Options {
     pub read_buffer_size: usize,
     pub write_buffer_size: usize,
+    /// Server connections: the size their buffers start at (they grow on demand).
+    pub initial_buffer_size: usize,
     pub max_frame_size: Option<usize>,
     pub max_message_size: Option<usize>,
     pub socket: SocketOptions,
@@ -36,6 +38,7 @@ impl Default for Options {
         Options {
             read_buffer_size: 1 << 20,
             write_buffer_size: 1 << 20,
+            initial_buffer_size: 4096,
             max_frame_size: None,
             max_message_size: None,
             socket: SocketOptions::default(),
@@ -56,7 +59,7 @@ impl Default for Options {
 
 impl Options {
     /// Read buffer capacity: the configured size, grown to hold `max_message_size`.
-    fn read_capacity(&self) -> usize {
+    pub fn read_capacity(&self) -> usize {
         let need = self
             .max_message_size
             .map_or(0, |m| m.saturating_add(READER_OVERHEAD));
@@ -71,7 +74,12 @@ impl Options {
     /// The write buffer: the configured size plus the room kept for control frames, so
     /// a message of `write_buffer_size` bytes on the wire always fits an empty buffer.
     pub fn write_buffer(&self) -> Vec<u8> {
-        vec![0u8; self.write_buffer_size.max(256) + CONTROL_ROOM]
+        vec![0u8; self.write_capacity()]
+    }
+
+    /// Write buffer capacity (see [`write_buffer`](Self::write_buffer)).
+    pub fn write_capacity(&self) -> usize {
+        self.write_buffer_size.max(256) + CONTROL_ROOM
     }
 
     /// The codec connection's settings.

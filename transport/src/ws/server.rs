@@ -13,11 +13,14 @@ use std::time::Instant;
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
 use tickwire_codec::rand::NoMask;
+use tickwire_codec::ws::connection::CONTROL_ROOM;
+use tickwire_codec::ws::reader::READER_OVERHEAD;
 use tickwire_codec::ws::{Answer, Connection, Message, State};
 
 use super::api::{builder_options, connection_api};
 use super::conn::{Conn, Ws};
 use super::error::Error;
+use super::grow::Buffers;
 use super::options::Options;
 use crate::clock;
 use crate::net::{NetStream, ServerTls};
@@ -65,6 +68,17 @@ impl ServerBuilder {
     #[cfg(feature = "tls")]
     pub fn tls(mut self, config: TlsServerConfig) -> Self {
         self.tls = Some(config);
+        self
+    }
+
+    /// The size connections' read and write buffers start at (default 4 KiB). They grow
+    /// on demand, doubling, up to [`read_buffer_size`](Self::read_buffer_size) and
+    /// [`write_buffer_size`](Self::write_buffer_size) (the limits are theirs): when a
+    /// frame or a message does not fit, or a read fills all the room (a stream). An
+    /// evented connection gives the growth back when a `try_recv` finds it idle, so an
+    /// idle subscriber holds a few KiB. `usize::MAX`: full-size buffers from the start.
+    pub fn initial_buffer_size(mut self, bytes: usize) -> Self {
+        self.opts.initial_buffer_size = bytes;
         self
     }
 
@@ -245,13 +259,20 @@ impl ServerConnection {
         shared.opts.socket.apply(&stream)?;
         let stream = NetStream::server(stream, &shared.tls)?;
         let opts = &shared.opts;
-        let ws = Connection::server(
-            opts.read_buffer(),
-            opts.write_buffer(),
-            &opts.settings(),
-            clock::now(),
-        );
-        let conn = Conn::new(stream, ws, opts, blocking)?;
+        // Small buffers first, growing on demand up to the configured sizes, with the
+        // limits of the full-size ones (`super::grow`).
+        let (read_max, write_max) = (opts.read_capacity(), opts.write_capacity());
+        let read = opts
+            .initial_buffer_size
+            .clamp(READER_OVERHEAD + 1024, read_max);
+        let write = opts
+            .initial_buffer_size
+            .clamp(256 + CONTROL_ROOM, write_max);
+        let settings = opts.settings();
+        let mut ws = Connection::server(vec![0u8; read], vec![0u8; write], &settings, clock::now());
+        ws.reader_mut().set_limits(settings.limits, read_max);
+        let mut conn = Conn::new(stream, ws, opts, blocking)?;
+        conn.bufs = Buffers::growing(read, write, read_max, write_max);
         Ok(ServerConnection {
             conn,
             shared,
@@ -274,6 +295,16 @@ impl ServerConnection {
     #[cfg(feature = "deflate")]
     pub fn deflate(&self) -> Option<tickwire_codec::ws::deflate::Negotiated> {
         self.conn.ws.deflate()
+    }
+
+    /// The sizes of the read and write buffers now, in bytes: they start at
+    /// [`ServerBuilder::initial_buffer_size`], grow on demand up to the configured
+    /// sizes and, in evented mode, shrink back when the connection is idle.
+    pub fn buffer_sizes(&self) -> (usize, usize) {
+        (
+            self.conn.bufs.read_capacity(),
+            self.conn.bufs.write_capacity(),
+        )
     }
 
     /// Whether the opening handshake is still going on.

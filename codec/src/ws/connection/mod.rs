@@ -75,6 +75,7 @@
 mod deflate;
 mod handshake;
 mod sender;
+mod storage;
 #[cfg(test)]
 mod tests;
 
