@@ -449,14 +449,14 @@ fn pool_against_httpbin() {
             let pool = &pool;
             s.spawn(move || {
                 for i in 0..15u64 {
-                    let mut g = pool.acquire_timeout(Duration::from_secs(30)).unwrap();
+                    let mut g = pool.acquire_within(Duration::from_secs(30)).unwrap();
                     let resp = g
                         .send_with(|w| w.get("/p").query_u64("t", t).query_u64("i", i).finish())
                         .unwrap();
                     let v: Value = serde_json::from_slice(resp.body()).unwrap();
                     assert_eq!(
                         v["url"].as_str().unwrap().split('?').next(),
-                        Some(format!("http://{}/anything/p", g.client.host_header()).as_str())
+                        Some(format!("http://{}/anything/p", g.host_header()).as_str())
                     );
                     assert_eq!(v["args"]["i"], i.to_string());
                     assert_eq!(v["args"]["t"], t.to_string());
@@ -469,7 +469,7 @@ fn pool_against_httpbin() {
     let mut guards = Vec::new();
     for _ in 0..3 {
         let g = pool.acquire().unwrap();
-        connects += g.client.stats().connects;
+        connects += g.stats().connects;
         guards.push(g);
     }
     assert_eq!(

@@ -400,7 +400,7 @@ async fn pool_is_lifo_and_bounded() {
             .sum::<usize>()
     });
     let pool = Arc::new(
-        ClientPool::with_builder(&ClientBuilder::default(), &url, pool_config(2))
+        ClientPool::with_builder(ClientBuilder::default(), &url, pool_config(2))
             .await
             .unwrap()
             .acquire_timeout(Duration::from_secs(5)),
@@ -408,7 +408,7 @@ async fn pool_is_lifo_and_bounded() {
     assert_eq!(pool.idle(), 2);
     let mut a = pool.acquire().await.unwrap();
     let b = pool.acquire().await.unwrap();
-    let (la, lb) = (a.client.local_addr(), b.client.local_addr());
+    let (la, lb) = (a.local_addr(), b.local_addr());
     assert_ne!(la, lb);
     assert!(matches!(
         pool.try_acquire().await,
@@ -425,7 +425,7 @@ async fn pool_is_lifo_and_bounded() {
     // LIFO: the last one returned comes out first.
     drop(a);
     drop(b);
-    assert_eq!(pool.acquire().await.unwrap().client.local_addr(), lb);
+    assert_eq!(pool.acquire().await.unwrap().local_addr(), lb);
     // A waiter gets the connection another task returns.
     let held = pool.clone();
     let returner = ::tokio::spawn(async move {
@@ -488,15 +488,15 @@ async fn pool_guard_after_cancelled_send_reconnects() {
         )
         .await;
         assert!(cut.is_err());
-        assert!(!g.client.is_connected());
+        assert!(!g.is_connected());
     }
     let mut g = pool.acquire().await.unwrap();
     assert_eq!(
         g.send_with(|w| w.get("/").finish()).await.unwrap().body(),
         b"ok"
     );
-    assert_eq!(g.client.stats().connects, 2);
-    g.client.disconnect();
+    assert_eq!(g.stats().connects, 2);
+    g.disconnect();
     drop(g);
     drop(pool);
     assert_eq!(h.join().unwrap(), [1, 1]);

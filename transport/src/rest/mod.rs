@@ -27,21 +27,26 @@
 //! ```
 
 pub(crate) mod client;
+mod doc_server;
 mod error;
 mod https;
-mod pool;
+pub(crate) mod pool;
+pub(crate) mod request;
 mod stream;
 mod url;
 
 pub use client::{Client, ClientBuilder, Stats};
+#[doc(hidden)]
+pub use doc_server::doc_server;
 pub use error::Error;
 pub use https::{HttpConnector, HttpStream};
-pub use pool::{ClientPool, PoolConfig, PoolGuard, PooledConn};
+pub use pool::{ClientPool, PoolConfig, PoolGuard};
+pub use request::RequestBuilder;
 pub use stream::{Connector, Stream, TcpConnector, Timeouts};
 pub use tickwire_codec::http::{
     BuildError, Error as HttpError, Method, Request, RequestWriter, ResponseReader, RestResponse,
 };
-pub use url::HttpUrl;
+pub use url::{HttpUrl, UrlError};
 
 #[cfg(test)]
 mod client_tests;
