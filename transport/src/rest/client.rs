@@ -59,6 +59,7 @@ use tickwire_codec::http::{
 
 use super::error::Error;
 use super::https::HttpConnector;
+use super::options::{RequestOptions, request_options, request_writer, too_large};
 use super::request::RequestBuilder;
 use super::stream::{Connector, Stream, TcpConnector, Timeouts};
 use super::url::HttpUrl;
@@ -74,70 +75,7 @@ pub struct ClientBuilder<C = HttpConnector> {
     connector: C,
     timeouts: Timeouts,
     idle_probe: Option<Duration>,
-    pub(crate) sizes: Sizes,
-}
-
-/// The request timeout and the sizes of the client's own writer and reader: the
-/// settings the blocking and the tokio builders share beyond [`Timeouts`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Sizes {
-    /// Bound on a whole request ([`ClientBuilder::timeout`]).
-    pub request_timeout: Option<Duration>,
-    /// Bytes of the client's request writer.
-    pub request_buffer: usize,
-    /// Bytes of the client's response reader.
-    pub response_buffer: usize,
-}
-
-/// Default size of a client's request buffer: 64 KiB.
-pub(crate) const REQUEST_BUFFER: usize = 64 << 10;
-/// Default size of a client's response buffer: 1 MiB.
-pub(crate) const RESPONSE_BUFFER: usize = 1 << 20;
-
-impl Default for Sizes {
-    fn default() -> Self {
-        Sizes {
-            request_timeout: None,
-            request_buffer: REQUEST_BUFFER,
-            response_buffer: RESPONSE_BUFFER,
-        }
-    }
-}
-
-impl Sizes {
-    /// The client's own writer (Host and base path preset) and reader, allocated now.
-    pub(crate) fn buffers(
-        &self,
-        url: &HttpUrl,
-        host_header: &str,
-    ) -> Result<(RequestWriter<Vec<u8>>, ResponseReader<Vec<u8>>), Error> {
-        let writer = request_writer(vec![0; self.request_buffer], host_header, &url.path)
-            .map_err(|e| too_large(e, self.request_buffer))?;
-        let reader =
-            ResponseReader::new(vec![0; self.response_buffer]).max_body_size(self.response_buffer);
-        Ok((writer, reader))
-    }
-}
-
-/// A writer on `storage` for requests to `host_header`, every path under `base`.
-pub(crate) fn request_writer<B: AsRef<[u8]> + AsMut<[u8]>>(
-    storage: B,
-    host_header: &str,
-    base: &str,
-) -> Result<RequestWriter<B>, BuildError> {
-    let mut w = RequestWriter::new(storage, host_header)?;
-    if base != "/" {
-        w.set_base_path(base)?;
-    }
-    Ok(w)
-}
-
-/// A build error of the client's own writer: running out of room names the setting.
-pub(crate) fn too_large(e: BuildError, buffer: usize) -> Error {
-    match e {
-        BuildError::BufferFull => Error::RequestTooLarge { buffer },
-        e => Error::Build(e),
-    }
+    pub(crate) options: RequestOptions,
 }
 
 impl Default for ClientBuilder<HttpConnector> {
@@ -146,11 +84,12 @@ impl Default for ClientBuilder<HttpConnector> {
             connector: HttpConnector::default(),
             timeouts: Timeouts::default(),
             idle_probe: Some(Duration::from_secs(1)),
-            sizes: Sizes::default(),
+            options: RequestOptions::default(),
         }
     }
 }
 
+request_options!(impl[C: Connector] ClientBuilder<C>, tickwire::rest::Client);
 socket_options!(ClientBuilder<TcpConnector>, connector.socket);
 proxy_options!(ClientBuilder<TcpConnector>, connector.proxy);
 socket_options!(ClientBuilder<HttpConnector>, connector.tcp.socket);
@@ -192,44 +131,6 @@ impl<C: Connector> ClientBuilder<C> {
         self
     }
 
-    /// The longest a whole request may take, from the call that sends it to the last
-    /// byte of its response, headers included (default: no bound beyond the read and
-    /// write timeouts): [`Error::RequestTimeout`]. Unlike the read timeout, which
-    /// restarts with every byte, this cuts off a server that answers a byte at a time.
-    /// [`RequestBuilder::timeout`] overrides it for one request. A connect made by the
-    /// call counts, though the connect timeout bounds it on its own.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tickwire::rest::Client;
-    ///
-    /// let client = Client::builder()
-    ///     .timeout(Duration::from_secs(2))
-    ///     .build("http://127.0.0.1:8080/api/v3")?;
-    /// # Ok::<(), tickwire::rest::Error>(())
-    /// ```
-    pub fn timeout(mut self, t: Duration) -> Self {
-        self.sizes.request_timeout = Some(t);
-        self
-    }
-
-    /// Bytes of the client's own request writer (default 64 KiB): the largest request
-    /// [`Client::get`] and the other methods can build, `Host`, headers and body
-    /// together. A larger one is [`Error::RequestTooLarge`]. Allocated when the client
-    /// is built.
-    pub fn request_buffer(mut self, bytes: usize) -> Self {
-        self.sizes.request_buffer = bytes;
-        self
-    }
-
-    /// Bytes of the client's own response reader (default 1 MiB): the largest
-    /// response, head and body, it can hold. Allocated when the client is built (the
-    /// pages are only touched as responses fill them).
-    pub fn response_buffer(mut self, bytes: usize) -> Self {
-        self.sizes.response_buffer = bytes;
-        self
-    }
-
     /// Change the connector's settings.
     #[cfg(feature = "tls")]
     pub(crate) fn map_connector(mut self, f: impl FnOnce(&mut C)) -> Self {
@@ -244,7 +145,7 @@ impl<C: Connector> ClientBuilder<C> {
             connector,
             timeouts: self.timeouts,
             idle_probe: self.idle_probe,
-            sizes: self.sizes,
+            options: self.options,
         }
     }
 
@@ -253,7 +154,7 @@ impl<C: Connector> ClientBuilder<C> {
     pub fn build(self, url: &str) -> Result<Client<C>, Error> {
         let url = HttpUrl::parse(url).map_err(Error::Url)?;
         let host_header = url.host_header();
-        let (writer, reader) = self.sizes.buffers(&url, &host_header)?;
+        let (writer, reader) = self.options.buffers(&url, &host_header)?;
         Ok(Client {
             core: Core {
                 host_header,
@@ -261,8 +162,8 @@ impl<C: Connector> ClientBuilder<C> {
                 connector: self.connector,
                 timeouts: self.timeouts,
                 idle_probe: self.idle_probe,
-                request_timeout: self.sizes.request_timeout,
-                request_buffer: self.sizes.request_buffer,
+                request_timeout: self.options.request_timeout,
+                request_buffer: self.options.request_buffer,
                 conn: None,
                 stats: Stats::default(),
             },
@@ -740,6 +641,31 @@ pub(crate) fn name_timeout(
     }
 }
 
+/// The longest the next wait for response bytes may take: the read timeout, or what is
+/// left until `deadline` when that is shorter ([`timed_out`] when nothing is left).
+pub(crate) fn wait_bound(
+    deadline: Option<Instant>,
+    read: Option<Duration>,
+) -> Result<Option<Duration>, Error> {
+    let Some(d) = deadline else {
+        return Ok(read);
+    };
+    let left = d
+        .checked_duration_since(Instant::now())
+        .filter(|l| !l.is_zero())
+        .ok_or_else(timed_out)?;
+    Ok(Some(read.map_or(left, |r| r.min(left))))
+}
+
+/// A failed read of response bytes: a timeout at or after `deadline` is the request
+/// timeout ([`timed_out`]), not the read timeout.
+pub(crate) fn read_failed(e: io::Error, deadline: Option<Instant>) -> Error {
+    match Error::from_io(e, false) {
+        Error::ReadTimeout if deadline.is_some_and(|d| Instant::now() >= d) => timed_out(),
+        e => e,
+    }
+}
+
 /// Before a read: the socket's read timeout is the read timeout, or what is left until
 /// `deadline` when that is shorter ([`timed_out`] when nothing is left). Changed only
 /// when it differs from what the socket has, so a client without a request timeout
@@ -749,16 +675,7 @@ fn bound_read<S: Stream>(
     deadline: Option<Instant>,
     read: Option<Duration>,
 ) -> Result<(), Error> {
-    let want = match deadline {
-        None => read,
-        Some(d) => {
-            let left = d
-                .checked_duration_since(Instant::now())
-                .filter(|l| !l.is_zero())
-                .ok_or_else(timed_out)?;
-            Some(read.map_or(left, |r| r.min(left)))
-        }
-    };
+    let want = wait_bound(deadline, read)?;
     if conn.read_timeout != want {
         match conn.stream.set_read_timeout(want) {
             Ok(()) => conn.read_timeout = want,
@@ -807,14 +724,7 @@ where
                 *received += n;
                 r.commit(n);
             }
-            Err(e) => {
-                return Err(match Error::from_io(e, false) {
-                    Error::ReadTimeout if deadline.is_some_and(|d| Instant::now() >= d) => {
-                        timed_out()
-                    }
-                    e => e,
-                });
-            }
+            Err(e) => return Err(read_failed(e, deadline)),
         }
     }
 }

@@ -13,7 +13,8 @@ use crate::socket::DialError;
 #[cfg(feature = "tls")]
 use crate::tls::{TlsError, tls_error};
 
-/// Everything a REST call can fail with. After any error but [`Error::Url`] and
+/// Everything a REST call can fail with. After any error but [`Error::Url`],
+/// [`Error::Build`], [`Error::RequestTooLarge`] (found before anything is sent) and
 /// [`Error::PoolExhausted`] the connection is dropped; the next call connects again.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -51,8 +52,8 @@ pub enum Error {
     Build(BuildError),
     /// Every connection of the pool is in use.
     PoolExhausted,
-    /// The whole request (writing it and reading its response, headers included) did
-    /// not finish within the request timeout ([`ClientBuilder::timeout`], or the
+    /// The request's response (headers and body) was not complete within the request
+    /// timeout, counted from the call that sent it ([`ClientBuilder::timeout`], or the
     /// per-request [`RequestBuilder::timeout`]); the connection is dropped.
     ///
     /// [`ClientBuilder::timeout`]: super::ClientBuilder::timeout

@@ -26,9 +26,10 @@ use std::ops::{Deref, DerefMut};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::client::{Client, ClientBuilder, REQUEST_BUFFER, RESPONSE_BUFFER};
+use super::client::{Client, ClientBuilder};
 use super::error::Error;
 use super::https::HttpConnector;
+use super::options::{REQUEST_BUFFER, RESPONSE_BUFFER};
 use super::stream::Connector;
 
 /// Size and behaviour of a [`ClientPool`].
@@ -128,6 +129,22 @@ impl<C: Connector> ClientPool<C> {
     /// How long [`acquire`](Self::acquire) waits for a connection to come back when
     /// all are in use (default 5 s), set when the pool is made:
     /// `ClientPool::new(url, config)?.acquire_timeout(Duration::from_millis(100))`.
+    ///
+    /// ```
+    /// # let server = tickwire::rest::doc_server();
+    /// use std::time::Duration;
+    /// use tickwire::rest::{ClientPool, Error, PoolConfig};
+    ///
+    /// let config = PoolConfig { size: 1, ..PoolConfig::default() };
+    /// let pool = ClientPool::new(&format!("http://{server}"), config)?
+    ///     .acquire_timeout(Duration::from_millis(20));
+    /// let held = pool.acquire()?;
+    /// assert!(matches!(pool.acquire(), Err(Error::PoolExhausted)));
+    /// assert!(matches!(pool.try_acquire(), Err(Error::PoolExhausted)));
+    /// drop(held);
+    /// assert!(pool.try_acquire().is_ok());
+    /// # Ok::<(), Error>(())
+    /// ```
     pub fn acquire_timeout(mut self, wait: Duration) -> Self {
         self.acquire_timeout = wait;
         self

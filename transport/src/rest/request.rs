@@ -11,9 +11,10 @@ use std::time::Duration;
 
 use tickwire_codec::http::{self, Complete, Fields, Line, Method, ResponseReader, RestResponse};
 
-use super::client::{Core, too_large};
+use super::client::Core;
 use super::error::Error;
 use super::https::HttpConnector;
+use super::options::too_large;
 use super::stream::Connector;
 
 /// A request being built on a [`Client`](super::Client)'s own writer: made by
@@ -123,7 +124,7 @@ macro_rules! builder_methods {
             ::tickwire_codec::http::Fields);
 
         impl<'c, S, $($g)*> $ty<'c, $($pre)* S> {
-            /// Bound this request (writing it and reading the whole response) by `t`
+            /// Bound this request (until the last byte of its response) by `t`
             /// instead of the client's request timeout: [`Error::RequestTimeout`]
             /// after it.
             ///

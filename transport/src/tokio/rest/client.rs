@@ -20,8 +20,9 @@ use super::stream::AsyncStream;
 use crate::net::ClientTls;
 use crate::proxy::{ProxyRules, proxy_options};
 use crate::rest::client::{
-    Failure, Sizes, methods, name_timeout, request_writer, retryable, timed_out, too_large,
+    Failure, methods, name_timeout, read_failed, retryable, timed_out, wait_bound,
 };
+use crate::rest::options::{RequestOptions, request_options, request_writer, too_large};
 use crate::rest::request::builder_methods;
 use crate::rest::{Error, HttpUrl, Stats, Timeouts};
 use crate::socket::tokio::dial;
@@ -39,7 +40,7 @@ pub struct ClientBuilder {
     proxy: Option<ProxyRules>,
     idle_probe: Option<Duration>,
     tls: ClientTls,
-    sizes: Sizes,
+    options: RequestOptions,
 }
 
 impl Default for ClientBuilder {
@@ -50,11 +51,12 @@ impl Default for ClientBuilder {
             proxy: None,
             idle_probe: Some(Duration::from_secs(1)),
             tls: ClientTls::default(),
-            sizes: Sizes::default(),
+            options: RequestOptions::default(),
         }
     }
 }
 
+request_options!(impl[] ClientBuilder, tickwire::tokio::rest::Client);
 socket_options!(ClientBuilder, socket);
 proxy_options!(ClientBuilder, proxy);
 
@@ -95,41 +97,6 @@ impl ClientBuilder {
         self
     }
 
-    /// The longest a whole request may take, from the call that sends it to the last
-    /// byte of its response, headers included (default: no bound beyond the read and
-    /// write timeouts): [`Error::RequestTimeout`]. Unlike the read timeout, which
-    /// restarts with every byte, this cuts off a server that answers a byte at a time.
-    /// [`RequestBuilder::timeout`] overrides it for one request.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tickwire::tokio::rest::Client;
-    ///
-    /// let client = Client::builder()
-    ///     .timeout(Duration::from_secs(2))
-    ///     .build("http://127.0.0.1:8080/api/v3")?;
-    /// # Ok::<(), tickwire::rest::Error>(())
-    /// ```
-    pub fn timeout(mut self, t: Duration) -> Self {
-        self.sizes.request_timeout = Some(t);
-        self
-    }
-
-    /// Bytes of the client's own request writer (default 64 KiB): the largest request
-    /// [`Client::get`] and the other methods can build. A larger one is
-    /// [`Error::RequestTooLarge`]. Allocated when the client is built.
-    pub fn request_buffer(mut self, bytes: usize) -> Self {
-        self.sizes.request_buffer = bytes;
-        self
-    }
-
-    /// Bytes of the client's own response reader (default 1 MiB): the largest
-    /// response it can hold. Allocated when the client is built.
-    pub fn response_buffer(mut self, bytes: usize) -> Self {
-        self.sizes.response_buffer = bytes;
-        self
-    }
-
     /// TLS settings for `https://` URLs (default: [`TlsConfig::shared_default`], the
     /// compiled-in Mozilla roots).
     #[cfg(feature = "tls")]
@@ -144,7 +111,7 @@ impl ClientBuilder {
     pub fn build(self, url: &str) -> Result<Client, Error> {
         let url = HttpUrl::parse(url).map_err(Error::Url)?;
         let host_header = url.host_header();
-        let (writer, reader) = self.sizes.buffers(&url, &host_header)?;
+        let (writer, reader) = self.options.buffers(&url, &host_header)?;
         Ok(Client {
             core: Core {
                 host_header,
@@ -228,8 +195,8 @@ impl Client {
     #[inline]
     pub fn request(&mut self, method: Method, path: &str) -> RequestBuilder<'_> {
         RequestBuilder {
-            timeout: self.core.builder.sizes.request_timeout,
-            buffer: self.core.builder.sizes.request_buffer,
+            timeout: self.core.builder.options.request_timeout,
+            buffer: self.core.builder.options.request_buffer,
             req: self.writer.request(method, path),
             core: &mut self.core,
             reader: &mut self.reader,
@@ -260,11 +227,10 @@ impl Client {
     where
         F: for<'w> FnOnce(&'w mut RequestWriter<Vec<u8>>) -> Result<Request<'w>, BuildError>,
     {
-        let sizes = self.core.builder.sizes;
-        let req = build(&mut self.writer).map_err(|e| too_large(e, sizes.request_buffer))?;
-        self.core
-            .send(&req, &mut self.reader, sizes.request_timeout)
-            .await
+        let o = &self.core.builder.options;
+        let (buffer, timeout) = (o.request_buffer, o.request_timeout);
+        let req = build(&mut self.writer).map_err(|e| too_large(e, buffer))?;
+        self.core.send(&req, &mut self.reader, timeout).await
     }
 
     /// A request writer on `storage` for this server, with `Host` and the URL's base
@@ -363,7 +329,7 @@ impl Client {
     where
         B: AsRef<[u8]> + AsMut<[u8]>,
     {
-        let timeout = self.core.builder.sizes.request_timeout;
+        let timeout = self.core.builder.options.request_timeout;
         self.core.send(req, reader, timeout).await
     }
 }
@@ -529,17 +495,11 @@ where
         if spare.is_empty() {
             return Err(Error::Http(HttpError::BodyTooLarge));
         }
-        let timeout = match deadline {
-            None => read,
-            Some(d) => {
-                let left = d
-                    .checked_duration_since(Instant::now())
-                    .filter(|l| !l.is_zero())
-                    .ok_or_else(timed_out)?;
-                Some(read.map_or(left, |r| r.min(left)))
-            }
-        };
-        match conn.stream.read_some(spare, timeout).await {
+        match conn
+            .stream
+            .read_some(spare, wait_bound(deadline, read)?)
+            .await
+        {
             Ok(0) => {
                 if *received == 0 {
                     return Err(Error::ConnectionClosed);
@@ -550,14 +510,7 @@ where
                 *received += n;
                 r.commit(n);
             }
-            Err(e) => {
-                return Err(match Error::from_io(e, false) {
-                    Error::ReadTimeout if deadline.is_some_and(|d| Instant::now() >= d) => {
-                        timed_out()
-                    }
-                    e => e,
-                });
-            }
+            Err(e) => return Err(read_failed(e, deadline)),
         }
     }
 }
