@@ -14,6 +14,9 @@ pub(crate) const REQUEST_BUFFER: usize = 64 << 10;
 /// Default size of a client's response buffer: 1 MiB.
 pub(crate) const RESPONSE_BUFFER: usize = 1 << 20;
 
+/// A client's own request writer and response reader.
+pub(crate) type Buffers = (RequestWriter<Vec<u8>>, ResponseReader<Vec<u8>>);
+
 /// What the builders' `timeout`, `request_buffer`, `response_buffer` and
 /// `default_header` set.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,11 +45,7 @@ impl Default for RequestOptions {
 impl RequestOptions {
     /// The client's own writer (Host, base path and default headers preset) and
     /// reader, allocated now.
-    pub(crate) fn buffers(
-        &self,
-        url: &HttpUrl,
-        host_header: &str,
-    ) -> Result<(RequestWriter<Vec<u8>>, ResponseReader<Vec<u8>>), Error> {
+    pub(crate) fn buffers(&self, url: &HttpUrl, host_header: &str) -> Result<Buffers, Error> {
         let too_large = |e| too_large(e, self.request_buffer);
         let mut writer = request_writer(vec![0; self.request_buffer], host_header, &url.path)
             .map_err(too_large)?;
