@@ -315,11 +315,23 @@ impl<C: Connector> Drop for Core<C> {
     }
 }
 
-/// The request methods, one per line: `client.get(path)` is
-/// `client.request(Method::Get, path)`.
+/// The request methods on a client with a `request(method, path)`: `client.get(path)`
+/// is `client.request(Method::Get, path)`. `$send` is how the docs end a request
+/// (`.send()?` or `.send().await?`).
 macro_rules! methods {
-    ($builder:ty; $($(#[$doc:meta])* $name:ident => $method:ident;)*) => {$(
-        $(#[$doc])*
+    ($builder:ty, $send:literal) => {
+        $crate::rest::client::methods!(@each $builder, $send;
+            get => Get, "GET", "/api/v3/time\"";
+            post => Post, "POST", "/order\").json_bytes(json";
+            put => Put, "PUT", "/order/1\").body(bytes";
+            delete => Delete, "DELETE", "/order?id=1\"";
+            patch => Patch, "PATCH", "/order/1\").json_bytes(json";
+            head => Head, "HEAD", "/status\"";
+        );
+    };
+    (@each $builder:ty, $send:literal; $($name:ident => $method:ident, $m:literal, $ex:literal;)*) => {$(
+        #[doc = concat!("Start a `", $m, "` request (see [`request`](Self::request)): `client.",
+            stringify!($name), "(\"", $ex, ")", $send, "`.")]
         #[inline]
         pub fn $name(&mut self, path: &str) -> $builder {
             self.request(::tickwire_codec::http::Method::$method, path)
@@ -345,23 +357,7 @@ impl<C: Connector> Client<C> {
         )
     }
 
-    methods! {
-        RequestBuilder<'_, C>;
-        /// Start a `GET` request (see [`request`](Self::request)):
-        /// `client.get("/api/v3/time").send()?`.
-        get => Get;
-        /// Start a `POST` request (see [`request`](Self::request)):
-        /// `client.post("/order").json_bytes(json).send()?`.
-        post => Post;
-        /// Start a `PUT` request (see [`request`](Self::request)).
-        put => Put;
-        /// Start a `DELETE` request (see [`request`](Self::request)).
-        delete => Delete;
-        /// Start a `PATCH` request (see [`request`](Self::request)).
-        patch => Patch;
-        /// Start a `HEAD` request (see [`request`](Self::request)).
-        head => Head;
-    }
+    methods!(RequestBuilder<'_, C>, ".send()?");
 
     /// Build a request with the client's own writer and send it; the response borrows
     /// the client's reader: `client.send_with(|w| w.get("/api/v3/time").finish())`.

@@ -51,15 +51,6 @@ pub struct RequestBuilder<'c, C: Connector = HttpConnector, S = Line> {
     timeout: Option<Duration>,
 }
 
-impl<C: Connector, S> std::fmt::Debug for RequestBuilder<'_, C, S> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RequestBuilder")
-            .field("method", &self.req.method())
-            .field("timeout", &self.timeout)
-            .finish_non_exhaustive()
-    }
-}
-
 impl<'c, C: Connector> RequestBuilder<'c, C, Line> {
     /// A request on `core`'s connection, built by `req`, answered into `reader`.
     #[inline]
@@ -80,28 +71,40 @@ impl<'c, C: Connector> RequestBuilder<'c, C, Line> {
     }
 }
 
-impl<'c, C: Connector, S> RequestBuilder<'c, C, S> {
-    /// The same request with its codec builder changed by `f`.
-    #[inline(always)]
-    fn map<T>(
-        self,
-        f: impl FnOnce(http::RequestBuilder<'c, S>) -> http::RequestBuilder<'c, T>,
-    ) -> RequestBuilder<'c, C, T> {
-        RequestBuilder {
-            req: f(self.req),
-            core: self.core,
-            reader: self.reader,
-            buffer: self.buffer,
-            timeout: self.timeout,
-        }
-    }
-}
-
 /// The builder methods of a client's request builder, for a type `$ty<'c, [$pre] S>`
-/// with a private `map` (change the codec builder) and a `timeout: Option<Duration>`
-/// field: one definition for the blocking and the tokio builders.
+/// with the fields `req` (the codec's builder), `core`, `reader`, `buffer` and
+/// `timeout`: one definition for the blocking and the tokio builders (only `send`
+/// differs).
 macro_rules! builder_methods {
     (impl[$($g:tt)*] $ty:ident[$($pre:tt)*]) => {
+        impl<S, $($g)*> ::std::fmt::Debug for $ty<'_, $($pre)* S> {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.debug_struct("RequestBuilder")
+                    .field("method", &self.req.method())
+                    .field("timeout", &self.timeout)
+                    .finish_non_exhaustive()
+            }
+        }
+
+        impl<'c, S, $($g)*> $ty<'c, $($pre)* S> {
+            /// The same request with its codec builder changed by `f`.
+            #[inline(always)]
+            fn map<T>(
+                self,
+                f: impl FnOnce(
+                    ::tickwire_codec::http::RequestBuilder<'c, S>,
+                ) -> ::tickwire_codec::http::RequestBuilder<'c, T>,
+            ) -> $ty<'c, $($pre)* T> {
+                $ty {
+                    req: f(self.req),
+                    core: self.core,
+                    reader: self.reader,
+                    buffer: self.buffer,
+                    timeout: self.timeout,
+                }
+            }
+        }
+
         impl<'c, $($g)*> $ty<'c, $($pre)* ::tickwire_codec::http::Line> {
             /// Append `key=value` to the query, both percent-encoded (before any
             /// header): `.query("symbol", "BTCUSDT")`.

@@ -203,23 +203,7 @@ impl Client {
         }
     }
 
-    methods! {
-        RequestBuilder<'_>;
-        /// Start a `GET` request (see [`request`](Self::request)):
-        /// `client.get("/api/v3/time").send().await?`.
-        get => Get;
-        /// Start a `POST` request (see [`request`](Self::request)):
-        /// `client.post("/order").json_bytes(json).send().await?`.
-        post => Post;
-        /// Start a `PUT` request (see [`request`](Self::request)).
-        put => Put;
-        /// Start a `DELETE` request (see [`request`](Self::request)).
-        delete => Delete;
-        /// Start a `PATCH` request (see [`request`](Self::request)).
-        patch => Patch;
-        /// Start a `HEAD` request (see [`request`](Self::request)).
-        head => Head;
-    }
+    methods!(RequestBuilder<'_>, ".send().await?");
 
     /// Build a request with the client's own writer and send it; the response borrows
     /// the client's reader: `client.send_with(|w| w.get("/api/v3/time").finish()).await`.
@@ -550,32 +534,6 @@ pub struct RequestBuilder<'c, S = codec::Line> {
     /// The writer's size, for [`Error::RequestTooLarge`].
     buffer: usize,
     timeout: Option<Duration>,
-}
-
-impl<S> std::fmt::Debug for RequestBuilder<'_, S> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RequestBuilder")
-            .field("method", &self.req.method())
-            .field("timeout", &self.timeout)
-            .finish_non_exhaustive()
-    }
-}
-
-impl<'c, S> RequestBuilder<'c, S> {
-    /// The same request with its codec builder changed by `f`.
-    #[inline(always)]
-    fn map<T>(
-        self,
-        f: impl FnOnce(codec::RequestBuilder<'c, S>) -> codec::RequestBuilder<'c, T>,
-    ) -> RequestBuilder<'c, T> {
-        RequestBuilder {
-            req: f(self.req),
-            core: self.core,
-            reader: self.reader,
-            buffer: self.buffer,
-            timeout: self.timeout,
-        }
-    }
 }
 
 builder_methods!(impl[] RequestBuilder[]);
