@@ -486,19 +486,6 @@ impl<C: Connector> Core<C> {
         B: AsRef<[u8]> + AsMut<[u8]>,
     {
         let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
-        self.send_by(req, reader, deadline)
-            .map_err(|e| name_timeout(e, req, &self.url, &self.host_header, timeout))
-    }
-
-    fn send_by<'r, B, const N: usize>(
-        &mut self,
-        req: &Request<'_>,
-        reader: &'r mut ResponseReader<B, N>,
-        deadline: Option<Instant>,
-    ) -> Result<RestResponse<'r>, Error>
-    where
-        B: AsRef<[u8]> + AsMut<[u8]>,
-    {
         let method = req.method();
         let idempotent = retryable(method);
         self.probe_if_idle();
@@ -512,15 +499,19 @@ impl<C: Connector> Core<C> {
             self.disconnect();
         }
         let reused = self.conn.as_ref().is_some_and(|c| c.responses > 0);
+        // Errors get the request's name here, off the success path.
+        let name = |c: &Self, e| name_timeout(e, req, &c.url, &c.host_header, timeout);
         match self.attempt(req, reader, deadline) {
             Ok(()) => {}
             Err(Failure::BeforeResponse(_)) if reused && idempotent => {
                 self.stats.retries += 1;
-                self.attempt(req, reader, deadline).map_err(|f| match f {
-                    Failure::BeforeResponse(e) | Failure::Fatal(e) => e,
-                })?;
+                if let Err(Failure::BeforeResponse(e) | Failure::Fatal(e)) =
+                    self.attempt(req, reader, deadline)
+                {
+                    return Err(name(self, e));
+                }
             }
-            Err(Failure::BeforeResponse(e) | Failure::Fatal(e)) => return Err(e),
+            Err(Failure::BeforeResponse(e) | Failure::Fatal(e)) => return Err(name(self, e)),
         }
         // `attempt` returned Ok only after `advance` finished a response.
         reader
@@ -611,6 +602,8 @@ pub(crate) fn timed_out() -> Error {
 }
 
 /// Put the request's method and URL and the timeout into a [`timed_out`] error.
+#[cold]
+#[inline(never)]
 pub(crate) fn name_timeout(
     e: Error,
     req: &Request<'_>,
