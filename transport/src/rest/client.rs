@@ -199,8 +199,9 @@ struct Conn<S> {
     /// Responses received on it; `> 0` means it is a reused keep-alive connection.
     responses: u64,
     last_used: Instant,
-    /// The read timeout set on the stream now (a request deadline shortens it).
-    read_timeout: Option<Duration>,
+    /// The stream's read timeout is not the configured one: a request deadline
+    /// shortened it.
+    shortened: bool,
 }
 
 /// One keep-alive HTTP/1.1 connection to one server (see the module docs), with its
@@ -469,7 +470,7 @@ impl<C: Connector> Core<C> {
                 stream,
                 responses: 0,
                 last_used: Instant::now(),
-                read_timeout: self.timeouts.read,
+                shortened: false,
             });
         }
         Ok(())
@@ -656,22 +657,34 @@ pub(crate) fn read_failed(e: io::Error, deadline: Option<Instant>) -> Error {
 }
 
 /// Before a read: the socket's read timeout is the read timeout, or what is left until
-/// `deadline` when that is shorter ([`timed_out`] when nothing is left). Changed only
-/// when it differs from what the socket has, so a client without a request timeout
-/// makes no extra system call.
+/// `deadline` when that is shorter ([`timed_out`] when nothing is left). Without a
+/// deadline, on a socket no deadline shortened, nothing to do: a client without a
+/// request timeout makes no extra system call.
+#[inline(always)]
 fn bound_read<S: Stream>(
     conn: &mut Conn<S>,
     deadline: Option<Instant>,
     read: Option<Duration>,
 ) -> Result<(), Error> {
+    if deadline.is_none() && !conn.shortened {
+        return Ok(());
+    }
+    set_bound(conn, deadline, read)
+}
+
+/// [`bound_read`] with a deadline, or back to the read timeout after one.
+#[inline(never)]
+fn set_bound<S: Stream>(
+    conn: &mut Conn<S>,
+    deadline: Option<Instant>,
+    read: Option<Duration>,
+) -> Result<(), Error> {
     let want = wait_bound(deadline, read)?;
-    if conn.read_timeout != want {
-        match conn.stream.set_read_timeout(want) {
-            Ok(()) => conn.read_timeout = want,
-            // Checked between reads only (see `Stream::set_read_timeout`).
-            Err(e) if e.kind() == io::ErrorKind::Unsupported => {}
-            Err(e) => return Err(Error::Io(e)),
-        }
+    match conn.stream.set_read_timeout(want) {
+        Ok(()) => conn.shortened = deadline.is_some(),
+        // Checked between reads only (see `Stream::set_read_timeout`).
+        Err(e) if e.kind() == io::ErrorKind::Unsupported => {}
+        Err(e) => return Err(Error::Io(e)),
     }
     Ok(())
 }
