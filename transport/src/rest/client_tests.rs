@@ -583,3 +583,29 @@ fn write_timeout_is_a_typed_error() {
     done_tx.send(()).unwrap();
     h.join().unwrap();
 }
+
+/// A request deadline shortens the socket's read timeout only for its own request:
+/// the next request, without one, waits as long as the read timeout says.
+#[test]
+fn read_timeout_is_restored_after_a_deadline() {
+    let (url, h) = server(1, |_, mut s| {
+        read_request(&mut s).unwrap();
+        s.write_all(OK).unwrap();
+        read_request(&mut s).unwrap();
+        // Longer than the first request's deadline.
+        thread::sleep(Duration::from_millis(600));
+        s.write_all(OK).unwrap();
+        read_request(&mut s).is_none()
+    });
+    let mut c = Client::builder().read_timeout(None).connect(&url).unwrap();
+    let resp = c
+        .get("/fast")
+        .timeout(Duration::from_millis(300))
+        .send()
+        .unwrap();
+    assert_eq!(resp.body(), b"ok");
+    assert_eq!(c.get("/slow").send().unwrap().body(), b"ok");
+    assert_eq!(c.stats().connects, 1);
+    drop(c);
+    assert_eq!(h.join().unwrap(), [true]);
+}
