@@ -230,7 +230,7 @@ fn tokio_ws_and_rest_through_each_proxy() {
                 ..PoolConfig::default()
             };
             let url = &nginx_urls(&n)[1];
-            let pool = tickwire::tokio::rest::ClientPool::with_builder(&builder, url, config)
+            let pool = tickwire::tokio::rest::ClientPool::with_builder(builder, url, config)
                 .await
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
             let mut conn = pool.acquire().await.unwrap();

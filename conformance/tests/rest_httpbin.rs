@@ -449,14 +449,14 @@ fn pool_against_httpbin() {
             let pool = &pool;
             s.spawn(move || {
                 for i in 0..15u64 {
-                    let mut g = pool.acquire_timeout(Duration::from_secs(30)).unwrap();
+                    let mut g = pool.acquire_within(Duration::from_secs(30)).unwrap();
                     let resp = g
                         .send_with(|w| w.get("/p").query_u64("t", t).query_u64("i", i).finish())
                         .unwrap();
                     let v: Value = serde_json::from_slice(resp.body()).unwrap();
                     assert_eq!(
                         v["url"].as_str().unwrap().split('?').next(),
-                        Some(format!("http://{}/anything/p", g.client.host_header()).as_str())
+                        Some(format!("http://{}/anything/p", g.host_header()).as_str())
                     );
                     assert_eq!(v["args"]["i"], i.to_string());
                     assert_eq!(v["args"]["t"], t.to_string());
@@ -469,11 +469,78 @@ fn pool_against_httpbin() {
     let mut guards = Vec::new();
     for _ in 0..3 {
         let g = pool.acquire().unwrap();
-        connects += g.client.stats().connects;
+        connects += g.stats().connects;
         guards.push(g);
     }
     assert_eq!(
         connects, 3,
         "every request reused the pre-allocated connections"
     );
+}
+
+/// The client's own request builder against httpbin: the URL's base path on every
+/// request, query pairs, headers and a JSON body as httpbin echoes them; a body that
+/// httpbin drips out slowly is cut at the request timeout.
+#[test]
+fn request_builder_under_a_base_path() {
+    let Some(h) = skip_or_fail("request_builder_under_a_base_path", Httpbin::shared()) else {
+        return;
+    };
+    let mut c = Client::builder()
+        .timeout(Duration::from_secs(30))
+        .default_header("X-Default", "d")
+        .build(&h.url("/anything/api/v3"))
+        .unwrap();
+    let resp = c
+        .post("/order")
+        .query("symbol", "BTC USDT")
+        .header("X-Key", "k")
+        .json_bytes(br#"{"side":"BUY","qty":"0.01"}"#)
+        .send()
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let v = json(&resp);
+    assert_eq!(v["method"], "POST");
+    assert_eq!(
+        v["url"],
+        format!("{}?symbol=BTC%20USDT", h.url("/anything/api/v3/order"))
+    );
+    assert_eq!(v["args"]["symbol"], "BTC USDT");
+    assert_eq!(v["json"]["side"], "BUY");
+    assert_eq!(v["headers"]["Content-Type"], "application/json");
+    assert_eq!(v["headers"]["X-Key"], "k");
+    assert_eq!(v["headers"]["X-Default"], "d");
+    let want = h.url("/anything/api/v3/x");
+    let v = json(&c.get("/x").send().unwrap());
+    assert_eq!(
+        (v["method"].as_str(), v["url"].as_str()),
+        (Some("GET"), Some(want.as_str()))
+    );
+    let v = json(&c.delete("/x").send().unwrap());
+    assert_eq!(
+        (v["method"].as_str(), v["url"].as_str()),
+        (Some("DELETE"), Some(want.as_str()))
+    );
+    assert_eq!(c.stats().connects, 1);
+
+    // httpbin sends the head, then one body byte every 0.5 s: the read timeout never
+    // passes, the request timeout does.
+    let mut c = Client::builder().build(&h.url("")).unwrap();
+    match c
+        .get("/drip")
+        .query("duration", "10")
+        .query("numbytes", "20")
+        .query("delay", "0")
+        .timeout(Duration::from_millis(800))
+        .send()
+    {
+        Err(Error::RequestTimeout { url, .. }) => {
+            assert!(
+                url.ends_with("/drip?duration=10&numbytes=20&delay=0"),
+                "{url}"
+            )
+        }
+        other => panic!("{:?}", other.map(|r| r.status())),
+    }
+    assert!(!c.is_connected());
 }

@@ -194,7 +194,7 @@ async fn pool_from_concurrent_tasks() {
     let mut guards = Vec::new();
     for _ in 0..3 {
         let g = pool.acquire().await.unwrap();
-        connects += g.client.stats().connects;
+        connects += g.stats().connects;
         guards.push(g);
     }
     // Three connections for sixty requests (httpbin keeps them alive).

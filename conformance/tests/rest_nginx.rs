@@ -221,7 +221,7 @@ fn pool_uses_exactly_its_connections() {
         for _ in 0..4 {
             s.spawn(|| {
                 for _ in 0..25 {
-                    let mut g = pool.acquire_timeout(Duration::from_secs(20)).unwrap();
+                    let mut g = pool.acquire_within(Duration::from_secs(20)).unwrap();
                     let resp = g.send_with(|w| w.get("/small.txt").finish()).unwrap();
                     assert_eq!(resp.body(), Nginx::SMALL.as_bytes());
                 }

@@ -133,7 +133,7 @@ async fn pool_from_tasks_and_typed_errors(test: &str) {
         .tls(ca.client_config())
         .read_timeout(Some(Duration::from_secs(20)));
     let pool = ClientPool::with_builder(
-        &builder,
+        builder.clone(),
         &n.https_url("localhost", ""),
         PoolConfig {
             size: 3,

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use tickwire::codec::http::{RequestReader, ResponseWriter};
-use tickwire::rest::{Client, RequestWriter, ResponseReader};
+use tickwire::rest::Client;
 
 const WARMUP: u64 = 1000;
 
@@ -48,24 +48,23 @@ fn main() {
 /// Send `iterations` orders (after `WARMUP` unmeasured ones) over one keep-alive
 /// connection and print the round-trip latency distribution.
 fn run(url: &str, iterations: u64) -> Result<(), Box<dyn std::error::Error>> {
+    // Host and the URL's base path go on every request; the client's own writer and
+    // reader are allocated here, once.
     let mut client = Client::builder()
-        .read_timeout(Some(Duration::from_secs(10)))
+        .timeout(Duration::from_secs(10))
+        .default_header("X-API-KEY", "demo-key")
+        .request_buffer(4096)
+        .response_buffer(64 << 10)
         .connect(url)?;
-    let mut writer = RequestWriter::new(vec![0u8; 4096], client.host_header())?;
-    if client.base_path() != "/" {
-        writer.set_base_path(client.base_path())?;
-    }
-    writer.default_header("Content-Type", "application/json")?;
-    writer.default_header("X-API-KEY", "demo-key")?;
-    let mut reader: ResponseReader<Vec<u8>> = ResponseReader::new(vec![0u8; 64 << 10]);
     let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3)?;
     let mut response_bytes = 0usize;
     let start = Instant::now();
     for i in 0..WARMUP + iterations {
         let t0 = Instant::now();
-        let req = writer
+        let resp = client
             .post("/order")
             .query("symbol", "BTCUSDT")
+            .header("Content-Type", "application/json")
             .body_writer(|w| {
                 write!(
                     w,
@@ -74,8 +73,7 @@ fn run(url: &str, iterations: u64) -> Result<(), Box<dyn std::error::Error>> {
                     i % 100
                 )
             })
-            .finish()?;
-        let resp = client.send(&req, &mut reader)?;
+            .send()?;
         let elapsed = t0.elapsed();
         if resp.status() != 200 {
             let why = format!("order {i}: HTTP {} {}", resp.status(), resp.reason());

@@ -235,7 +235,7 @@ fn https_pool_by_scheme() {
         assert_eq!(resp.body_str().unwrap(), format!("GET /v1/a{i} "));
         let resp = b.send_with(|w| w.get("/b").finish()).unwrap();
         assert_eq!(resp.body_str().unwrap(), "GET /v1/b ");
-        assert!(b.client.is_connected());
+        assert!(b.is_connected());
     }
     drop(pool);
     h.join().unwrap();

@@ -216,7 +216,7 @@ async fn pool_over_https() {
     let ca = Ca::new("test CA");
     let (port, seen, h) = serve(ca.server(&["localhost"]).server_config(), 2);
     let pool = ClientPool::with_builder(
-        &builder(ca.client_config()),
+        builder(ca.client_config()),
         &format!("https://localhost:{port}/v1"),
         PoolConfig {
             size: 2,
@@ -237,7 +237,7 @@ async fn pool_over_https() {
         assert_eq!(resp.body_str().unwrap(), format!("GET /v1/a{i} "));
         let resp = b.send_with(|w| w.get("/b").finish()).await.unwrap();
         assert_eq!(resp.body_str().unwrap(), "GET /v1/b ");
-        assert!(b.client.tls().is_some());
+        assert!(b.tls().is_some());
     }
     drop(pool);
     join(h).await;

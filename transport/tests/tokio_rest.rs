@@ -12,7 +12,7 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use tickwire::tokio::rest::{
-    Client, ClientBuilder, ClientPool, Error, PoolConfig, RequestWriter, ResponseReader,
+    Client, ClientBuilder, ClientPool, Error, PoolConfig, RequestWriter, ResponseReader, UrlError,
 };
 use tickwire_codec::http::{RequestReader, ResponseWriter, ServerRequest};
 
@@ -252,6 +252,122 @@ async fn connect_refused_and_bad_scheme_are_typed_errors() {
         Client::builder().build("ws://127.0.0.1:1"),
         Err(Error::Url(_))
     ));
+    // REST's own URL error names REST's schemes.
+    match Client::connect("ftp://127.0.0.1:1").await {
+        Err(e @ Error::Url(UrlError::Scheme)) => {
+            assert!(e.to_string().contains("http:// or https://"), "{e}")
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// The request builder on the client's own writer: Host and the URL's base path on
+/// every method, query pairs, headers and a JSON body.
+async fn request_builder_sends_under_the_base_path() {
+    let (url, h) = serve(1, |_, i, req, s| {
+        let want = [
+            ("GET", "/api/v3/time", "symbol=BTC%20USDT", ""),
+            ("POST", "/api/v3/order", "", r#"{"side":"BUY"}"#),
+            ("PUT", "/api/v3/order", "", "x"),
+            ("DELETE", "/api/v3/order", "id=1", ""),
+            ("PATCH", "/api/v3/order", "", ""),
+            ("GET", "/api/v3/with", "", ""),
+        ][i];
+        assert_eq!(req.method_str(), want.0);
+        assert_eq!(req.path(), want.1);
+        assert_eq!(req.query().unwrap_or(""), want.2);
+        assert_eq!(req.body(), want.3.as_bytes());
+        assert!(req.header("host").is_some());
+        if i == 1 {
+            assert_eq!(req.header_str("content-type"), Some("application/json"));
+            assert_eq!(req.header_str("x-key"), Some("k"));
+        }
+        ok(s, req.path().as_bytes());
+        Next::Keep
+    });
+    let mut c = Client::connect(&format!("{url}/api/v3")).await.unwrap();
+    let resp = c
+        .get("/time")
+        .query("symbol", "BTC USDT")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.body(), b"/api/v3/time");
+    let resp = c
+        .post("/order")
+        .header("X-Key", "k")
+        .json_bytes(br#"{"side":"BUY"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.body(), b"/api/v3/order");
+    c.put("/order").body(b"x").send().await.unwrap();
+    c.delete("/order?id=1").send().await.unwrap();
+    c.patch("/order").send().await.unwrap();
+    let resp = c.send_with(|w| w.get("/with").finish()).await.unwrap();
+    assert_eq!(resp.body(), b"/api/v3/with");
+    // Too large for the client's writer: refused before sending, naming the setting.
+    let mut small = Client::builder().request_buffer(512).build(&url).unwrap();
+    match small.post("/big").body(&[b'x'; 1024]).send().await {
+        Err(e @ Error::RequestTooLarge { buffer: 512 }) => {
+            assert!(e.to_string().contains("request_buffer"), "{e}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!small.is_connected());
+    c.disconnect();
+    assert_eq!(h.join().unwrap(), [6]);
+}
+
+/// A server that sends its response head one byte every 50 ms, forever: only the
+/// request timeout ends the call, with `RequestTimeout` naming the request (the 5 s
+/// bound is a hang guard; without the deadline the head limit would take minutes).
+async fn request_timeout_cuts_a_dribbling_server() {
+    let (url, h) = serve(2, |_, _, _, s| {
+        for b in b"HTTP/1.1 200 OK\r\n"
+            .iter()
+            .chain(std::iter::repeat(&b'X'))
+        {
+            if s.write_all(&[*b]).is_err() {
+                break;
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+        Next::Close
+    });
+    let mut c = Client::builder()
+        .timeout(Duration::from_millis(300))
+        .build(&format!("{url}/api"))
+        .unwrap();
+    let t = Instant::now();
+    match c.get("/slow").query("a", "1").send().await {
+        Err(Error::RequestTimeout {
+            method,
+            url: u,
+            after,
+        }) => {
+            assert_eq!(method.as_str(), "GET");
+            assert_eq!(u, format!("{url}/api/slow?a=1"));
+            assert_eq!(after, Duration::from_millis(300));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    assert!(!c.is_connected());
+    // The per-request override.
+    let t = Instant::now();
+    match c
+        .get("/slow")
+        .timeout(Duration::from_millis(200))
+        .send()
+        .await
+    {
+        Err(Error::RequestTimeout { after, .. }) => assert_eq!(after, Duration::from_millis(200)),
+        other => panic!("{other:?}"),
+    }
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    drop(c);
+    h.join().unwrap();
 }
 
 /// Each connection answers one request (keep-alive framing) and then closes.
@@ -404,7 +520,7 @@ async fn pool_is_lifo_and_bounded() {
             .sum::<usize>()
     });
     let pool = Arc::new(
-        ClientPool::with_builder(&ClientBuilder::default(), &url, pool_config(2))
+        ClientPool::with_builder(ClientBuilder::default(), &url, pool_config(2))
             .await
             .unwrap()
             .acquire_timeout(Duration::from_secs(5)),
@@ -412,7 +528,7 @@ async fn pool_is_lifo_and_bounded() {
     assert_eq!(pool.idle(), 2);
     let mut a = pool.acquire().await.unwrap();
     let b = pool.acquire().await.unwrap();
-    let (la, lb) = (a.client.local_addr(), b.client.local_addr());
+    let (la, lb) = (a.local_addr(), b.local_addr());
     assert_ne!(la, lb);
     assert!(matches!(
         pool.try_acquire().await,
@@ -429,7 +545,7 @@ async fn pool_is_lifo_and_bounded() {
     // LIFO: the last one returned comes out first.
     drop(a);
     drop(b);
-    assert_eq!(pool.acquire().await.unwrap().client.local_addr(), lb);
+    assert_eq!(pool.acquire().await.unwrap().local_addr(), lb);
     // A waiter gets the connection another task returns.
     let held = pool.clone();
     let returner = ::tokio::spawn(async move {
@@ -492,15 +608,15 @@ async fn pool_guard_after_cancelled_send_reconnects() {
         )
         .await;
         assert!(cut.is_err());
-        assert!(!g.client.is_connected());
+        assert!(!g.is_connected());
     }
     let mut g = pool.acquire().await.unwrap();
     assert_eq!(
         g.send_with(|w| w.get("/").finish()).await.unwrap().body(),
         b"ok"
     );
-    assert_eq!(g.client.stats().connects, 2);
-    g.client.disconnect();
+    assert_eq!(g.stats().connects, 2);
+    g.disconnect();
     drop(g);
     drop(pool);
     assert_eq!(h.join().unwrap(), [1, 1]);
@@ -531,6 +647,8 @@ on_both_runtimes!(
     head_has_no_body_and_keeps_the_connection,
     read_timeout_drops_the_connection,
     connect_refused_and_bad_scheme_are_typed_errors,
+    request_builder_sends_under_the_base_path,
+    request_timeout_cuts_a_dribbling_server,
     stale_connection_is_retried_for_get,
     stale_connection_is_not_retried_for_post,
     idle_probe_replaces_a_closed_connection_before_a_post,

@@ -1,10 +1,14 @@
 //! [`Client`]: one keep-alive HTTP/1.1 connection, blocking, reconnected when needed.
 //!
-//! The client only moves bytes: the caller builds a [`Request`] with a
-//! [`RequestWriter`](tickwire_codec::http::RequestWriter) (its wire bytes are written as
-//! they are) and passes a [`ResponseReader`] that parses the answer in its own buffer;
-//! [`Client::send`] returns the [`RestResponse`] borrowed from that reader. No
-//! allocation per request.
+//! The client owns a request writer and a response reader (their sizes are builder
+//! settings, allocated once when the client is built): [`Client::get`],
+//! [`Client::post`] and the other methods start a [`RequestBuilder`] on them, with the
+//! `Host` header and the URL's base path already in place, and its `send` returns the
+//! [`RestResponse`] borrowed from the client's reader. No allocation per request.
+//!
+//! The explicit path stays: build a [`Request`] with a writer of your own
+//! ([`Client::request_writer`] presets Host and base path) and pass a
+//! [`ResponseReader`] of your own to [`Client::send`].
 //!
 //! # Reconnect policy
 //!
@@ -38,16 +42,25 @@
 //! stream is in blocking mode, so a `WouldBlock` can only mean the write timeout passed;
 //! that fails the call with [`Error::WriteTimeout`] and drops the connection (a request
 //! cut short is never resumed or retried). Response bytes are read straight into the
-//! reader's buffer; the read timeout bounds each wait for more bytes.
+//! reader's buffer; the read timeout bounds each wait for more bytes, and the request
+//! timeout ([`ClientBuilder::timeout`], off by default) the whole call: a server that
+//! sends its answer a byte at a time is cut at that deadline with
+//! [`Error::RequestTimeout`]. (Over TLS the deadline is checked whenever a socket read
+//! returns, so a server dribbling one TLS record can hold the call past it until that
+//! record is complete or the read timeout passes.)
 
 use std::io::{self, Write};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use tickwire_codec::http::{Method, Request, ResponseReader, RestResponse};
+use tickwire_codec::http::{
+    BuildError, Method, Request, RequestWriter, ResponseReader, RestResponse,
+};
 
 use super::error::Error;
 use super::https::HttpConnector;
+use super::options::{RequestOptions, request_options, request_writer, too_large};
+use super::request::RequestBuilder;
 use super::stream::{Connector, Stream, TcpConnector, Timeouts};
 use super::url::HttpUrl;
 use crate::proxy::proxy_options;
@@ -62,6 +75,7 @@ pub struct ClientBuilder<C = HttpConnector> {
     connector: C,
     timeouts: Timeouts,
     idle_probe: Option<Duration>,
+    pub(crate) options: RequestOptions,
 }
 
 impl Default for ClientBuilder<HttpConnector> {
@@ -70,10 +84,12 @@ impl Default for ClientBuilder<HttpConnector> {
             connector: HttpConnector::default(),
             timeouts: Timeouts::default(),
             idle_probe: Some(Duration::from_secs(1)),
+            options: RequestOptions::default(),
         }
     }
 }
 
+request_options!(impl[C: Connector] ClientBuilder<C>, tickwire::rest::Client);
 socket_options!(ClientBuilder<TcpConnector>, connector.socket);
 proxy_options!(ClientBuilder<TcpConnector>, connector.proxy);
 socket_options!(ClientBuilder<HttpConnector>, connector.tcp.socket);
@@ -129,21 +145,30 @@ impl<C: Connector> ClientBuilder<C> {
             connector,
             timeouts: self.timeouts,
             idle_probe: self.idle_probe,
+            options: self.options,
         }
     }
 
     /// A client for `url` (`http://host[:port][/base]` or `https://...`) that connects
-    /// on first use.
+    /// on first use. Every request's path goes under the URL's base path.
     pub fn build(self, url: &str) -> Result<Client<C>, Error> {
         let url = HttpUrl::parse(url).map_err(Error::Url)?;
+        let host_header = url.host_header();
+        let (writer, reader) = self.options.buffers(&url, &host_header)?;
         Ok(Client {
-            host_header: url.host_header(),
-            url,
-            connector: self.connector,
-            timeouts: self.timeouts,
-            idle_probe: self.idle_probe,
-            conn: None,
-            stats: Stats::default(),
+            core: Core {
+                host_header,
+                url,
+                connector: self.connector,
+                timeouts: self.timeouts,
+                idle_probe: self.idle_probe,
+                request_timeout: self.options.request_timeout,
+                request_buffer: self.options.request_buffer,
+                conn: None,
+                stats: Stats::default(),
+            },
+            writer,
+            reader,
         })
     }
 
@@ -174,15 +199,48 @@ struct Conn<S> {
     /// Responses received on it; `> 0` means it is a reused keep-alive connection.
     responses: u64,
     last_used: Instant,
+    /// The stream's read timeout is not the configured one: a request deadline
+    /// shortened it.
+    shortened: bool,
 }
 
-/// One keep-alive HTTP/1.1 connection to one server (see the module docs).
+/// One keep-alive HTTP/1.1 connection to one server (see the module docs), with its
+/// own request writer and response reader.
+///
+/// A GET, then a POST of JSON, each one expression:
+///
+/// ```
+/// # let server = tickwire::rest::doc_server();
+/// use tickwire::rest::Client;
+///
+/// let mut client = Client::connect(&format!("http://{server}/api/v3"))?;
+/// let time = client.get("/time").query("symbol", "BTCUSDT").send()?;
+/// assert_eq!(time.status(), 200);
+/// let order = client
+///     .post("/order")
+///     .header("X-MBX-APIKEY", "key")
+///     .json_bytes(br#"{"symbol":"BTCUSDT","side":"BUY","qty":"0.01"}"#)
+///     .send()?;
+/// assert_eq!(order.body_str()?, "POST /api/v3/order");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Client<C: Connector = HttpConnector> {
+    core: Core<C>,
+    writer: RequestWriter<Vec<u8>>,
+    reader: ResponseReader<Vec<u8>>,
+}
+
+/// Everything of a [`Client`] but its writer and reader, so a request builder can
+/// borrow the writer while it holds the rest.
+pub(crate) struct Core<C: Connector> {
     url: HttpUrl,
     host_header: String,
     connector: C,
     timeouts: Timeouts,
     idle_probe: Option<Duration>,
+    request_timeout: Option<Duration>,
+    /// Bytes of the client's own writer (named by [`Error::RequestTooLarge`]).
+    request_buffer: usize,
     conn: Option<Conn<C::Stream>>,
     stats: Stats,
 }
@@ -190,10 +248,11 @@ pub struct Client<C: Connector = HttpConnector> {
 impl<C: Connector> std::fmt::Debug for Client<C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client")
-            .field("url", &self.url)
-            .field("timeouts", &self.timeouts)
-            .field("connected", &self.conn.is_some())
-            .field("stats", &self.stats)
+            .field("url", &self.core.url)
+            .field("timeouts", &self.core.timeouts)
+            .field("request_timeout", &self.core.request_timeout)
+            .field("connected", &self.core.conn.is_some())
+            .field("stats", &self.core.stats)
             .finish_non_exhaustive()
     }
 }
@@ -251,73 +310,130 @@ impl Client<HttpConnector> {
 }
 
 /// Dropping the client closes its connection the way [`Client::disconnect`] does.
-impl<C: Connector> Drop for Client<C> {
+impl<C: Connector> Drop for Core<C> {
     fn drop(&mut self) {
         self.disconnect();
     }
 }
 
+/// The request methods on a client with a `request(method, path)`: `client.get(path)`
+/// is `client.request(Method::Get, path)`. `$send` is how the docs end a request
+/// (`.send()?` or `.send().await?`).
+macro_rules! methods {
+    ($builder:ty, $send:literal) => {
+        $crate::rest::client::methods!(@each $builder, $send;
+            get => Get, "GET", "/api/v3/time\"";
+            post => Post, "POST", "/order\").json_bytes(json";
+            put => Put, "PUT", "/order/1\").body(bytes";
+            delete => Delete, "DELETE", "/order?id=1\"";
+            patch => Patch, "PATCH", "/order/1\").json_bytes(json";
+            head => Head, "HEAD", "/status\"";
+        );
+    };
+    (@each $builder:ty, $send:literal; $($name:ident => $method:ident, $m:literal, $ex:literal;)*) => {$(
+        #[doc = concat!("Start a `", $m, "` request (see [`request`](Self::request)): `client.",
+            stringify!($name), "(\"", $ex, ")", $send, "`.")]
+        #[inline]
+        pub fn $name(&mut self, path: &str) -> $builder {
+            self.request(::tickwire_codec::http::Method::$method, path)
+        }
+    )*};
+}
+#[cfg_attr(not(feature = "tokio"), allow(unused_imports))]
+pub(crate) use methods;
+
 impl<C: Connector> Client<C> {
-    /// The `Host` header value for this server: give it to
-    /// [`RequestWriter::new`](tickwire_codec::http::RequestWriter::new).
-    pub fn host_header(&self) -> &str {
-        &self.host_header
+    /// Start a `method` request for `path` (which starts with `/`, is percent-encoded
+    /// where needed, may carry a query, and goes under the URL's base path) on the
+    /// client's own writer; `Host` is set. Finish it with
+    /// [`send`](RequestBuilder::send).
+    #[inline]
+    pub fn request(&mut self, method: Method, path: &str) -> RequestBuilder<'_, C> {
+        let buffer = self.core.request_buffer;
+        RequestBuilder::new(
+            self.writer.request(method, path),
+            &mut self.core,
+            &mut self.reader,
+            buffer,
+        )
     }
 
-    /// The base path of the URL the client was made for (`/` when none); give it to
-    /// [`RequestWriter::set_base_path`](tickwire_codec::http::RequestWriter::set_base_path).
+    methods!(RequestBuilder<'_, C>, ".send()?");
+
+    /// Build a request with the client's own writer and send it; the response borrows
+    /// the client's reader: `client.send_with(|w| w.get("/api/v3/time").finish())`.
+    /// (The request builder of [`get`](Self::get) and the others does the same.)
+    pub fn send_with<F>(&mut self, build: F) -> Result<RestResponse<'_>, Error>
+    where
+        F: for<'w> FnOnce(&'w mut RequestWriter<Vec<u8>>) -> Result<Request<'w>, BuildError>,
+    {
+        let buffer = self.core.request_buffer;
+        let req = build(&mut self.writer).map_err(|e| too_large(e, buffer))?;
+        let timeout = self.core.request_timeout;
+        self.core.send(&req, &mut self.reader, timeout)
+    }
+
+    /// A request writer on `storage` for this server, with `Host` and the URL's base
+    /// path preset: for requests sent with [`send`](Self::send) and a reader of your
+    /// own.
+    pub fn request_writer<B: AsRef<[u8]> + AsMut<[u8]>>(
+        &self,
+        storage: B,
+    ) -> Result<RequestWriter<B>, BuildError> {
+        request_writer(storage, &self.core.host_header, &self.core.url.path)
+    }
+
+    /// The `Host` header value for this server (what
+    /// [`request_writer`](Self::request_writer) presets).
+    pub fn host_header(&self) -> &str {
+        &self.core.host_header
+    }
+
+    /// The base path of the URL the client was made for (`/` when none): every
+    /// request's path goes under it.
     pub fn base_path(&self) -> &str {
-        &self.url.path
+        &self.core.url.path
     }
 
     /// Counters: connects, requests, retries.
     pub fn stats(&self) -> Stats {
-        self.stats
+        self.core.stats
     }
 
     /// Whether a connection is open (it may still turn out stale).
     pub fn is_connected(&self) -> bool {
-        self.conn.is_some()
+        self.core.conn.is_some()
     }
 
     /// The local address of the open connection.
     pub fn local_addr(&self) -> Option<SocketAddr> {
-        self.conn.as_ref().and_then(|c| c.stream.local_addr().ok())
+        self.core
+            .conn
+            .as_ref()
+            .and_then(|c| c.stream.local_addr().ok())
     }
 
     /// The open connection's stream (for an `https://` client,
     /// [`HttpStream::tls`](super::HttpStream::tls) gives the TLS version and ALPN).
     pub fn stream(&self) -> Option<&C::Stream> {
-        self.conn.as_ref().map(|c| &c.stream)
+        self.core.conn.as_ref().map(|c| &c.stream)
     }
 
     /// Close the connection (the next `send` opens a new one); over TLS the server is
     /// sent close_notify first, after every byte written before it (waiting at most the
     /// close timeout for a server that is not reading), then the socket is shut.
     pub fn disconnect(&mut self) {
-        if let Some(mut conn) = self.conn.take() {
-            let deadline = Instant::now() + self.timeouts.close;
-            conn.stream.close(deadline);
-        }
+        self.core.disconnect();
     }
 
     /// Open a connection if none is open.
     pub fn ensure_connected(&mut self) -> Result<(), Error> {
-        if self.conn.is_none() {
-            let stream = self.connector.connect(&self.url, &self.timeouts)?;
-            self.stats.connects += 1;
-            self.conn = Some(Conn {
-                stream,
-                responses: 0,
-                last_used: Instant::now(),
-            });
-        }
-        Ok(())
+        self.core.ensure_connected()
     }
 
     /// Send `req` and read its response into `reader`; the response borrows the reader
-    /// until the reader is used again. Blocks within the configured timeouts. See the
-    /// module docs for reconnects and retries.
+    /// until the reader is used again. Blocks within the configured timeouts (the
+    /// request timeout too). See the module docs for reconnects and retries.
     ///
     /// Use one reader per client: on a new connection the client clears it.
     pub fn send<'r, B, const N: usize>(
@@ -328,6 +444,49 @@ impl<C: Connector> Client<C> {
     where
         B: AsRef<[u8]> + AsMut<[u8]>,
     {
+        let timeout = self.core.request_timeout;
+        self.core.send(req, reader, timeout)
+    }
+}
+
+impl<C: Connector> Core<C> {
+    /// The client's request timeout ([`ClientBuilder::timeout`]).
+    pub(crate) fn request_timeout(&self) -> Option<Duration> {
+        self.request_timeout
+    }
+
+    fn disconnect(&mut self) {
+        if let Some(mut conn) = self.conn.take() {
+            let deadline = Instant::now() + self.timeouts.close;
+            conn.stream.close(deadline);
+        }
+    }
+
+    fn ensure_connected(&mut self) -> Result<(), Error> {
+        if self.conn.is_none() {
+            let stream = self.connector.connect(&self.url, &self.timeouts)?;
+            self.stats.connects += 1;
+            self.conn = Some(Conn {
+                stream,
+                responses: 0,
+                last_used: Instant::now(),
+                shortened: false,
+            });
+        }
+        Ok(())
+    }
+
+    /// [`Client::send`], bounded by `timeout` when there is one.
+    pub(crate) fn send<'r, B, const N: usize>(
+        &mut self,
+        req: &Request<'_>,
+        reader: &'r mut ResponseReader<B, N>,
+        timeout: Option<Duration>,
+    ) -> Result<RestResponse<'r>, Error>
+    where
+        B: AsRef<[u8]> + AsMut<[u8]>,
+    {
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         let method = req.method();
         let idempotent = retryable(method);
         self.probe_if_idle();
@@ -341,15 +500,19 @@ impl<C: Connector> Client<C> {
             self.disconnect();
         }
         let reused = self.conn.as_ref().is_some_and(|c| c.responses > 0);
-        match self.attempt(req, reader) {
+        // Errors get the request's name here, off the success path.
+        let name = |c: &Self, e| name_timeout(e, req, &c.url, &c.host_header, timeout);
+        match self.attempt(req, reader, deadline) {
             Ok(()) => {}
             Err(Failure::BeforeResponse(_)) if reused && idempotent => {
                 self.stats.retries += 1;
-                self.attempt(req, reader).map_err(|f| match f {
-                    Failure::BeforeResponse(e) | Failure::Fatal(e) => e,
-                })?;
+                if let Err(Failure::BeforeResponse(e) | Failure::Fatal(e)) =
+                    self.attempt(req, reader, deadline)
+                {
+                    return Err(name(self, e));
+                }
             }
-            Err(Failure::BeforeResponse(e) | Failure::Fatal(e)) => return Err(e),
+            Err(Failure::BeforeResponse(e) | Failure::Fatal(e)) => return Err(name(self, e)),
         }
         // `attempt` returned Ok only after `advance` finished a response.
         reader
@@ -378,11 +541,16 @@ impl<C: Connector> Client<C> {
         &mut self,
         req: &Request<'_>,
         reader: &mut ResponseReader<B, N>,
+        deadline: Option<Instant>,
     ) -> Result<(), Failure>
     where
         B: AsRef<[u8]> + AsMut<[u8]>,
     {
         self.ensure_connected().map_err(Failure::Fatal)?;
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            self.disconnect();
+            return Err(Failure::Fatal(timed_out()));
+        }
         let Some(conn) = self.conn.as_mut() else {
             return Err(Failure::Fatal(Error::ConnectionLost));
         };
@@ -403,7 +571,8 @@ impl<C: Connector> Client<C> {
             return Err(Failure::on_write(e));
         }
         let mut received = 0usize;
-        let outcome = read_response(&mut conn.stream, reader, &mut received);
+        let read = self.timeouts.read;
+        let outcome = read_response(conn, reader, &mut received, deadline, read);
         match outcome {
             Ok(keep_alive) => {
                 if keep_alive {
@@ -423,13 +592,113 @@ impl<C: Connector> Client<C> {
     }
 }
 
-/// Read from `stream` into `reader` until it has a response ready; returns whether
-/// that response keeps the connection alive. `received` counts the bytes read. The peer
-/// closing before any byte is [`Error::ConnectionLost`].
+/// [`Error::RequestTimeout`] before the caller names the request
+/// ([`name_timeout`]): no allocation on the way out.
+pub(crate) fn timed_out() -> Error {
+    Error::RequestTimeout {
+        method: Method::Get,
+        url: String::new(),
+        after: Duration::ZERO,
+    }
+}
+
+/// Put the request's method and URL and the timeout into a [`timed_out`] error.
+#[cold]
+#[inline(never)]
+pub(crate) fn name_timeout(
+    e: Error,
+    req: &Request<'_>,
+    url: &HttpUrl,
+    host_header: &str,
+    timeout: Option<Duration>,
+) -> Error {
+    match e {
+        Error::RequestTimeout { .. } => {
+            // The request target: between the method and " HTTP/1.1".
+            let line = req.as_bytes().split(|&b| b == b'\r').next().unwrap_or(&[]);
+            let target = line
+                .split(|&b| b == b' ')
+                .nth(1)
+                .map_or(String::new(), |t| String::from_utf8_lossy(t).into_owned());
+            let scheme = if url.secure { "https" } else { "http" };
+            Error::RequestTimeout {
+                method: req.method(),
+                url: format!("{scheme}://{host_header}{target}"),
+                after: timeout.unwrap_or_default(),
+            }
+        }
+        e => e,
+    }
+}
+
+/// The longest the next wait for response bytes may take: the read timeout, or what is
+/// left until `deadline` when that is shorter ([`timed_out`] when nothing is left).
+pub(crate) fn wait_bound(
+    deadline: Option<Instant>,
+    read: Option<Duration>,
+) -> Result<Option<Duration>, Error> {
+    let Some(d) = deadline else {
+        return Ok(read);
+    };
+    let left = d
+        .checked_duration_since(Instant::now())
+        .filter(|l| !l.is_zero())
+        .ok_or_else(timed_out)?;
+    Ok(Some(read.map_or(left, |r| r.min(left))))
+}
+
+/// A failed read of response bytes: a timeout at or after `deadline` is the request
+/// timeout ([`timed_out`]), not the read timeout.
+pub(crate) fn read_failed(e: io::Error, deadline: Option<Instant>) -> Error {
+    match Error::from_io(e, false) {
+        Error::ReadTimeout if deadline.is_some_and(|d| Instant::now() >= d) => timed_out(),
+        e => e,
+    }
+}
+
+/// Before a read: the socket's read timeout is the read timeout, or what is left until
+/// `deadline` when that is shorter ([`timed_out`] when nothing is left). Without a
+/// deadline, on a socket no deadline shortened, nothing to do: a client without a
+/// request timeout makes no extra system call.
+#[inline(always)]
+fn bound_read<S: Stream>(
+    conn: &mut Conn<S>,
+    deadline: Option<Instant>,
+    read: Option<Duration>,
+) -> Result<(), Error> {
+    if deadline.is_none() && !conn.shortened {
+        return Ok(());
+    }
+    set_bound(conn, deadline, read)
+}
+
+/// [`bound_read`] with a deadline, or back to the read timeout after one.
+#[inline(never)]
+fn set_bound<S: Stream>(
+    conn: &mut Conn<S>,
+    deadline: Option<Instant>,
+    read: Option<Duration>,
+) -> Result<(), Error> {
+    let want = wait_bound(deadline, read)?;
+    match conn.stream.set_read_timeout(want) {
+        Ok(()) => conn.shortened = deadline.is_some(),
+        // Checked between reads only (see `Stream::set_read_timeout`).
+        Err(e) if e.kind() == io::ErrorKind::Unsupported => {}
+        Err(e) => return Err(Error::Io(e)),
+    }
+    Ok(())
+}
+
+/// Read from the connection into `reader` until it has a response ready; returns
+/// whether that response keeps the connection alive. `received` counts the bytes read.
+/// The peer closing before any byte is [`Error::ConnectionLost`]; `deadline` passing
+/// is [`timed_out`].
 fn read_response<S: Stream, B, const N: usize>(
-    stream: &mut S,
+    conn: &mut Conn<S>,
     r: &mut ResponseReader<B, N>,
     received: &mut usize,
+    deadline: Option<Instant>,
+    read: Option<Duration>,
 ) -> Result<bool, Error>
 where
     B: AsRef<[u8]> + AsMut<[u8]>,
@@ -442,11 +711,11 @@ where
             // `advance` after EOF either completes a close-delimited body or errors.
             return Err(Error::Http(tickwire_codec::http::Error::UnexpectedEof));
         }
-        let spare = r.spare_mut();
-        if spare.is_empty() {
+        if r.spare_mut().is_empty() {
             return Err(Error::Http(tickwire_codec::http::Error::BodyTooLarge));
         }
-        match read_some(stream, spare) {
+        bound_read(conn, deadline, read)?;
+        match read_some(&mut conn.stream, r.spare_mut()) {
             Ok(0) => {
                 if *received == 0 {
                     return Err(Error::ConnectionLost);
@@ -457,7 +726,7 @@ where
                 *received += n;
                 r.commit(n);
             }
-            Err(e) => return Err(Error::from_io(e, false)),
+            Err(e) => return Err(read_failed(e, deadline)),
         }
     }
 }

@@ -293,9 +293,189 @@ fn connect_errors_are_typed() {
         Client::builder()
             .connector(TcpConnector::default())
             .connect("https://127.0.0.1:1"),
-        Err(Error::Url(crate::ws::UrlError::Scheme))
+        Err(Error::Url(crate::rest::UrlError::Scheme))
     ));
-    assert!(matches!(Client::connect("ftp://h"), Err(Error::Url(_))));
+    // REST's own URL error, naming REST's schemes.
+    match Client::connect("ftp://h") {
+        Err(e @ Error::Url(crate::rest::UrlError::Scheme)) => {
+            let text = e.to_string();
+            assert!(text.contains("http:// or https://"), "{text}");
+            assert!(!text.contains("ws://"), "{text}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// The request builder on the client's own writer: Host and the URL's base path on
+/// every method, query pairs, headers, a JSON body; the response borrowed from the
+/// client's reader.
+#[test]
+fn request_builder_sends_under_the_base_path() {
+    let (url, h) = server(1, |_, mut s| {
+        let mut seen = Vec::new();
+        while let Some(req) = read_request(&mut s) {
+            if req.starts_with(b"HEAD ") {
+                s.write_all(&OK[..OK.len() - 2]).unwrap();
+            } else {
+                s.write_all(OK).unwrap();
+            }
+            seen.push(String::from_utf8(req).unwrap());
+        }
+        seen
+    });
+    let mut c = Client::connect(&format!("{url}/api/v3/")).unwrap();
+    let host = c.host_header().to_owned();
+    let resp = c.get("/time").query("symbol", "BTC USDT").send().unwrap();
+    assert_eq!((resp.status(), resp.body()), (200, &b"ok"[..]));
+    let resp = c
+        .post("/order")
+        .header("X-Key", "k")
+        .json_bytes(br#"{"side":"BUY"}"#)
+        .send()
+        .unwrap();
+    assert_eq!(resp.body(), b"ok");
+    c.put("/order").body(b"x").send().unwrap();
+    c.delete("/order?id=1").send().unwrap();
+    c.patch("/order").send().unwrap();
+    c.head("/h").send().unwrap();
+    c.send_with(|w| w.get("/with").finish()).unwrap();
+    // The explicit path: a writer with Host and base path preset.
+    let mut w = c.request_writer(vec![0; 4096]).unwrap();
+    let mut r: ResponseReader<Vec<u8>> = ResponseReader::new(vec![0; 4096]);
+    c.send(&w.get("/explicit").finish().unwrap(), &mut r)
+        .unwrap();
+    drop(c);
+    let seen = h.join().unwrap().remove(0);
+    let lines: Vec<&str> = seen.iter().map(|r| r.lines().next().unwrap()).collect();
+    assert_eq!(
+        lines,
+        [
+            "GET /api/v3/time?symbol=BTC%20USDT HTTP/1.1",
+            "POST /api/v3/order HTTP/1.1",
+            "PUT /api/v3/order HTTP/1.1",
+            "DELETE /api/v3/order?id=1 HTTP/1.1",
+            "PATCH /api/v3/order HTTP/1.1",
+            "HEAD /api/v3/h HTTP/1.1",
+            "GET /api/v3/with HTTP/1.1",
+            "GET /api/v3/explicit HTTP/1.1",
+        ]
+    );
+    for r in &seen {
+        assert!(r.contains(&format!("\r\nHost: {host}\r\n")), "{r}");
+    }
+    assert!(
+        seen[1].ends_with(
+            "X-Key: k\r\nContent-Type: application/json\r\nContent-Length: 14\r\n\r\n\
+             {\"side\":\"BUY\"}"
+        ),
+        "{}",
+        seen[1]
+    );
+    assert!(
+        seen[2].ends_with("Content-Length: 1\r\n\r\nx"),
+        "{}",
+        seen[2]
+    );
+    assert!(seen[4].contains("Content-Length: 0\r\n"), "{}", seen[4]);
+}
+
+/// A request that does not fit the client's writer is refused before anything is
+/// sent, with an error that names the setting; a bigger buffer sends it.
+#[test]
+fn request_too_large_names_the_setting() {
+    let (url, h) = server(2, |_, mut s| {
+        let mut n = 0;
+        while read_request(&mut s).is_some() {
+            s.write_all(OK).unwrap();
+            n += 1;
+        }
+        n
+    });
+    let mut c = Client::builder()
+        .request_buffer(1024)
+        .connect(&url)
+        .unwrap();
+    let body = vec![b'x'; 2048];
+    match c.post("/big").body(&body).send() {
+        Err(e @ Error::RequestTooLarge { buffer: 1024 }) => {
+            assert!(
+                e.to_string().contains("ClientBuilder::request_buffer"),
+                "{e}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(c.stats().requests, 0);
+    // A bad header is a build error, not a size one.
+    assert!(matches!(
+        c.get("/").header("Host", "x").send(),
+        Err(Error::Build(crate::rest::BuildError::ReservedHeader))
+    ));
+    drop(c);
+    let mut c = Client::builder()
+        .request_buffer(4096)
+        .connect(&url)
+        .unwrap();
+    assert_eq!(c.post("/big").body(&body).send().unwrap().body(), b"ok");
+    drop(c);
+    assert_eq!(h.join().unwrap(), [0, 1]);
+}
+
+/// A server that sends its response head one byte every 50 ms, forever: each read
+/// gets a byte well within the read timeout, so only the request timeout ends the
+/// call. It must end with `RequestTimeout` naming the request (the 5 s bound is a hang
+/// guard: without the deadline the 16 KiB head limit would take ~14 minutes).
+#[test]
+fn request_timeout_cuts_a_dribbling_server() {
+    fn dribble(mut s: TcpStream) {
+        if read_request(&mut s).is_none() {
+            return;
+        }
+        for b in b"HTTP/1.1 200 OK\r\n"
+            .iter()
+            .chain(std::iter::repeat(&b'X'))
+        {
+            if s.write_all(&[*b]).is_err() {
+                return;
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+    let (url, h) = server(2, |_, s| dribble(s));
+    let mut c = Client::builder()
+        .timeout(Duration::from_millis(300))
+        .connect(&format!("{url}/api"))
+        .unwrap();
+    let t = std::time::Instant::now();
+    match c.get("/slow").query("a", "1").send() {
+        Err(e @ Error::RequestTimeout { .. }) => {
+            let Error::RequestTimeout {
+                method,
+                url: u,
+                after,
+            } = &e
+            else {
+                unreachable!()
+            };
+            assert_eq!(*method, crate::rest::Method::Get);
+            assert_eq!(*u, format!("{url}/api/slow?a=1"));
+            assert_eq!(*after, Duration::from_millis(300));
+            assert!(e.to_string().contains("/api/slow?a=1"), "{e}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    assert!(!c.is_connected());
+    // The per-request override, on a second dribbling connection.
+    let t = std::time::Instant::now();
+    match c.get("/slow").timeout(Duration::from_millis(200)).send() {
+        Err(Error::RequestTimeout { after, .. }) => {
+            assert_eq!(after, Duration::from_millis(200));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    h.join().unwrap();
 }
 
 #[test]
@@ -404,4 +584,30 @@ fn write_timeout_is_a_typed_error() {
     assert_eq!(c.stats().retries, 0);
     done_tx.send(()).unwrap();
     h.join().unwrap();
+}
+
+/// A request deadline shortens the socket's read timeout only for its own request:
+/// the next request, without one, waits as long as the read timeout says.
+#[test]
+fn read_timeout_is_restored_after_a_deadline() {
+    let (url, h) = server(1, |_, mut s| {
+        read_request(&mut s).unwrap();
+        s.write_all(OK).unwrap();
+        read_request(&mut s).unwrap();
+        // Longer than the first request's deadline.
+        thread::sleep(Duration::from_millis(600));
+        s.write_all(OK).unwrap();
+        read_request(&mut s).is_none()
+    });
+    let mut c = Client::builder().read_timeout(None).connect(&url).unwrap();
+    let resp = c
+        .get("/fast")
+        .timeout(Duration::from_millis(300))
+        .send()
+        .unwrap();
+    assert_eq!(resp.body(), b"ok");
+    assert_eq!(c.get("/slow").send().unwrap().body(), b"ok");
+    assert_eq!(c.stats().connects, 1);
+    drop(c);
+    assert_eq!(h.join().unwrap(), [true]);
 }

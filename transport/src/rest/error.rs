@@ -3,15 +3,19 @@
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
+use std::time::Duration;
 
-use tickwire_codec::http::{BuildError, Error as HttpError};
+use tickwire_codec::http::{BuildError, Error as HttpError, Method};
+
+use super::url::UrlError;
 
 use crate::proxy::ProxyError;
 use crate::socket::DialError;
 #[cfg(feature = "tls")]
 use crate::tls::{TlsError, tls_error};
 
-/// Everything a REST call can fail with. After any error but [`Error::Url`] and
+/// Everything a REST call can fail with. After any error but [`Error::Url`],
+/// [`Error::Build`], [`Error::RequestTooLarge`] (found before anything is sent) and
 /// [`Error::PoolExhausted`] the connection is dropped; the next call connects again.
 ///
 /// `Display` (`{}`) says what failed and where, once; the variants that add context to
@@ -25,7 +29,7 @@ pub enum Error {
     /// A socket error (connect refused, reset, ...).
     Io(io::Error),
     /// The URL could not be parsed (or is not `http://` / `https://`).
-    Url(crate::ws::UrlError),
+    Url(UrlError),
     /// TLS failed (`https://`): the handshake (untrusted CA, wrong host name, expired
     /// certificate, no common version...), a record, or a stream cut without
     /// close_notify. [`TlsError::kind`] classifies it.
@@ -75,6 +79,34 @@ pub enum Error {
     Build(BuildError),
     /// Every connection of the pool is in use.
     PoolExhausted,
+    /// The request's response (headers and body) was not complete within the request
+    /// timeout, counted from the call that sent it ([`ClientBuilder::timeout`], or the
+    /// per-request [`RequestBuilder::timeout`]); the connection is dropped.
+    ///
+    /// [`ClientBuilder::timeout`]: super::ClientBuilder::timeout
+    /// [`RequestBuilder::timeout`]: super::RequestBuilder::timeout
+    RequestTimeout {
+        /// The request's method.
+        method: Method,
+        /// The URL it was sent to (`http://host[:port]/path?query`).
+        url: String,
+        /// The timeout that passed.
+        after: Duration,
+    },
+    /// A request built with the client's own writer ([`Client::get`] and the other
+    /// methods) did not fit its request buffer. Raise
+    /// [`ClientBuilder::request_buffer`] (for a pool,
+    /// [`PoolConfig::request_buffer`]), or build the request with your own
+    /// [`RequestWriter`](super::RequestWriter) and [`Client::send`].
+    ///
+    /// [`Client::get`]: super::Client::get
+    /// [`Client::send`]: super::Client::send
+    /// [`ClientBuilder::request_buffer`]: super::ClientBuilder::request_buffer
+    /// [`PoolConfig::request_buffer`]: super::PoolConfig::request_buffer
+    RequestTooLarge {
+        /// The request buffer's size in bytes (the client's configuration included).
+        buffer: usize,
+    },
 }
 
 impl Error {
@@ -123,6 +155,16 @@ impl fmt::Display for Error {
             Error::Http(e) => write!(f, "HTTP error: {e}"),
             Error::Build(e) => write!(f, "cannot build the request: {e}"),
             Error::PoolExhausted => f.write_str("all pooled connections are in use"),
+            Error::RequestTimeout { method, url, after } => write!(
+                f,
+                "{} {url}: no complete response within the request timeout ({after:?})",
+                method.as_str()
+            ),
+            Error::RequestTooLarge { buffer } => write!(
+                f,
+                "the request does not fit the client's {buffer}-byte request buffer: raise \
+                 ClientBuilder::request_buffer (PoolConfig::request_buffer for a pool)"
+            ),
         }?;
         crate::error::write_sources(f, self)
     }

@@ -7,7 +7,7 @@
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::error::Error;
 use super::stream::{Connector, Stream, TcpConnector, Timeouts};
@@ -167,6 +167,14 @@ impl Stream for HttpStream {
         }
     }
 
+    fn set_read_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
+        match self {
+            HttpStream::Tcp(s) => s.set_read_timeout(timeout),
+            #[cfg(feature = "tls")]
+            HttpStream::Tls(s) => s.get_ref().set_read_timeout(timeout),
+        }
+    }
+
     fn close(&mut self, deadline: Instant) {
         #[cfg(feature = "tls")]
         if let HttpStream::Tls(s) = self {
@@ -192,6 +200,10 @@ impl Stream for TlsStream<TcpStream> {
 
     fn local_addr(&self) -> io::Result<SocketAddr> {
         self.get_ref().local_addr()
+    }
+
+    fn set_read_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
+        self.get_ref().set_read_timeout(timeout)
     }
 
     /// close_notify after everything written before it (or the pending fatal alert of

@@ -2,20 +2,34 @@
 //! handed out LIFO (the most recently used, warmest connection first) behind an RAII
 //! guard that puts the connection back when dropped.
 //!
-//! Each pooled connection ([`PooledConn`]) owns its client, a request writer and a
-//! response reader, all allocated when the pool is made: a request costs no
-//! allocation. A connection found closed at acquire time is reconnected at most
+//! Each pooled connection is a [`Client`] with its own request writer and response
+//! reader, all allocated when the pool is made: a request costs no allocation. The
+//! guard derefs to the client, so `guard.get(path).send()` is the client's request
+//! builder. [`ClientPool::acquire`] waits up to the acquire timeout
+//! ([`ClientPool::acquire_timeout`], default 5 s) when all are in use,
+//! [`ClientPool::try_acquire`] not at all (the tokio pool has the same methods). A
+//! connection found closed at acquire time is reconnected at most
 //! [`PoolConfig::reconnect_attempts`] times, with a doubling backoff.
+//!
+//! ```
+//! # let server = tickwire::rest::doc_server();
+//! use tickwire::rest::{ClientPool, PoolConfig};
+//!
+//! let pool = ClientPool::new(&format!("http://{server}/api/v3"), PoolConfig::default())?;
+//! let mut conn = pool.acquire()?;
+//! let resp = conn.get("/time").send()?;
+//! assert_eq!(resp.body(), b"GET /api/v3/time");
+//! # Ok::<(), tickwire::rest::Error>(())
+//! ```
 
 use std::ops::{Deref, DerefMut};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use tickwire_codec::http::{BuildError, Request, RequestWriter, ResponseReader, RestResponse};
-
 use super::client::{Client, ClientBuilder};
 use super::error::Error;
 use super::https::HttpConnector;
+use super::options::{REQUEST_BUFFER, RESPONSE_BUFFER};
 use super::stream::Connector;
 
 /// Size and behaviour of a [`ClientPool`].
@@ -23,9 +37,11 @@ use super::stream::Connector;
 pub struct PoolConfig {
     /// Connections in the pool (at least 1).
     pub size: usize,
-    /// Storage of each connection's request writer: the largest request it can build.
+    /// Storage of each connection's request writer: the largest request it can build
+    /// (default 64 KiB, as [`ClientBuilder::request_buffer`]; this one wins).
     pub request_buffer: usize,
-    /// Storage of each connection's response reader: the largest response it can hold.
+    /// Storage of each connection's response reader: the largest response it can hold
+    /// (default 1 MiB, as [`ClientBuilder::response_buffer`]; this one wins).
     pub response_buffer: usize,
     /// Open every connection when the pool is made (otherwise on first acquire).
     pub connect_now: bool,
@@ -39,8 +55,8 @@ impl Default for PoolConfig {
     fn default() -> Self {
         PoolConfig {
             size: 4,
-            request_buffer: 64 << 10,
-            response_buffer: 1 << 20,
+            request_buffer: REQUEST_BUFFER,
+            response_buffer: RESPONSE_BUFFER,
             connect_now: true,
             reconnect_attempts: 3,
             reconnect_backoff: Duration::from_millis(10),
@@ -48,36 +64,16 @@ impl Default for PoolConfig {
     }
 }
 
-/// One pooled connection: a [`Client`] with its own writer and reader.
-#[derive(Debug)]
-pub struct PooledConn<C: Connector = HttpConnector> {
-    /// The connection.
-    pub client: Client<C>,
-    /// Builds requests for this server (Host and base path preset).
-    pub writer: RequestWriter<Vec<u8>>,
-    /// Parses this connection's responses.
-    pub reader: ResponseReader<Vec<u8>>,
-}
-
-impl<C: Connector> PooledConn<C> {
-    /// Build a request with the connection's writer and send it; the response borrows
-    /// the connection's reader:
-    /// `conn.send_with(|w| w.get("/api/v3/time").finish())`.
-    pub fn send_with<F>(&mut self, build: F) -> Result<RestResponse<'_>, Error>
-    where
-        F: for<'w> FnOnce(&'w mut RequestWriter<Vec<u8>>) -> Result<Request<'w>, BuildError>,
-    {
-        let req = build(&mut self.writer)?;
-        self.client.send(&req, &mut self.reader)
-    }
-}
+/// How long [`ClientPool::acquire`] waits by default: 5 s.
+pub(crate) const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A pool of keep-alive connections to one server; share it by reference (it is `Sync`).
 #[derive(Debug)]
 pub struct ClientPool<C: Connector = HttpConnector> {
-    idle: Mutex<Vec<PooledConn<C>>>,
+    idle: Mutex<Vec<Client<C>>>,
     returned: Condvar,
     config: PoolConfig,
+    acquire_timeout: Duration,
 }
 
 impl ClientPool<HttpConnector> {
@@ -99,29 +95,22 @@ impl<C: Connector + Clone> ClientPool<C> {
             reconnect_attempts: config.reconnect_attempts.max(1),
             ..config
         };
+        let builder = builder
+            .request_buffer(config.request_buffer)
+            .response_buffer(config.response_buffer);
         let mut idle = Vec::with_capacity(config.size);
         for _ in 0..config.size {
             let mut client = builder.clone().build(url)?;
             if config.connect_now {
                 client.ensure_connected()?;
             }
-            let mut writer =
-                RequestWriter::new(vec![0; config.request_buffer], client.host_header())?;
-            if client.base_path() != "/" {
-                writer.set_base_path(client.base_path())?;
-            }
-            let reader = ResponseReader::new(vec![0; config.response_buffer])
-                .max_body_size(config.response_buffer);
-            idle.push(PooledConn {
-                client,
-                writer,
-                reader,
-            });
+            idle.push(client);
         }
         Ok(ClientPool {
             idle: Mutex::new(idle),
             returned: Condvar::new(),
             config,
+            acquire_timeout: ACQUIRE_TIMEOUT,
         })
     }
 }
@@ -137,17 +126,47 @@ impl<C: Connector> ClientPool<C> {
         self.lock().len()
     }
 
-    /// The most recently returned connection, or [`Error::PoolExhausted`] when all are in
-    /// use. A closed connection is reconnected first (bounded, see [`PoolConfig`]); if
-    /// that fails the connection goes back to the pool and the error is returned.
+    /// How long [`acquire`](Self::acquire) waits for a connection to come back when
+    /// all are in use (default 5 s), set when the pool is made:
+    /// `ClientPool::new(url, config)?.acquire_timeout(Duration::from_millis(100))`.
+    ///
+    /// ```
+    /// # let server = tickwire::rest::doc_server();
+    /// use std::time::Duration;
+    /// use tickwire::rest::{ClientPool, Error, PoolConfig};
+    ///
+    /// let config = PoolConfig { size: 1, ..PoolConfig::default() };
+    /// let pool = ClientPool::new(&format!("http://{server}"), config)?
+    ///     .acquire_timeout(Duration::from_millis(20));
+    /// let held = pool.acquire()?;
+    /// assert!(matches!(pool.acquire(), Err(Error::PoolExhausted)));
+    /// assert!(matches!(pool.try_acquire(), Err(Error::PoolExhausted)));
+    /// drop(held);
+    /// assert!(pool.try_acquire().is_ok());
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn acquire_timeout(mut self, wait: Duration) -> Self {
+        self.acquire_timeout = wait;
+        self
+    }
+
+    /// The most recently returned connection, waiting up to the acquire timeout for
+    /// one when all are in use ([`Error::PoolExhausted`] after it). A closed
+    /// connection is reconnected first (bounded, see [`PoolConfig`]); if that fails the
+    /// connection goes back to the pool and the error is returned.
     pub fn acquire(&self) -> Result<PoolGuard<'_, C>, Error> {
+        self.acquire_within(self.acquire_timeout)
+    }
+
+    /// The most recently returned connection, or [`Error::PoolExhausted`] at once when
+    /// all are in use (reconnected first as by [`acquire`](Self::acquire)).
+    pub fn try_acquire(&self) -> Result<PoolGuard<'_, C>, Error> {
         let conn = self.lock().pop().ok_or(Error::PoolExhausted)?;
         self.ready(conn)
     }
 
-    /// Like [`acquire`](Self::acquire), but waits up to `wait` for a connection to come
-    /// back when all are in use.
-    pub fn acquire_timeout(&self, wait: Duration) -> Result<PoolGuard<'_, C>, Error> {
+    /// Like [`acquire`](Self::acquire) with its own wait.
+    pub fn acquire_within(&self, wait: Duration) -> Result<PoolGuard<'_, C>, Error> {
         let deadline = Instant::now() + wait;
         let mut idle = self.lock();
         loop {
@@ -174,7 +193,7 @@ impl<C: Connector> ClientPool<C> {
         // Closed outside the lock: a backed-up one may wait its close timeout.
         let mut idle = std::mem::take(&mut *self.lock());
         for conn in &mut idle {
-            conn.client.disconnect();
+            conn.disconnect();
         }
         let n = idle.len();
         self.lock().extend(idle);
@@ -183,10 +202,10 @@ impl<C: Connector> ClientPool<C> {
         }
     }
 
-    fn ready(&self, mut conn: PooledConn<C>) -> Result<PoolGuard<'_, C>, Error> {
+    fn ready(&self, mut conn: Client<C>) -> Result<PoolGuard<'_, C>, Error> {
         let mut backoff = self.config.reconnect_backoff;
         let mut attempt = 1;
-        while let Err(e) = conn.client.ensure_connected() {
+        while let Err(e) = conn.ensure_connected() {
             if attempt >= self.config.reconnect_attempts {
                 self.put_back(conn);
                 return Err(e);
@@ -201,28 +220,29 @@ impl<C: Connector> ClientPool<C> {
         })
     }
 
-    fn put_back(&self, conn: PooledConn<C>) {
+    fn put_back(&self, conn: Client<C>) {
         self.lock().push(conn);
         self.returned.notify_one();
     }
 
-    fn lock(&self) -> MutexGuard<'_, Vec<PooledConn<C>>> {
+    fn lock(&self) -> MutexGuard<'_, Vec<Client<C>>> {
         // A panic while holding the lock cannot leave the Vec half-updated (push/pop).
         self.idle.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
-/// A connection taken from a [`ClientPool`]; returned to it on drop.
+/// A connection taken from a [`ClientPool`]; returned to it on drop. It derefs to the
+/// [`Client`]: `guard.post(path).json_bytes(json).send()`.
 #[derive(Debug)]
 pub struct PoolGuard<'p, C: Connector = HttpConnector> {
     pool: &'p ClientPool<C>,
-    conn: Option<PooledConn<C>>,
+    conn: Option<Client<C>>,
 }
 
 impl<C: Connector> Deref for PoolGuard<'_, C> {
-    type Target = PooledConn<C>;
+    type Target = Client<C>;
 
-    fn deref(&self) -> &PooledConn<C> {
+    fn deref(&self) -> &Client<C> {
         // Always `Some` until drop.
         self.conn
             .as_ref()
@@ -231,7 +251,7 @@ impl<C: Connector> Deref for PoolGuard<'_, C> {
 }
 
 impl<C: Connector> DerefMut for PoolGuard<'_, C> {
-    fn deref_mut(&mut self) -> &mut PooledConn<C> {
+    fn deref_mut(&mut self) -> &mut Client<C> {
         self.conn
             .as_mut()
             .expect("pooled connection present until drop")

@@ -80,17 +80,18 @@ fn connections_are_preallocated_and_handed_out_lifo() {
         .send_with(|w| w.get("/time").query("x", "a b").finish())
         .unwrap();
     assert_eq!(resp.body(), b"/api/time?x=a%20b");
-    let (pa, pb) = (
-        a.client.local_addr().unwrap(),
-        b.client.local_addr().unwrap(),
-    );
+    // The client's request builder through the guard.
+    let resp = a.post("/order").json_bytes(b"{}").send().unwrap();
+    assert_eq!(resp.body(), b"/api/order");
+    let (pa, pb) = (a.local_addr().unwrap(), b.local_addr().unwrap());
     assert_ne!(pa, pb);
     drop(b);
     drop(a);
     assert_eq!(pool.idle(), 3);
     // Last in, first out: `a` was returned last.
-    let again = pool.acquire().unwrap();
-    assert_eq!(again.client.local_addr().unwrap(), pa);
+    let mut again = pool.acquire().unwrap();
+    assert_eq!(again.local_addr().unwrap(), pa);
+    assert_eq!(again.get("/b").send().unwrap().body(), b"/api/b");
     drop(again);
     // Reuse opened no connection.
     assert_eq!(settled(&accepted, 4, Duration::from_millis(200)), 3);
@@ -101,10 +102,10 @@ fn exhaustion_and_waiting_for_a_return() {
     let (url, _) = server();
     let pool = ClientPool::new(&url, config(1)).unwrap();
     let g = pool.acquire().unwrap();
-    assert!(matches!(pool.acquire(), Err(Error::PoolExhausted)));
+    assert!(matches!(pool.try_acquire(), Err(Error::PoolExhausted)));
     let t = Instant::now();
     assert!(matches!(
-        pool.acquire_timeout(Duration::from_millis(50)),
+        pool.acquire_within(Duration::from_millis(50)),
         Err(Error::PoolExhausted)
     ));
     assert!(t.elapsed() >= Duration::from_millis(50));
@@ -113,7 +114,7 @@ fn exhaustion_and_waiting_for_a_return() {
             thread::sleep(Duration::from_millis(50));
             drop(g);
         });
-        let mut g2 = pool.acquire_timeout(Duration::from_secs(10)).unwrap();
+        let mut g2 = pool.acquire_within(Duration::from_secs(10)).unwrap();
         assert_eq!(
             g2.send_with(|w| w.get("/w").finish()).unwrap().body(),
             b"/w"
@@ -130,7 +131,7 @@ fn many_threads_share_the_pool() {
             let pool = &pool;
             s.spawn(move || {
                 for i in 0..50 {
-                    let mut g = pool.acquire_timeout(Duration::from_secs(10)).unwrap();
+                    let mut g = pool.acquire_within(Duration::from_secs(10)).unwrap();
                     let path = format!("/t{t}/{i}");
                     let resp = g.send_with(|w| w.get(&path).finish()).unwrap();
                     assert_eq!(resp.body(), path.as_bytes());
@@ -179,11 +180,11 @@ fn a_closed_connection_is_reconnected_at_acquire() {
     let pool = ClientPool::new(&url, config(1)).unwrap();
     let mut g = pool.acquire().unwrap();
     assert_eq!(g.send_with(|w| w.get("/a").finish()).unwrap().body(), b"/a");
-    g.client.disconnect();
+    g.disconnect();
     drop(g);
     let mut g = pool.acquire().unwrap();
-    assert!(g.client.is_connected());
-    assert_eq!(g.client.stats().connects, 2);
+    assert!(g.is_connected());
+    assert_eq!(g.stats().connects, 2);
     assert_eq!(g.send_with(|w| w.get("/b").finish()).unwrap().body(), b"/b");
     assert_eq!(settled(&accepted, 2, Duration::from_secs(5)), 2);
 }

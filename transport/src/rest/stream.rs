@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use super::error::Error;
 use super::url::HttpUrl;
+use super::url::UrlError;
 use crate::proxy::ProxyRules;
 use crate::socket::{SocketOptions, dial};
-use crate::ws::UrlError;
 
 /// A connected byte stream in blocking mode, with the read and write timeouts of its
 /// connector already applied (a read or write that waits longer fails with
@@ -37,6 +37,16 @@ pub trait Stream: Read + Write {
     fn close(&mut self, deadline: Instant) {
         let _ = deadline;
     }
+
+    /// Change the timeout of each wait for bytes to read (`None`: forever): the client
+    /// shortens it to what is left of a request's deadline
+    /// ([`ClientBuilder::timeout`](super::ClientBuilder::timeout)). The default says
+    /// `Unsupported`: the client then checks the deadline only between reads, so a
+    /// server that sends nothing holds it for the read timeout.
+    fn set_read_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
+        let _ = timeout;
+        Err(io::ErrorKind::Unsupported.into())
+    }
 }
 
 impl Stream for TcpStream {
@@ -56,6 +66,10 @@ impl Stream for TcpStream {
 
     fn local_addr(&self) -> io::Result<SocketAddr> {
         TcpStream::local_addr(self)
+    }
+
+    fn set_read_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
+        TcpStream::set_read_timeout(self, timeout)
     }
 }
 

@@ -1,7 +1,71 @@
 //! `http://` and `https://` base URLs: scheme, host, port and base path. Host and port
-//! are checked by the same rules as WebSocket URLs ([`crate::ws::Url`]).
+//! are checked by the same rules as WebSocket URLs ([`crate::ws::Url`]); the errors are
+//! REST's own ([`UrlError`]).
 
-use crate::ws::{Url as WsUrl, UrlError};
+use std::fmt;
+
+use crate::ws::{Url as WsUrl, UrlError as WsUrlError};
+
+/// Why a REST URL was refused.
+///
+/// ```
+/// use tickwire::rest::{Client, Error, UrlError};
+///
+/// let e = Client::builder().build("ftp://example.com").unwrap_err();
+/// assert!(matches!(e, Error::Url(UrlError::Scheme)));
+/// assert_eq!(UrlError::Scheme.to_string(), "scheme must be http:// or https://");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UrlError {
+    /// The scheme is not `http` or `https`.
+    Scheme,
+    /// No host, or a host with characters a host cannot have.
+    Host,
+    /// A port that is not a number from 0 to 65535.
+    Port,
+    /// User information (`user@host`) is not allowed.
+    UserInfo,
+    /// A fragment (`#...`) is not allowed.
+    Fragment,
+    /// The path contains whitespace or control characters.
+    Path,
+    /// A base URL carries no query: give query pairs to each request
+    /// ([`RequestBuilder::query`](super::RequestBuilder::query)).
+    Query,
+}
+
+impl fmt::Display for UrlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            UrlError::Scheme => "scheme must be http:// or https://",
+            UrlError::Host => "missing or invalid host",
+            UrlError::Port => "invalid port",
+            UrlError::UserInfo => "user information is not allowed",
+            UrlError::Fragment => "fragments are not allowed",
+            UrlError::Path => "invalid characters in path",
+            UrlError::Query => {
+                "a base URL cannot carry a query: add query pairs to each request instead"
+            }
+        })
+    }
+}
+
+impl std::error::Error for UrlError {}
+
+impl UrlError {
+    /// The same fault found by the WebSocket URL parser.
+    fn from_ws(e: WsUrlError) -> UrlError {
+        match e {
+            WsUrlError::Scheme => UrlError::Scheme,
+            WsUrlError::Port => UrlError::Port,
+            WsUrlError::UserInfo => UrlError::UserInfo,
+            WsUrlError::Fragment => UrlError::Fragment,
+            WsUrlError::Path => UrlError::Path,
+            _ => UrlError::Host,
+        }
+    }
+}
 
 /// A parsed base URL of a REST endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -12,13 +76,13 @@ pub struct HttpUrl {
     pub host: String,
     /// Port: explicit, or 80 (`http`) / 443 (`https`).
     pub port: u16,
-    /// The path (and query) after the authority, `/` when there is none: a base path
-    /// for the request writer.
+    /// The path after the authority, `/` when there is none: the base path every
+    /// request's path is appended to.
     pub path: String,
 }
 
 impl HttpUrl {
-    /// Parse `http://host[:port][/path]` or the `https://` form.
+    /// Parse `http://host[:port][/path]` or the `https://` form (no query, no fragment).
     pub fn parse(url: &str) -> Result<HttpUrl, UrlError> {
         let (scheme, rest) = url.split_once("://").ok_or(UrlError::Scheme)?;
         let secure = if scheme.eq_ignore_ascii_case("http") {
@@ -29,7 +93,11 @@ impl HttpUrl {
             return Err(UrlError::Scheme);
         };
         // Same authority and path rules as ws:// (80) and wss:// (443).
-        let ws = WsUrl::parse(&format!("{}://{rest}", if secure { "wss" } else { "ws" }))?;
+        let ws = WsUrl::parse(&format!("{}://{rest}", if secure { "wss" } else { "ws" }))
+            .map_err(UrlError::from_ws)?;
+        if ws.resource.contains('?') {
+            return Err(UrlError::Query);
+        }
         Ok(HttpUrl {
             secure,
             host: ws.host,
@@ -79,5 +147,24 @@ mod tests {
             UrlError::UserInfo
         );
         assert_eq!(HttpUrl::parse("http://h/a b").unwrap_err(), UrlError::Path);
+        assert_eq!(
+            HttpUrl::parse("http://h/a?x=1").unwrap_err(),
+            UrlError::Query
+        );
+        assert_eq!(HttpUrl::parse("http://h?x").unwrap_err(), UrlError::Query);
+        assert_eq!(
+            HttpUrl::parse("http://h/#f").unwrap_err(),
+            UrlError::Fragment
+        );
+    }
+
+    /// REST says which schemes it takes (not WebSocket's).
+    #[test]
+    fn scheme_error_names_http() {
+        for url in ["ftp://h", "ws://h", "h:80"] {
+            let e = HttpUrl::parse(url).unwrap_err();
+            assert_eq!(e, UrlError::Scheme, "{url}");
+            assert_eq!(e.to_string(), "scheme must be http:// or https://");
+        }
     }
 }

@@ -6,6 +6,9 @@
 //!   reqwest building the same request alone (no I/O, no parse).
 //! - [`build`]: that request built and nothing else, like for like with
 //!   reqwest's build, and a hand-rolled `write!`.
+//! - [`client_memory`]: `rest::Client` itself over an in-memory stream, its
+//!   explicit path (`RequestWriter` + `Client::send`) against its own request
+//!   builder (`client.post(path)...send()`).
 //! - [`roundtrip`]: loopback round trip of that POST on one keep-alive
 //!   connection to a server thread on the other core: tickwire's
 //!   `rest::Client` vs reqwest (async, current_thread runtime) vs a raw TCP
@@ -17,6 +20,7 @@
 //! (httparse for the server's parsing), not with the codec under test.
 
 mod build;
+mod client_memory;
 mod memory;
 mod nexus;
 mod roundtrip;
@@ -57,6 +61,7 @@ pub fn response() -> Vec<u8> {
 pub fn register(setup: &Setup, v: &mut Vec<Case<'static>>) {
     memory::cases(v);
     build::cases(v);
+    client_memory::cases(v);
     let first = v.len();
     roundtrip::cases(super::loopback::peer_core(setup), v);
     // Their cost is syscalls and another thread: not for `--instructions`.
@@ -100,7 +105,12 @@ mod tests {
     #[test]
     fn body_size_is_the_named_one() {
         assert_eq!(BODY.len(), 104);
-        for name in [memory::SCENARIO, build::SCENARIO, roundtrip::SCENARIO] {
+        for name in [
+            memory::SCENARIO,
+            build::SCENARIO,
+            client_memory::SCENARIO,
+            roundtrip::SCENARIO,
+        ] {
             assert!(name.contains("104B"), "{name}");
         }
     }

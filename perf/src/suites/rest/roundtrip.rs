@@ -21,6 +21,8 @@ pub const SCENARIO: &str = "REST loopback round trip, POST 104B JSON -> 200 OK J
 
 const NOTE_TW: &str = "rest::Client::send (blocking std socket, TCP_NODELAY) with RequestWriter + \
                        ResponseReader; request built inside the sample";
+const NOTE_TW_BUILDER: &str = "rest::Client's own request builder: client.post(path).header() x4 .body().send() \
+                               (blocking std socket, TCP_NODELAY; the client's writer and reader)";
 const NOTE_REQWEST: &str = "reqwest::Client post().headers().body().send().await + bytes().await on a \
                             tokio current_thread runtime (block_on per request), pooled keep-alive connection";
 const NOTE_RAW: &str = "the floor: write tickwire's request bytes, read the response's byte count \
@@ -30,6 +32,13 @@ pub(super) fn cases(peer: usize, v: &mut Vec<Case<'static>>) {
     v.push(Case::new(SCENARIO, "tickwire", true, NOTE_TW, move |cfg| {
         tickwire(cfg, peer)
     }));
+    v.push(Case::new(
+        SCENARIO,
+        "tickwire (client.post() builder)",
+        false,
+        NOTE_TW_BUILDER,
+        move |cfg| tickwire_builder(cfg, peer),
+    ));
     v.push(Case::new(
         SCENARIO,
         super::nexus::LIB,
@@ -137,6 +146,45 @@ fn tickwire(cfg: &RunConfig, peer: usize) -> Measurement {
     drop(st);
     h.join().expect("server thread");
     m
+}
+
+fn tickwire_builder(cfg: &RunConfig, peer: usize) -> Measurement {
+    let (url, h) = server(peer);
+    let mut c = Client::builder()
+        .request_buffer(4096)
+        .response_buffer(16 << 10)
+        .build(&url)
+        .expect("client");
+    assert_eq!(
+        send_builder(&mut c).expect("first round trip").body(),
+        RESPONSE_BODY.as_bytes()
+    );
+    let m = bench_batch(
+        &one(cfg),
+        &mut c,
+        |_| {},
+        |c, _| match send_builder(c) {
+            Ok(resp) if resp.status() == 200 => {
+                black_box(touch(resp.body()));
+            }
+            other => unexpected(&other.map(|x| x.status())),
+        },
+    );
+    assert_eq!(c.stats().connects, 1, "one keep-alive connection");
+    drop(c);
+    h.join().expect("server thread");
+    m
+}
+
+#[inline(always)]
+fn send_builder(c: &mut Client) -> Result<tickwire::rest::RestResponse<'_>, tickwire::rest::Error> {
+    c.post(PATH)
+        .header(HEADERS[0].0, HEADERS[0].1)
+        .header(HEADERS[1].0, HEADERS[1].1)
+        .header(HEADERS[2].0, HEADERS[2].1)
+        .header(HEADERS[3].0, HEADERS[3].1)
+        .body(BODY.as_bytes())
+        .send()
 }
 
 #[inline(always)]

@@ -1,19 +1,29 @@
 //! Async [`Client`]: one keep-alive HTTP/1.1 connection on tokio, with the blocking
 //! [`crate::rest::Client`]'s reconnect and retry policy (see [`crate::rest`]'s client
 //! docs) and the cancellation rule of [`super`]: the connection is in the `send`
-//! future while a request is in flight, so dropping the future closes it.
+//! future while a request is in flight, so dropping the future closes it. Like the
+//! blocking client it owns a request writer and a response reader: `client.get(path)`
+//! and the other methods start a [`RequestBuilder`], whose `send().await` returns the
+//! response borrowed from the client's reader.
 
 use std::net::SocketAddr;
 #[cfg(feature = "tls")]
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use tickwire_codec::http::{Error as HttpError, Request, ResponseReader, RestResponse};
+use tickwire_codec::http::{
+    self as codec, BuildError, Error as HttpError, Method, Request, RequestWriter, ResponseReader,
+    RestResponse,
+};
 
 use super::stream::AsyncStream;
 use crate::net::ClientTls;
 use crate::proxy::{ProxyRules, proxy_options};
-use crate::rest::client::{Failure, retryable};
+use crate::rest::client::{
+    Failure, methods, name_timeout, read_failed, retryable, timed_out, wait_bound,
+};
+use crate::rest::options::{RequestOptions, request_options, request_writer, too_large};
+use crate::rest::request::builder_methods;
 use crate::rest::{Error, HttpUrl, Stats, Timeouts};
 use crate::socket::tokio::dial;
 use crate::socket::{SocketOptions, socket_options};
@@ -30,6 +40,7 @@ pub struct ClientBuilder {
     proxy: Option<ProxyRules>,
     idle_probe: Option<Duration>,
     tls: ClientTls,
+    options: RequestOptions,
 }
 
 impl Default for ClientBuilder {
@@ -40,10 +51,12 @@ impl Default for ClientBuilder {
             proxy: None,
             idle_probe: Some(Duration::from_secs(1)),
             tls: ClientTls::default(),
+            options: RequestOptions::default(),
         }
     }
 }
 
+request_options!(impl[] ClientBuilder, tickwire::tokio::rest::Client);
 socket_options!(ClientBuilder, socket);
 proxy_options!(ClientBuilder, proxy);
 
@@ -93,20 +106,27 @@ impl ClientBuilder {
     }
 
     /// A client for `url` (`http://host[:port][/base]` or `https://...`, TLS with SNI
-    /// and the certificate name from the URL's host) that connects on first use.
-    pub fn build(&self, url: &str) -> Result<Client, Error> {
+    /// and the certificate name from the URL's host) that connects on first use. Every
+    /// request's path goes under the URL's base path.
+    pub fn build(self, url: &str) -> Result<Client, Error> {
         let url = HttpUrl::parse(url).map_err(Error::Url)?;
+        let host_header = url.host_header();
+        let (writer, reader) = self.options.buffers(&url, &host_header)?;
         Ok(Client {
-            host_header: url.host_header(),
-            url,
-            builder: self.clone(),
-            conn: None,
-            stats: Stats::default(),
+            core: Core {
+                host_header,
+                url,
+                builder: self,
+                conn: None,
+                stats: Stats::default(),
+            },
+            writer,
+            reader,
         })
     }
 
     /// A client for `url`, connected now.
-    pub async fn connect(&self, url: &str) -> Result<Client, Error> {
+    pub async fn connect(self, url: &str) -> Result<Client, Error> {
         let mut c = self.build(url)?;
         c.ensure_connected().await?;
         Ok(c)
@@ -123,10 +143,43 @@ struct Conn {
     last_used: Instant,
 }
 
-/// One async keep-alive HTTP/1.1 connection to one server (see [`super`]). `Send`: use
-/// it on the multi-thread runtime or on `current_thread`.
+/// One async keep-alive HTTP/1.1 connection to one server (see [`super`]), with its
+/// own request writer and response reader. `Send`: use it on the multi-thread runtime
+/// or on `current_thread`.
+///
+/// A GET, then a POST of JSON, each one expression:
+///
+/// ```
+/// # let server = tickwire::rest::doc_server();
+/// # let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// use tickwire::tokio::rest::Client;
+///
+/// let mut client = Client::connect(&format!("http://{server}/api/v3")).await?;
+/// let time = client.get("/time").query("symbol", "BTCUSDT").send().await?;
+/// assert_eq!(time.status(), 200);
+/// let order = client
+///     .post("/order")
+///     .header("X-MBX-APIKEY", "key")
+///     .json_bytes(br#"{"symbol":"BTCUSDT","side":"BUY","qty":"0.01"}"#)
+///     .send()
+///     .await?;
+/// assert_eq!(order.body_str()?, "POST /api/v3/order");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # })?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct Client {
+    core: Core,
+    writer: RequestWriter<Vec<u8>>,
+    reader: ResponseReader<Vec<u8>>,
+}
+
+/// Everything of a [`Client`] but its writer and reader, so a request builder can
+/// borrow the writer while it holds the rest.
+#[derive(Debug)]
+pub(crate) struct Core {
     url: HttpUrl,
     host_header: String,
     builder: ClientBuilder,
@@ -134,14 +187,46 @@ pub struct Client {
     stats: Stats,
 }
 
-/// Dropping the client closes its connection the way [`Client::disconnect`] does.
-impl Drop for Client {
-    fn drop(&mut self) {
-        self.disconnect();
-    }
-}
-
 impl Client {
+    /// Start a `method` request for `path` (which starts with `/`, is percent-encoded
+    /// where needed, may carry a query, and goes under the URL's base path) on the
+    /// client's own writer; `Host` is set. Finish it with
+    /// [`send`](RequestBuilder::send)`.await`.
+    #[inline]
+    pub fn request(&mut self, method: Method, path: &str) -> RequestBuilder<'_> {
+        RequestBuilder {
+            timeout: self.core.builder.options.request_timeout,
+            buffer: self.core.builder.options.request_buffer,
+            req: self.writer.request(method, path),
+            core: &mut self.core,
+            reader: &mut self.reader,
+        }
+    }
+
+    methods!(RequestBuilder<'_>, ".send().await?");
+
+    /// Build a request with the client's own writer and send it; the response borrows
+    /// the client's reader: `client.send_with(|w| w.get("/api/v3/time").finish()).await`.
+    pub async fn send_with<F>(&mut self, build: F) -> Result<RestResponse<'_>, Error>
+    where
+        F: for<'w> FnOnce(&'w mut RequestWriter<Vec<u8>>) -> Result<Request<'w>, BuildError>,
+    {
+        let o = &self.core.builder.options;
+        let (buffer, timeout) = (o.request_buffer, o.request_timeout);
+        let req = build(&mut self.writer).map_err(|e| too_large(e, buffer))?;
+        self.core.send(&req, &mut self.reader, timeout).await
+    }
+
+    /// A request writer on `storage` for this server, with `Host` and the URL's base
+    /// path preset: for requests sent with [`send`](Self::send) and a reader of your
+    /// own.
+    pub fn request_writer<B: AsRef<[u8]> + AsMut<[u8]>>(
+        &self,
+        storage: B,
+    ) -> Result<RequestWriter<B>, BuildError> {
+        request_writer(storage, &self.core.host_header, &self.core.url.path)
+    }
+
     /// Settings, starting from the defaults.
     pub fn builder() -> ClientBuilder {
         ClientBuilder::default()
@@ -152,37 +237,41 @@ impl Client {
         ClientBuilder::default().connect(url).await
     }
 
-    /// The `Host` header value for this server: give it to
-    /// [`RequestWriter::new`](tickwire_codec::http::RequestWriter::new).
+    /// The `Host` header value for this server (what
+    /// [`request_writer`](Self::request_writer) presets).
     pub fn host_header(&self) -> &str {
-        &self.host_header
+        &self.core.host_header
     }
 
-    /// The base path of the URL the client was made for (`/` when none).
+    /// The base path of the URL the client was made for (`/` when none): every
+    /// request's path goes under it.
     pub fn base_path(&self) -> &str {
-        &self.url.path
+        &self.core.url.path
     }
 
     /// Counters: connects, requests, retries, stale connections replaced.
     pub fn stats(&self) -> Stats {
-        self.stats
+        self.core.stats
     }
 
     /// Whether a connection is open (it may still turn out stale). `false` after a
     /// `send` future was dropped mid-request.
     pub fn is_connected(&self) -> bool {
-        self.conn.is_some()
+        self.core.conn.is_some()
     }
 
     /// The local address of the open connection.
     pub fn local_addr(&self) -> Option<SocketAddr> {
-        self.conn.as_ref().and_then(|c| c.stream.local_addr().ok())
+        self.core
+            .conn
+            .as_ref()
+            .and_then(|c| c.stream.local_addr().ok())
     }
 
     /// The TLS stream of an open `https://` connection (protocol version, ALPN).
     #[cfg(feature = "tls")]
     pub fn tls(&self) -> Option<&TlsStream<TcpStream>> {
-        self.conn.as_ref().and_then(|c| c.stream.tls())
+        self.core.conn.as_ref().and_then(|c| c.stream.tls())
     }
 
     /// Close the connection (the next `send` opens a new one); over TLS the server is
@@ -190,25 +279,46 @@ impl Client {
     /// the socket cannot take it now, a task on the runtime finishes the close within
     /// the close timeout ([`close`](Self::close) awaits it instead).
     pub fn disconnect(&mut self) {
-        self.conn = None;
+        self.core.conn = None;
     }
 
     /// Close the connection as [`disconnect`](Self::disconnect) does, awaiting
     /// close_notify onto the socket (within the close timeout).
     pub async fn close(&mut self) {
-        if let Some(conn) = self.conn.take() {
+        if let Some(conn) = self.core.conn.take() {
             conn.stream.close().await;
         }
     }
 
     /// Open a connection if none is open.
     pub async fn ensure_connected(&mut self) -> Result<(), Error> {
-        if self.conn.is_none() {
-            self.conn = Some(self.open().await?);
+        if self.core.conn.is_none() {
+            self.core.conn = Some(self.core.open().await?);
         }
         Ok(())
     }
 
+    /// Send `req` and read its response into `reader`; the response borrows the reader
+    /// until the reader is used again. Each wait is bounded by the configured timeouts
+    /// (the whole call by the request timeout); reconnects and retries follow the
+    /// blocking client's policy. Dropping the future before it completes closes the
+    /// connection (see [`super`]).
+    ///
+    /// Use one reader per client: on a new connection the client clears it.
+    pub async fn send<'r, B, const N: usize>(
+        &mut self,
+        req: &Request<'_>,
+        reader: &'r mut ResponseReader<B, N>,
+    ) -> Result<RestResponse<'r>, Error>
+    where
+        B: AsRef<[u8]> + AsMut<[u8]>,
+    {
+        let timeout = self.core.builder.options.request_timeout;
+        self.core.send(req, reader, timeout).await
+    }
+}
+
+impl Core {
     /// TCP connect (through the proxy, if any), then (for `https://`) the TLS
     /// handshake, all within the connect timeout.
     async fn open(&mut self) -> Result<Conn, Error> {
@@ -230,16 +340,28 @@ impl Client {
         })
     }
 
-    /// Send `req` and read its response into `reader`; the response borrows the reader
-    /// until the reader is used again. Each wait is bounded by the configured timeouts;
-    /// reconnects and retries follow the blocking client's policy. Dropping the future
-    /// before it completes closes the connection (see [`super`]).
-    ///
-    /// Use one reader per client: on a new connection the client clears it.
-    pub async fn send<'r, B, const N: usize>(
+    /// [`Client::send`], bounded by `timeout` when there is one.
+    async fn send<'r, B, const N: usize>(
         &mut self,
         req: &Request<'_>,
         reader: &'r mut ResponseReader<B, N>,
+        timeout: Option<Duration>,
+    ) -> Result<RestResponse<'r>, Error>
+    where
+        B: AsRef<[u8]> + AsMut<[u8]>,
+    {
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
+        match self.send_by(req, reader, deadline).await {
+            Ok(resp) => Ok(resp),
+            Err(e) => Err(name_timeout(e, req, &self.url, &self.host_header, timeout)),
+        }
+    }
+
+    async fn send_by<'r, B, const N: usize>(
+        &mut self,
+        req: &Request<'_>,
+        reader: &'r mut ResponseReader<B, N>,
+        deadline: Option<Instant>,
     ) -> Result<RestResponse<'r>, Error>
     where
         B: AsRef<[u8]> + AsMut<[u8]>,
@@ -255,13 +377,15 @@ impl Client {
             self.conn = None;
         }
         let reused = self.conn.as_ref().is_some_and(|c| c.responses > 0);
-        match self.attempt(req, reader).await {
+        match self.attempt(req, reader, deadline).await {
             Ok(()) => {}
             Err(Failure::BeforeResponse(_)) if reused && idempotent => {
                 self.stats.retries += 1;
-                self.attempt(req, reader).await.map_err(|f| match f {
-                    Failure::BeforeResponse(e) | Failure::Fatal(e) => e,
-                })?;
+                self.attempt(req, reader, deadline)
+                    .await
+                    .map_err(|f| match f {
+                        Failure::BeforeResponse(e) | Failure::Fatal(e) => e,
+                    })?;
             }
             Err(Failure::BeforeResponse(e) | Failure::Fatal(e)) => return Err(e),
         }
@@ -291,6 +415,7 @@ impl Client {
         &mut self,
         req: &Request<'_>,
         reader: &mut ResponseReader<B, N>,
+        deadline: Option<Instant>,
     ) -> Result<(), Failure>
     where
         B: AsRef<[u8]> + AsMut<[u8]>,
@@ -299,6 +424,9 @@ impl Client {
             Some(c) => c,
             None => self.open().await.map_err(Failure::Fatal)?,
         };
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(Failure::Fatal(timed_out()));
+        }
         if conn.responses == 0 {
             // A new connection: whatever the reader holds came from an earlier one.
             reader.clear();
@@ -310,7 +438,7 @@ impl Client {
             return Err(Failure::on_write(e));
         }
         let mut received = 0usize;
-        match read_response(&mut conn, reader, t.read, &mut received).await {
+        match read_response(&mut conn, reader, t.read, deadline, &mut received).await {
             Ok(keep_alive) => {
                 if keep_alive {
                     conn.responses += 1;
@@ -328,10 +456,13 @@ impl Client {
 
 /// Read into `r` until it has a response ready; returns whether that response keeps
 /// the connection alive (the blocking client's loop, awaiting instead of blocking).
+/// Each wait is bounded by the read timeout, or by what is left until `deadline` when
+/// that is shorter (then [`timed_out`]).
 async fn read_response<B, const N: usize>(
     conn: &mut Conn,
     r: &mut ResponseReader<B, N>,
-    timeout: Option<Duration>,
+    read: Option<Duration>,
+    deadline: Option<Instant>,
     received: &mut usize,
 ) -> Result<bool, Error>
 where
@@ -348,7 +479,11 @@ where
         if spare.is_empty() {
             return Err(Error::Http(HttpError::BodyTooLarge));
         }
-        match conn.stream.read_some(spare, timeout).await {
+        match conn
+            .stream
+            .read_some(spare, wait_bound(deadline, read)?)
+            .await
+        {
             Ok(0) => {
                 if *received == 0 {
                     return Err(Error::ConnectionLost);
@@ -359,7 +494,70 @@ where
                 *received += n;
                 r.commit(n);
             }
-            Err(e) => return Err(Error::from_io(e, false)),
+            Err(e) => return Err(read_failed(e, deadline)),
         }
     }
 }
+
+/// A request being built on an async [`Client`]'s own writer: made by
+/// [`Client::get`], [`post`](Client::post) and the other methods, sent by
+/// [`send`](Self::send)`.await`, which returns the response borrowed from the client's
+/// reader. The same methods as the blocking
+/// [`RequestBuilder`](crate::rest::RequestBuilder): query pairs first, then headers,
+/// then a body.
+///
+/// ```
+/// # let server = tickwire::rest::doc_server();
+/// # let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// use std::time::Duration;
+/// use tickwire::tokio::rest::Client;
+///
+/// let mut client = Client::connect(&format!("http://{server}")).await?;
+/// let resp = client
+///     .delete("/api/v3/order")
+///     .query("symbol", "BTCUSDT")
+///     .header("X-MBX-APIKEY", "key")
+///     .timeout(Duration::from_secs(1))
+///     .send()
+///     .await?;
+/// assert_eq!(resp.body(), b"DELETE /api/v3/order");
+/// # Ok::<(), tickwire::rest::Error>(())
+/// # })?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[must_use = "a request goes out only on send().await"]
+pub struct RequestBuilder<'c, S = codec::Line> {
+    req: codec::RequestBuilder<'c, S>,
+    core: &'c mut Core,
+    reader: &'c mut ResponseReader<Vec<u8>>,
+    /// The writer's size, for [`Error::RequestTooLarge`].
+    buffer: usize,
+    timeout: Option<Duration>,
+}
+
+builder_methods!(impl[] RequestBuilder[]);
+
+/// `send` for each state: the codec's `finish` exists on each.
+macro_rules! send {
+    ($($state:ty),*) => {$(
+        impl<'c> RequestBuilder<'c, $state> {
+            /// Send the request and read its response: each wait bounded by the
+            /// client's timeouts (the whole call by the request timeout), with its
+            /// reconnect and retry policy. The response borrows the client's reader
+            /// until the client is used again. Dropping the future closes the
+            /// connection (see [`super`]).
+            pub async fn send(self) -> Result<RestResponse<'c>, Error> {
+                let req = self.req.finish().map_err(|e| too_large(e, self.buffer))?;
+                self.core.send(&req, self.reader, self.timeout).await
+            }
+
+            /// The request's method.
+            #[inline]
+            pub fn method(&self) -> Method {
+                self.req.method()
+            }
+        }
+    )*};
+}
+send!(codec::Line, codec::Fields, codec::Complete);

@@ -6,7 +6,9 @@
 //! As in [`crate::tokio::ws`], the socket is a non-blocking std socket read and written
 //! directly, with readiness from tokio's reactor; requests are built by the codec's
 //! [`RequestWriter`] and responses parsed by its [`ResponseReader`] in the caller's
-//! buffer: no allocation per request.
+//! buffer: no allocation per request. Each client owns a writer and a reader, so a
+//! request is one expression: `client.get("/api/v3/time").send().await?` (see
+//! [`Client`]).
 //!
 //! `http://` and `https://` by the URL's scheme: `https://` runs the transport's
 //! [`TlsStream`](crate::tls::TlsStream) (the codec's `TlsCodec`, as for `wss://` and the
@@ -27,7 +29,8 @@ mod pool;
 mod stream;
 
 pub use crate::rest::{
-    Error, HttpUrl, Method, PoolConfig, Request, RequestWriter, ResponseReader, RestResponse, Stats,
+    Error, HttpUrl, Method, PoolConfig, Request, RequestWriter, ResponseReader, RestResponse,
+    Stats, UrlError,
 };
-pub use client::{Client, ClientBuilder};
-pub use pool::{ClientPool, PoolGuard, PooledConn};
+pub use client::{Client, ClientBuilder, RequestBuilder};
+pub use pool::{ClientPool, PoolGuard};

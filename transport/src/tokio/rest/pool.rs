@@ -5,47 +5,45 @@
 //! [`PoolConfig::reconnect_attempts`] times with a doubling backoff (as the blocking
 //! [`crate::rest::ClientPool`]).
 //!
+//! Each pooled connection is a [`Client`] with its own writer and reader, allocated
+//! when the pool is made; the guard derefs to it, so `guard.get(path).send().await` is
+//! the client's request builder. The methods are the blocking pool's: `acquire`
+//! (waits up to [`ClientPool::acquire_timeout`]), `try_acquire`, `acquire_within`.
+//!
 //! A guard dropped while a `send` on it was cancelled returns a connection that is
 //! already closed (see [`super`]): the next acquire of it reconnects.
+//!
+//! ```
+//! # let server = tickwire::rest::doc_server();
+//! # let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+//! # rt.block_on(async {
+//! use tickwire::tokio::rest::{ClientPool, PoolConfig};
+//!
+//! let url = format!("http://{server}/api/v3");
+//! let pool = ClientPool::new(&url, PoolConfig::default()).await?;
+//! let mut conn = pool.acquire().await?;
+//! let resp = conn.get("/time").send().await?;
+//! assert_eq!(resp.body(), b"GET /api/v3/time");
+//! # Ok::<(), tickwire::rest::Error>(())
+//! # })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::ops::{Deref, DerefMut};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use ::tokio::sync::Notify;
-use tickwire_codec::http::{BuildError, Request, RequestWriter, ResponseReader, RestResponse};
 
 use super::client::{Client, ClientBuilder};
+use crate::rest::pool::ACQUIRE_TIMEOUT;
 use crate::rest::{Error, PoolConfig};
-
-/// One pooled connection: an async [`Client`] with its own writer and reader.
-#[derive(Debug)]
-pub struct PooledConn {
-    /// The connection.
-    pub client: Client,
-    /// Builds requests for this server (Host and base path preset).
-    pub writer: RequestWriter<Vec<u8>>,
-    /// Parses this connection's responses.
-    pub reader: ResponseReader<Vec<u8>>,
-}
-
-impl PooledConn {
-    /// Build a request with the connection's writer and send it; the response borrows
-    /// the connection's reader: `conn.send_with(|w| w.get("/api/v3/time").finish()).await`.
-    pub async fn send_with<F>(&mut self, build: F) -> Result<RestResponse<'_>, Error>
-    where
-        F: for<'w> FnOnce(&'w mut RequestWriter<Vec<u8>>) -> Result<Request<'w>, BuildError>,
-    {
-        let req = build(&mut self.writer)?;
-        self.client.send(&req, &mut self.reader).await
-    }
-}
 
 /// A pool of async keep-alive connections to one server; share it by reference or in
 /// an `Arc` (it is `Sync`).
 #[derive(Debug)]
 pub struct ClientPool {
-    idle: Mutex<Vec<PooledConn>>,
+    idle: Mutex<Vec<Client>>,
     returned: Notify,
     config: PoolConfig,
     acquire_timeout: Duration,
@@ -54,13 +52,13 @@ pub struct ClientPool {
 impl ClientPool {
     /// A pool for `url` with default client settings.
     pub async fn new(url: &str, config: PoolConfig) -> Result<Self, Error> {
-        Self::with_builder(&ClientBuilder::default(), url, config).await
+        Self::with_builder(ClientBuilder::default(), url, config).await
     }
 
     /// A pool for `url` whose connections use `builder`'s settings (all connected now
     /// when [`PoolConfig::connect_now`]).
     pub async fn with_builder(
-        builder: &ClientBuilder,
+        builder: ClientBuilder,
         url: &str,
         config: PoolConfig,
     ) -> Result<Self, Error> {
@@ -69,35 +67,28 @@ impl ClientPool {
             reconnect_attempts: config.reconnect_attempts.max(1),
             ..config
         };
+        let builder = builder
+            .request_buffer(config.request_buffer)
+            .response_buffer(config.response_buffer);
         let mut idle = Vec::with_capacity(config.size);
         for _ in 0..config.size {
-            let mut client = builder.build(url)?;
+            let mut client = builder.clone().build(url)?;
             if config.connect_now {
                 client.ensure_connected().await?;
             }
-            let mut writer =
-                RequestWriter::new(vec![0; config.request_buffer], client.host_header())?;
-            if client.base_path() != "/" {
-                writer.set_base_path(client.base_path())?;
-            }
-            let reader = ResponseReader::new(vec![0; config.response_buffer])
-                .max_body_size(config.response_buffer);
-            idle.push(PooledConn {
-                client,
-                writer,
-                reader,
-            });
+            idle.push(client);
         }
         Ok(ClientPool {
             idle: Mutex::new(idle),
             returned: Notify::new(),
             config,
-            acquire_timeout: Duration::from_secs(5),
+            acquire_timeout: ACQUIRE_TIMEOUT,
         })
     }
 
     /// How long [`acquire`](Self::acquire) waits for a connection to come back when
-    /// all are in use (default 5 s).
+    /// all are in use (default 5 s), set when the pool is made:
+    /// `ClientPool::new(url, config).await?.acquire_timeout(Duration::from_millis(100))`.
     pub fn acquire_timeout(mut self, wait: Duration) -> Self {
         self.acquire_timeout = wait;
         self
@@ -122,7 +113,8 @@ impl ClientPool {
         self.acquire_within(self.acquire_timeout).await
     }
 
-    /// The most recently returned connection, or [`Error::PoolExhausted`] at once.
+    /// The most recently returned connection, or [`Error::PoolExhausted`] at once when
+    /// all are in use (reconnected first as by [`acquire`](Self::acquire)).
     pub async fn try_acquire(&self) -> Result<PoolGuard<'_>, Error> {
         let conn = self.lock().pop().ok_or(Error::PoolExhausted)?;
         self.ready(conn).await
@@ -162,7 +154,7 @@ impl ClientPool {
     pub async fn shutdown(&self) {
         let mut idle = std::mem::take(&mut *self.lock());
         for conn in &mut idle {
-            conn.client.close().await;
+            conn.close().await;
         }
         let n = idle.len();
         self.lock().extend(idle);
@@ -171,7 +163,7 @@ impl ClientPool {
         }
     }
 
-    async fn ready(&self, conn: PooledConn) -> Result<PoolGuard<'_>, Error> {
+    async fn ready(&self, conn: Client) -> Result<PoolGuard<'_>, Error> {
         // In the guard from here on: a cancelled reconnect still returns it.
         let mut guard = PoolGuard {
             pool: self,
@@ -179,7 +171,7 @@ impl ClientPool {
         };
         let mut backoff = self.config.reconnect_backoff;
         let mut attempt = 1;
-        while let Err(e) = guard.client.ensure_connected().await {
+        while let Err(e) = guard.ensure_connected().await {
             if attempt >= self.config.reconnect_attempts {
                 return Err(e);
             }
@@ -190,28 +182,29 @@ impl ClientPool {
         Ok(guard)
     }
 
-    fn put_back(&self, conn: PooledConn) {
+    fn put_back(&self, conn: Client) {
         self.lock().push(conn);
         self.returned.notify_one();
     }
 
-    fn lock(&self) -> MutexGuard<'_, Vec<PooledConn>> {
+    fn lock(&self) -> MutexGuard<'_, Vec<Client>> {
         // A panic while holding the lock cannot leave the Vec half-updated (push/pop).
         self.idle.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
-/// A connection taken from a [`ClientPool`]; returned to it on drop.
+/// A connection taken from a [`ClientPool`]; returned to it on drop. It derefs to the
+/// [`Client`]: `guard.post(path).json_bytes(json).send().await`.
 #[derive(Debug)]
 pub struct PoolGuard<'p> {
     pool: &'p ClientPool,
-    conn: Option<PooledConn>,
+    conn: Option<Client>,
 }
 
 impl Deref for PoolGuard<'_> {
-    type Target = PooledConn;
+    type Target = Client;
 
-    fn deref(&self) -> &PooledConn {
+    fn deref(&self) -> &Client {
         // Always `Some` until drop.
         self.conn
             .as_ref()
@@ -220,7 +213,7 @@ impl Deref for PoolGuard<'_> {
 }
 
 impl DerefMut for PoolGuard<'_> {
-    fn deref_mut(&mut self) -> &mut PooledConn {
+    fn deref_mut(&mut self) -> &mut Client {
         self.conn
             .as_mut()
             .expect("pooled connection present until drop")
