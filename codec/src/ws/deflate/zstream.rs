@@ -105,6 +105,12 @@ fn init_failed(code: c_int) -> ! {
     handle_alloc_error(Layout::new::<z_stream>())
 }
 
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<ZDeflate>();
+    send_sync::<ZInflate>();
+};
+
 /// What one call did: input bytes used, output bytes made, zlib's code.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Step {
@@ -200,6 +206,14 @@ impl ZDeflate {
     }
 }
 
+// SAFETY: the stream owns its state (allocated by `zalloc`, reachable only through
+// `s`); the pointers are only used inside `&mut self` calls (next_in/next_out are cleared
+// after each), and zalloc/zfree are plain functions over the global allocator. zlib-rs
+// makes the same promise for its own `DeflateStream`.
+unsafe impl Send for ZDeflate {}
+// SAFETY: `&ZDeflate` gives access to nothing (every method takes `&mut self`).
+unsafe impl Sync for ZDeflate {}
+
 impl Drop for ZDeflate {
     fn drop(&mut self) {
         // SAFETY: the stream was initialized by `new` and is ended once.
@@ -254,6 +268,11 @@ impl ZInflate {
         unsafe { inflateSetDictionary(&mut self.s, dict.as_ptr(), len) == Z_OK }
     }
 }
+
+// SAFETY: as for `ZDeflate`.
+unsafe impl Send for ZInflate {}
+// SAFETY: as for `ZDeflate`.
+unsafe impl Sync for ZInflate {}
 
 impl Drop for ZInflate {
     fn drop(&mut self) {
