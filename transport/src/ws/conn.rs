@@ -76,6 +76,8 @@ pub(crate) struct Io<S> {
     /// Busy-poll receive mode ([`RecvMode`](crate::socket::RecvMode)): spin instead of
     /// sleeping while active.
     spin: Spinner,
+    /// `TCP_QUICKACK` is on: set it again after each read that got data.
+    quickack: bool,
     shut: bool,
     pub read_timeout: Option<Duration>,
     pub write_timeout: Option<Duration>,
@@ -244,6 +246,16 @@ impl<S: Stream> Io<S> {
         }
     }
 
+    /// After a read that got data: `TCP_QUICKACK` again when it is on (the kernel
+    /// leaves quick-ACK mode by itself once data flowed both ways).
+    #[inline]
+    fn received(&mut self) -> io::Result<()> {
+        if self.quickack {
+            self.stream.rearm_quickack()?;
+        }
+        Ok(())
+    }
+
     /// Read and drop what the peer still sends, without waiting, so closing the socket
     /// does not turn into a reset that could destroy our last bytes in flight.
     fn drain(&mut self, scratch: &mut [u8]) {
@@ -275,6 +287,7 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                 drained: false,
                 sticky_readiness: false,
                 spin: Spinner::new(opts.recv_mode),
+                quickack: opts.socket.quickack,
                 shut: false,
                 read_timeout: opts.read_timeout,
                 write_timeout: opts.write_timeout,
@@ -334,7 +347,10 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                 self.io.write_some(self.ws.sender())?;
             }
             match read_once(&mut self.io.stream, self.ws.read_buf())? {
-                ReadOutcome::Data(n) => self.ws.handle_read(n),
+                ReadOutcome::Data(n) => {
+                    self.io.received()?;
+                    self.ws.handle_read(n);
+                }
                 ReadOutcome::WouldBlock => return Ok(false),
                 ReadOutcome::Eof => {
                     let _ = self.ws.handle_eof();
@@ -484,6 +500,7 @@ impl<S: Stream, M: Masking> Conn<S, M> {
             match outcome {
                 Ok(ReadOutcome::Data(n)) => {
                     self.io.drained = self.io.stream.read_drained(asked, n);
+                    self.io.received()?;
                     self.ws.handle_read(n);
                 }
                 Ok(ReadOutcome::WouldBlock) if block => {
