@@ -246,6 +246,32 @@ impl<S: Stream> Io<S> {
         }
     }
 
+    /// Busy-poll receive mode, for drivers that wait elsewhere (tokio): a new wait for
+    /// a message begins (a fresh spin budget).
+    #[inline]
+    pub fn spin_reset(&mut self) {
+        self.spin.reset();
+    }
+
+    /// Busy-poll receive mode is on and its budget not spent.
+    #[inline]
+    pub fn spinning(&self) -> bool {
+        self.spin.active()
+    }
+
+    /// Busy-poll receive mode, for drivers that wait elsewhere (tokio): a read found
+    /// nothing. `Some(true)`: read again now instead of waiting; `Some(false)`:
+    /// `deadline` passed; `None`: not spinning (or the budget is spent): wait.
+    #[inline]
+    pub fn spin(&mut self, deadline: Option<Instant>) -> Option<bool> {
+        let r = self.spin.spin(deadline);
+        // The budget just ran out: that next read would be the sleeping one here.
+        if r == Some(true) && !self.spin.active() {
+            return None;
+        }
+        r
+    }
+
     /// After a read that got data: `TCP_QUICKACK` again when it is on (the kernel
     /// leaves quick-ACK mode by itself once data flowed both ways).
     #[inline]
