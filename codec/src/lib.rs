@@ -9,8 +9,10 @@
 //!   frame sent to many connections).
 //! - `getrandom`: seed the masking-key generator from the operating system.
 //! - `tls`: the TLS codec over rustls's unbuffered API ([`tls`]; implies `alloc`).
-//! - `deflate`: permessage-deflate, RFC 7692 (`ws::deflate`; implies `alloc`; zlib-rs
-//!   allocates through `std::alloc`, so it needs a target with std).
+//! - `deflate`: permessage-deflate, RFC 7692 (`ws::deflate`; implies `alloc`; no std:
+//!   zlib-rs allocates through the codec's `alloc::alloc` hooks).
+//! - `deflate-std`: `deflate` with zlib-rs's run-time CPU detection (its AVX2 paths,
+//!   `is_x86_feature_detected!`), which needs std; the transport's `deflate` turns it on.
 //!
 //! # A frame round trip
 //!

@@ -191,11 +191,28 @@ fn our_client_against_a_compressing_websockets_server() {
     let Some(py) = websockets_python("deflate_websockets_io") else {
         return;
     };
-    for (config, kwargs, want) in cases() {
-        let server = py_server(&py, kwargs);
-        let what = format!("{config:?} against {kwargs}");
+    client_cases(&py, cases(), 0);
+}
+
+/// Our client splits its messages into frames of at most 1000 bytes: the large ones go
+/// out compressed once, the compressed bytes split (RSV1 on the first frame only), and
+/// websockets inflates them whole.
+#[test]
+fn our_fragmenting_client_against_a_compressing_websockets_server() {
+    let Some(py) = websockets_python("deflate_websockets_io") else {
+        return;
+    };
+    client_cases(&py, cases().into_iter().take(2).collect(), 1000);
+}
+
+/// Each case against a fresh websockets server, our client's fragment size `fragment`.
+fn client_cases(py: &PathBuf, cases: Vec<Case>, fragment: usize) {
+    for (config, kwargs, want) in cases {
+        let server = py_server(py, kwargs);
+        let what = format!("{config:?} against {kwargs}, fragment size {fragment}");
         let mut c = Client::builder()
             .deflate(config)
+            .fragment_size(fragment)
             .read_timeout(Some(Duration::from_secs(20)))
             .connect(&format!("ws://127.0.0.1:{}/", server.port))
             .unwrap_or_else(|e| panic!("{what}: {e}"));
@@ -231,10 +248,26 @@ fn a_websockets_client_against_our_compressing_server() {
     let Some(py) = websockets_python("deflate_websockets_io") else {
         return;
     };
-    for (config, kwargs, want) in cases() {
-        let what = format!("{config:?} against {kwargs}");
+    server_cases(&py, cases(), 0);
+}
+
+/// Our server splits its echoes into frames of at most 1000 bytes (compressed once,
+/// then split); the websockets client inflates them whole.
+#[test]
+fn a_websockets_client_against_our_fragmenting_server() {
+    let Some(py) = websockets_python("deflate_websockets_io") else {
+        return;
+    };
+    server_cases(&py, cases().into_iter().take(2).collect(), 1000);
+}
+
+/// Each case: our echo server (fragment size `fragment`), a websockets client.
+fn server_cases(py: &PathBuf, cases: Vec<Case>, fragment: usize) {
+    for (config, kwargs, want) in cases {
+        let what = format!("{config:?} against {kwargs}, fragment size {fragment}");
         let mut server = Server::builder()
             .deflate(config)
+            .fragment_size(fragment)
             .read_timeout(Some(Duration::from_secs(20)))
             .bind("127.0.0.1:0")
             .unwrap();
@@ -269,7 +302,7 @@ fn a_websockets_client_against_our_compressing_server() {
                 }
             }
         });
-        let out = Command::new(&py)
+        let out = Command::new(py)
             .args(["-c", SCRIPT, "client", &port.to_string(), kwargs])
             .arg(COUNT.to_string())
             .stderr(Stdio::inherit())

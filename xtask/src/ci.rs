@@ -114,6 +114,21 @@ const STEPS: &[Step] = &[
             "alloc",
         ],
     ),
+    // permessage-deflate without std (zlib-rs through the codec's alloc hooks). Not on
+    // x86_64-unknown-none: LLVM cannot compile zlib-rs's x86 SIMD kernels for that
+    // soft-float target ("Do not know how to split the result of this operator").
+    cargo(
+        "no_std thumbv7em +deflate",
+        &[
+            "build",
+            "-p",
+            "tickwire-codec",
+            "--target",
+            "thumbv7em-none-eabihf",
+            "--features",
+            "deflate",
+        ],
+    ),
     cargo(
         "no_std x86_64-none",
         &[

@@ -142,8 +142,13 @@ impl<M: Masking> FrameWriter<M> {
     /// Wire size of a text or binary message of `payload_len` bytes,
     /// fragmentation included.
     pub fn message_len(&self, payload_len: usize) -> usize {
+        self.fragmented_len(payload_len, self.fragment_size)
+    }
+
+    /// Wire size of a text or binary message of `payload_len` bytes in frames
+    /// of at most `f` payload bytes (0: one frame).
+    pub fn fragmented_len(&self, payload_len: usize, f: usize) -> usize {
         let masked = self.client;
-        let f = self.fragment_size;
         if f == 0 || payload_len <= f {
             return header_len(payload_len, masked) + payload_len;
         }
@@ -267,24 +272,24 @@ impl<M: Masking> FrameWriter<M> {
         payload: &[u8],
         out: &mut [u8],
     ) -> Result<usize, EncodeError> {
-        self.encode_data_rsv(opcode, 0, payload, out)
+        self.encode_data_rsv(opcode, 0, payload, self.fragment_size, out)
     }
 
-    /// A data message (fragmented if configured) whose first frame carries
-    /// RSV bits `rsv`.
+    /// A data message in frames of at most `f` payload bytes (0: one frame)
+    /// whose first frame carries RSV bits `rsv`.
     #[inline]
     fn encode_data_rsv(
         &mut self,
         opcode: OpCode,
         rsv: u8,
         payload: &[u8],
+        f: usize,
         out: &mut [u8],
     ) -> Result<usize, EncodeError> {
-        let total = self.message_len(payload.len());
+        let total = self.fragmented_len(payload.len(), f);
         if out.len() < total {
             return Err(EncodeError::BufferFull);
         }
-        let f = self.fragment_size;
         if f == 0 || payload.len() <= f {
             return Ok(self.put_frame(opcode, true, rsv, payload, out));
         }
@@ -315,7 +320,8 @@ impl<M: Masking> FrameWriter<M> {
         out: &mut [u8],
     ) -> Result<usize, EncodeError> {
         let opcode = if text { OpCode::Text } else { OpCode::Binary };
-        self.encode_data_rsv(opcode, crate::ws::deflate::RSV1, payload, out)
+        let f = self.fragment_size;
+        self.encode_data_rsv(opcode, crate::ws::deflate::RSV1, payload, f, out)
     }
 
     /// Append a compressed message to `wb` (see
@@ -329,6 +335,26 @@ impl<M: Masking> FrameWriter<M> {
     ) -> Result<(), EncodeError> {
         let out = wb.reserve(self.message_len(payload.len()))?;
         let n = self.encode_compressed(text, payload, out)?;
+        wb.commit(n);
+        Ok(())
+    }
+
+    /// [`write_compressed`](Self::write_compressed) in frames of at most
+    /// `fragment` payload bytes (0: one frame) rather than the configured
+    /// fragment size: RSV1 on the first frame, the compressed bytes split
+    /// across it and its continuations (RFC 7692 §6.1).
+    #[cfg(feature = "deflate")]
+    pub fn write_compressed_fragmented<B: AsRef<[u8]> + AsMut<[u8]>>(
+        &mut self,
+        text: bool,
+        payload: &[u8],
+        fragment: usize,
+        wb: &mut WriteBuf<B>,
+    ) -> Result<(), EncodeError> {
+        let opcode = if text { OpCode::Text } else { OpCode::Binary };
+        let out = wb.reserve(self.fragmented_len(payload.len(), fragment))?;
+        let rsv = crate::ws::deflate::RSV1;
+        let n = self.encode_data_rsv(opcode, rsv, payload, fragment, out)?;
         wb.commit(n);
         Ok(())
     }

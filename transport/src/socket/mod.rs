@@ -32,8 +32,9 @@ pub struct SocketOptions {
     /// `SO_SNDBUF` in bytes (default: the kernel's; as above with `wmem_max`).
     pub send_buffer: Option<usize>,
     /// `TCP_QUICKACK` (Linux, Android: ACK at once instead of delaying), set when the
-    /// socket is set up. The kernel may leave quick-ACK mode again by itself (the
-    /// option does not stick). Ignored where the OS has no such option.
+    /// socket is set up. The kernel leaves quick-ACK mode again by itself (the option
+    /// does not stick), so WebSocket connections (blocking and tokio) set it again
+    /// after each read that got data. Ignored where the OS has no such option.
     pub quickack: bool,
     /// `SO_BUSY_POLL` in microseconds (Linux): a blocking receive polls the device
     /// queue this long before sleeping. Needs `CAP_NET_ADMIN` to raise above

@@ -77,6 +77,8 @@ pub(crate) struct Io<S> {
     /// Busy-poll receive mode ([`RecvMode`](crate::socket::RecvMode)): spin instead of
     /// sleeping while active.
     spin: Spinner,
+    /// `TCP_QUICKACK` is on: set it again after each read that got data.
+    quickack: bool,
     shut: bool,
     pub read_timeout: Option<Duration>,
     pub write_timeout: Option<Duration>,
@@ -245,6 +247,42 @@ impl<S: Stream> Io<S> {
         }
     }
 
+    /// Busy-poll receive mode, for drivers that wait elsewhere (tokio): a new wait for
+    /// a message begins (a fresh spin budget).
+    #[inline]
+    pub fn spin_reset(&mut self) {
+        self.spin.reset();
+    }
+
+    /// Busy-poll receive mode is on and its budget not spent.
+    #[inline]
+    pub fn spinning(&self) -> bool {
+        self.spin.active()
+    }
+
+    /// Busy-poll receive mode, for drivers that wait elsewhere (tokio): a read found
+    /// nothing. `Some(true)`: read again now instead of waiting; `Some(false)`:
+    /// `deadline` passed; `None`: not spinning (or the budget is spent): wait.
+    #[inline]
+    pub fn spin(&mut self, deadline: Option<Instant>) -> Option<bool> {
+        let r = self.spin.spin(deadline);
+        // The budget just ran out: that next read would be the sleeping one here.
+        if r == Some(true) && !self.spin.active() {
+            return None;
+        }
+        r
+    }
+
+    /// After a read that got data: `TCP_QUICKACK` again when it is on (the kernel
+    /// leaves quick-ACK mode by itself once data flowed both ways).
+    #[inline]
+    fn received(&mut self) -> io::Result<()> {
+        if self.quickack {
+            self.stream.rearm_quickack()?;
+        }
+        Ok(())
+    }
+
     /// Read and drop what the peer still sends, without waiting, so closing the socket
     /// does not turn into a reset that could destroy our last bytes in flight.
     fn drain(&mut self, scratch: &mut [u8]) {
@@ -278,6 +316,7 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                 drained: false,
                 sticky_readiness: false,
                 spin: Spinner::new(opts.recv_mode),
+                quickack: opts.socket.quickack,
                 shut: false,
                 read_timeout: opts.read_timeout,
                 write_timeout: opts.write_timeout,
@@ -341,6 +380,7 @@ impl<S: Stream, M: Masking> Conn<S, M> {
             let asked = buf.len();
             match read_once(&mut self.io.stream, buf)? {
                 ReadOutcome::Data(n) => {
+                    self.io.received()?;
                     self.ws.handle_read(n);
                     // A head bigger than the room so far: more room before the codec
                     // looks at it (it refuses a head that fills its buffer).
@@ -501,6 +541,7 @@ impl<S: Stream, M: Masking> Conn<S, M> {
             match outcome {
                 Ok(ReadOutcome::Data(n)) => {
                     self.io.drained = self.io.stream.read_drained(asked, n);
+                    self.io.received()?;
                     self.ws.handle_read(n);
                     // The read took all the room: the socket has more (a stream).
                     if n == asked && self.bufs.read_can_grow() {

@@ -55,6 +55,21 @@ pub trait Stream: Read + Write + Source {
         let _ = (asked, got);
         false
     }
+
+    /// Set `TCP_QUICKACK` again (Linux, Android; a no-op elsewhere and where there is
+    /// no TCP socket). The kernel leaves quick-ACK mode by itself once data flows both
+    /// ways, so a connection that wants it calls this after each read that got data.
+    fn rearm_quickack(&self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `TCP_QUICKACK` on `tcp` (where the OS has it).
+fn quickack(tcp: &TcpStream) -> io::Result<()> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    socket2::SockRef::from(tcp).set_tcp_quickack(true)?;
+    let _ = tcp;
+    Ok(())
 }
 
 /// Set `O_NONBLOCK` on a mio socket (mio sockets are non-blocking; a blocking-mode
@@ -80,6 +95,10 @@ impl Stream for TcpStream {
 
     fn read_drained(&self, asked: usize, got: usize) -> bool {
         got < asked
+    }
+
+    fn rearm_quickack(&self) -> io::Result<()> {
+        quickack(self)
     }
 }
 
@@ -118,5 +137,9 @@ impl Stream for NetStream {
             #[cfg(feature = "tls")]
             NetStream::Tls(s) => s.is_drained(),
         }
+    }
+
+    fn rearm_quickack(&self) -> io::Result<()> {
+        quickack(self.tcp())
     }
 }

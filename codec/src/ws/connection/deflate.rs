@@ -237,6 +237,83 @@ mod tests {
         }
     }
 
+    /// (fin, rsv1, opcode, payload length) of each frame in `wire` (7- and 16-bit
+    /// lengths, masked or not).
+    fn frames(mut wire: &[u8]) -> Vec<(bool, bool, u8, usize)> {
+        let mut v = Vec::new();
+        while !wire.is_empty() {
+            let (b0, b1) = (wire[0], wire[1]);
+            let (len, mut at) = match b1 & 0x7f {
+                126 => (usize::from(u16::from_be_bytes([wire[2], wire[3]])), 4),
+                127 => panic!("64-bit length in a test frame"),
+                n => (usize::from(n), 2),
+            };
+            if b1 & 0x80 != 0 {
+                at += 4;
+            }
+            v.push((b0 & 0x80 != 0, b0 & 0x40 != 0, b0 & 0x0f, len));
+            wire = &wire[at + len..];
+        }
+        v
+    }
+
+    /// A message sent in fragments: one text or binary frame with RSV1, then
+    /// continuations without it, each at most `max` payload bytes, together fewer
+    /// than `below` bytes (compressed).
+    fn assert_compressed_fragments(wire: &[u8], opcode: u8, max: usize, below: usize) {
+        let f = frames(wire);
+        assert!(f.len() > 1, "{f:?}");
+        assert_eq!((f[0].1, f[0].2), (true, opcode), "{f:?}");
+        for (i, &(fin, rsv1, op, len)) in f.iter().enumerate() {
+            assert_eq!(fin, i + 1 == f.len(), "{f:?}");
+            assert!(len <= max, "{f:?}");
+            if i > 0 {
+                assert_eq!((rsv1, op), (false, 0), "{f:?}");
+            }
+        }
+        let total: usize = f.iter().map(|x| x.3).sum();
+        assert!(total < below, "{total} compressed bytes");
+    }
+
+    /// Fragmented sends are compressed once, then split: explicitly
+    /// (`send_*_fragmented`) and by the configured fragment size, both roles;
+    /// the peer gets the message whole. Below the threshold fragments go out as
+    /// they are.
+    #[test]
+    fn fragmented_messages_are_compressed_then_split() {
+        let cfg = DeflateConfig::default();
+        let mut server = settings(Some(cfg), 1 << 15);
+        server.fragment_size = 64;
+        let (mut c, mut s) = pair(settings(Some(cfg), 1 << 15), server);
+        for round in 0..3u32 {
+            let text = json(5000, round);
+            c.sender().send_text_fragmented(&text, 100).unwrap();
+            assert_compressed_fragments(c.transmit(), 1, 100, 2500);
+            pump(&mut c, &mut s);
+            assert_eq!(s.poll_message(), Ok(Some(Message::Text(&text))));
+            c.sender()
+                .send_binary_fragmented(text.as_bytes(), 100)
+                .unwrap();
+            assert_compressed_fragments(c.transmit(), 2, 100, 2500);
+            pump(&mut c, &mut s);
+            assert_eq!(s.poll_message(), Ok(Some(Message::Binary(text.as_bytes()))));
+            // The server's fragment size splits what it sends.
+            s.send_text(&text).unwrap();
+            assert_compressed_fragments(s.transmit(), 1, 64, 2500);
+            pump(&mut s, &mut c);
+            assert_eq!(c.poll_message(), Ok(Some(Message::Text(&text))));
+        }
+        // Below the threshold: plain fragments, RSV1 clear.
+        let short = "abcdefghij".repeat(3);
+        assert!(short.len() < cfg.threshold);
+        c.sender().send_text_fragmented(&short, 8).unwrap();
+        let f = frames(c.transmit());
+        assert_eq!(f.len(), 4);
+        assert!(f.iter().all(|x| !x.1), "{f:?}");
+        pump(&mut c, &mut s);
+        assert_eq!(s.poll_message(), Ok(Some(Message::Text(&short))));
+    }
+
     /// The code of the close frame the client receives next.
     fn close_code(c: &mut Client) -> CloseCode {
         match c.poll_message() {

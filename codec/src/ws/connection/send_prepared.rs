@@ -89,7 +89,7 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
         let data = msg.payload();
         #[cfg(feature = "deflate")]
         if self.deflate.is_some() {
-            return self.send_deflate(msg.is_text(), data);
+            return self.send_deflate(msg.is_text(), data, None);
         }
         self.room_for(self.writer.message_len(data.len()))?;
         let op = if msg.is_text() {

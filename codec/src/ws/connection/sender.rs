@@ -213,7 +213,7 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
     pub fn send_text(&mut self, text: &str) -> Result<(), ConnectionError> {
         #[cfg(feature = "deflate")]
         if self.deflate.is_some() {
-            return self.send_deflate(true, text.as_bytes());
+            return self.send_deflate(true, text.as_bytes(), None);
         }
         self.room_for(self.writer.message_len(text.len()))?;
         Ok(self.writer.write_text(text, &mut self.out)?)
@@ -224,7 +224,7 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
     pub fn send_binary(&mut self, data: &[u8]) -> Result<(), ConnectionError> {
         #[cfg(feature = "deflate")]
         if self.deflate.is_some() {
-            return self.send_deflate(false, data);
+            return self.send_deflate(false, data, None);
         }
         self.room_for(self.writer.message_len(data.len()))?;
         Ok(self.writer.write_binary(data, &mut self.out)?)
@@ -232,12 +232,20 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
 
     /// A data message on a connection that negotiated permessage-deflate: compressed
     /// (RSV1) at or above the threshold when the compressed size's bound fits, else as
-    /// it is (see [`super::deflate`]).
+    /// it is (see [`super::deflate`]). Compressed once, then split into frames of at
+    /// most `fragment` payload bytes (`None`: the configured fragment size), RSV1 on
+    /// the first (RFC 7692 §6.1).
     #[cfg(feature = "deflate")]
     #[cold]
     #[inline(never)]
-    fn send_deflate(&mut self, text: bool, data: &[u8]) -> Result<(), ConnectionError> {
+    fn send_deflate(
+        &mut self,
+        text: bool,
+        data: &[u8],
+        fragment: Option<usize>,
+    ) -> Result<(), ConnectionError> {
         use crate::ws::deflate::Deflater;
+        let f = fragment.unwrap_or(self.writer.fragment_size());
         let compress = self
             .deflate
             .as_ref()
@@ -245,18 +253,24 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
             && self
                 .room_for(
                     self.writer
-                        .message_len(Deflater::max_compressed_len(data.len())),
+                        .fragmented_len(Deflater::max_compressed_len(data.len()), f),
                 )
                 .is_ok();
         if compress && let Some(d) = self.deflate.as_deref_mut() {
             d.scratch.clear();
             d.deflater.compress(data, &mut d.scratch)?;
-            return Ok(self
-                .writer
-                .write_compressed(text, &d.scratch, &mut self.out)?);
+            return Ok(self.writer.write_compressed_fragmented(
+                text,
+                &d.scratch,
+                f,
+                &mut self.out,
+            )?);
+        }
+        let op = if text { OpCode::Text } else { OpCode::Binary };
+        if let Some(f) = fragment {
+            return self.send_fragmented_plain(op, data, f);
         }
         self.room_for(self.writer.message_len(data.len()))?;
-        let op = if text { OpCode::Text } else { OpCode::Binary };
         Ok(self.writer.write_data(op, data, &mut self.out)?)
     }
 
@@ -274,7 +288,9 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
 
     /// Queue a text message split into frames of at most `fragment` payload bytes (cut
     /// anywhere, even inside a character: the peer validates UTF-8 across fragments).
-    /// `fragment == 0` sends one frame. All frames are queued, or none.
+    /// `fragment == 0` sends one frame. All frames are queued, or none. With
+    /// permessage-deflate negotiated, a message at or above the threshold is compressed
+    /// once and the compressed bytes are split (RSV1 on the first frame).
     pub fn send_text_fragmented(
         &mut self,
         text: &str,
@@ -293,6 +309,20 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
     }
 
     fn send_fragmented(
+        &mut self,
+        op: OpCode,
+        data: &[u8],
+        fragment: usize,
+    ) -> Result<(), ConnectionError> {
+        #[cfg(feature = "deflate")]
+        if self.deflate.is_some() {
+            return self.send_deflate(op == OpCode::Text, data, Some(fragment));
+        }
+        self.send_fragmented_plain(op, data, fragment)
+    }
+
+    /// [`send_fragmented`](Self::send_fragmented) without compression.
+    fn send_fragmented_plain(
         &mut self,
         op: OpCode,
         data: &[u8],

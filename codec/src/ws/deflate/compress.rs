@@ -16,16 +16,15 @@
 use alloc::vec::Vec;
 use core::mem::MaybeUninit;
 
-use zlib_rs::{Deflate, DeflateFlush};
-
 use super::inflate::TAIL;
 use super::params::{DeflateConfig, MAX_WINDOW_BITS, MIN_WINDOW_BITS, Negotiated};
+use super::zstream::{SYNC_FLUSH, ZDeflate};
 use crate::ws::error::EncodeError;
 use crate::ws::frame::Role;
 
 /// Compresses the messages of one direction of a connection.
 pub struct Deflater {
-    z: Deflate,
+    z: ZDeflate,
     window_bits: u8,
     no_context_takeover: bool,
     threshold: usize,
@@ -50,7 +49,7 @@ impl Deflater {
     /// Allocates the zlib state once (about 64 KiB at 15 bits, less below).
     pub fn new(window_bits: u8, no_context_takeover: bool, level: u8, threshold: usize) -> Self {
         let window_bits = window_bits.clamp(MIN_WINDOW_BITS, MAX_WINDOW_BITS);
-        let z = Deflate::new(i32::from(level.min(9)), false, window_bits.max(9));
+        let z = ZDeflate::new(level, window_bits.max(9));
         Deflater {
             z,
             window_bits,
@@ -158,14 +157,8 @@ impl Deflater {
 
     /// One sync-flushed deflate call: (bytes written, bytes consumed, no error).
     fn step(&mut self, input: &[u8], out: &mut [MaybeUninit<u8>]) -> (usize, usize, bool) {
-        let (in0, out0) = (self.z.total_in(), self.z.total_out());
-        let ok = self
-            .z
-            .compress_uninit(input, out, DeflateFlush::SyncFlush)
-            .is_ok();
-        let used = (self.z.total_in() - in0) as usize;
-        let made = (self.z.total_out() - out0) as usize;
-        (made.min(out.len()), used.min(input.len()), ok)
+        let step = self.z.compress(input, out, SYNC_FLUSH);
+        (step.made, step.used, step.ok())
     }
 
     /// Strip the flush's tail from `out[start..]`, reset if asked.

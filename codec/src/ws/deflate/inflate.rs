@@ -4,9 +4,8 @@
 use alloc::vec::Vec;
 use core::mem::MaybeUninit;
 
-use zlib_rs::{Inflate, InflateFlush, Status};
-
 use super::params::{MAX_WINDOW_BITS, MIN_WINDOW_BITS, Negotiated};
+use super::zstream::{SYNC_FLUSH, ZInflate};
 use crate::simd::utf8;
 use crate::ws::error::Error;
 use crate::ws::frame::Role;
@@ -29,7 +28,7 @@ const MIN_GROWTH: usize = 4096;
 /// (1009), inflated text that is not UTF-8 is [`Error::InvalidUtf8`] (1007).
 /// After an error the stream is reset, so the value stays usable.
 pub struct Inflater {
-    z: Inflate,
+    z: ZInflate,
     window_bits: u8,
     no_context_takeover: bool,
 }
@@ -52,7 +51,7 @@ impl Inflater {
     pub fn new(window_bits: u8, no_context_takeover: bool) -> Self {
         let window_bits = window_bits.clamp(MIN_WINDOW_BITS, MAX_WINDOW_BITS);
         Inflater {
-            z: Inflate::new(false, window_bits),
+            z: ZInflate::new(window_bits),
             window_bits,
             no_context_takeover,
         }
@@ -134,13 +133,11 @@ impl Inflater {
             let at_limit = room.is_empty();
             let out = if at_limit { &mut scratch[..] } else { room };
             let room = out.len();
-            let (in0, out0) = (self.z.total_in(), self.z.total_out());
-            let status = self
-                .z
-                .decompress_uninit(input, out, InflateFlush::SyncFlush)
-                .map_err(|_| Error::InvalidCompressedData)?;
-            let used = (self.z.total_in() - in0) as usize;
-            let made = (self.z.total_out() - out0) as usize;
+            let step = self.z.decompress(input, out, SYNC_FLUSH);
+            if !step.ok() {
+                return Err(Error::InvalidCompressedData);
+            }
+            let (used, made) = (step.used, step.made);
             if at_limit {
                 if made > 0 {
                     return Err(Error::MessageTooLarge);
@@ -149,7 +146,7 @@ impl Inflater {
                 sink.wrote(made);
             }
             inputs[which] = &input[used.min(input.len())..];
-            if status == Status::StreamEnd {
+            if step.ended() {
                 // The sender ended its stream (a BFINAL block). What follows
                 // is ignored, as zlib's users do: RFC 7692 §7.2.3.4's example
                 // itself has a byte there (an empty block's header, so that
@@ -180,21 +177,19 @@ impl Inflater {
         match r {
             Ok(false) if !self.no_context_takeover => Ok(()),
             Ok(ended) => {
-                self.z.reset(false);
+                self.z.reset();
                 if ended && !self.no_context_takeover {
                     // The peer ended its stream but keeps its context: carry
                     // the window over (what this message gives of it).
                     let w = (1usize << self.window_bits).min(output.len());
-                    if w > 0 {
-                        self.z
-                            .set_dictionary(&output[output.len() - w..])
-                            .map_err(|_| Error::InvalidCompressedData)?;
+                    if w > 0 && !self.z.set_dictionary(&output[output.len() - w..]) {
+                        return Err(Error::InvalidCompressedData);
                     }
                 }
                 Ok(())
             }
             Err(e) => {
-                self.z.reset(false);
+                self.z.reset();
                 Err(e)
             }
         }

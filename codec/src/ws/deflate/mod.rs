@@ -41,12 +41,16 @@
 //!    payload and write it with `FrameWriter::encode_compressed`; otherwise
 //!    write it as usual (RSV1 clear).
 //!
-//! zlib-rs allocates through `std::alloc` (its `rust-allocator` feature makes
-//! it a std crate), so this feature needs a target with std.
+//! No std needed: zlib-rs (through libz-rs-sys, its zlib API) allocates its
+//! streams through `alloc::alloc` with the codec's own `zalloc`/`zfree`
+//! (`zstream`), so the feature builds wherever `alloc` does. Feature
+//! `deflate-std` adds zlib-rs's run-time CPU detection (its AVX2 paths), which
+//! needs std; the transport turns it on.
 
 mod compress;
 mod inflate;
 pub mod params;
+mod zstream;
 
 #[cfg(test)]
 mod tests;

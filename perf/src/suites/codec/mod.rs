@@ -15,6 +15,7 @@
 //!   ([`floor`]).
 
 mod batch;
+#[cfg(feature = "deflate")]
 mod deflate;
 mod encode;
 mod floor;
@@ -186,6 +187,7 @@ pub fn cases(sets: &[Inputs]) -> Vec<Case<'_>> {
     mask::cases(base, &mut v);
     encode::cases(base, &mut v);
     utf8::cases(base, &mut v);
+    #[cfg(feature = "deflate")]
     for inputs in sets.iter().filter(|i| matches!(i.payload, PAYLOAD | 2048)) {
         deflate::cases(inputs, &mut v);
     }

@@ -90,11 +90,13 @@ macro_rules! async_api {
                 self.established().await?;
                 let mut read = $crate::tokio::ws::api::Lazy::After(self.timeouts.read);
                 let mut waiting = false;
+                self.ws.conn.io.spin_reset();
                 loop {
                     // Without a deadline everything happens in this one poll function
                     // (no timer, no nested future); with one it says so and the wait
                     // below runs under the deadline.
-                    let step = std::future::poll_fn(|cx| self.poll_recv(&mut waiting, cx));
+                    let step =
+                        std::future::poll_fn(|cx| self.poll_recv(&mut waiting, &mut read, cx));
                     match step.await? {
                         // The peer's close: its echo, TLS close_notify and the FIN go
                         // out (within the close timeout) before it is returned.
@@ -128,9 +130,14 @@ macro_rules! async_api {
             /// needs a deadline (read timeout, or our close awaiting the peer's),
             /// waiting for readiness in between. After `Pending`, `waiting` says the
             /// next poll takes the readiness first (clearing it) and then retries.
+            /// In busy-poll receive mode ([`RecvMode`](crate::socket::RecvMode)) a read
+            /// that finds nothing is tried again at once, never yielding to the
+            /// reactor, until data, the deadline `read` (or the codec's), or the spin
+            /// budget's end.
             fn poll_recv(
                 &mut self,
                 waiting: &mut bool,
+                read: &mut $crate::tokio::ws::api::Lazy,
                 cx: &mut std::task::Context<'_>,
             ) -> std::task::Poll<Result<$crate::tokio::ws::api::RecvStep, $crate::ws::Error>> {
                 use std::task::Poll;
@@ -148,6 +155,15 @@ macro_rules! async_api {
                     }
                     if self.ws.is_closed() {
                         return Poll::Ready(Ok(RecvStep::Closed));
+                    }
+                    if self.ws.conn.io.spinning() {
+                        let deadline =
+                            $crate::tokio::ws::api::earliest(read.get(), self.ws.timeout_at());
+                        match self.ws.conn.io.spin(deadline) {
+                            Some(true) => continue,
+                            Some(false) => return Poll::Ready(Ok(RecvStep::Deadline)),
+                            None => {}
+                        }
                     }
                     if self.timeouts.read.is_some() || self.ws.timeout_at().is_some() {
                         return Poll::Ready(Ok(RecvStep::Deadline));

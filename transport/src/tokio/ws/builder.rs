@@ -76,6 +76,18 @@ macro_rules! forward_options {
                 }
             }
 
+            /// How `recv` waits for bytes (default [`RecvMode::Sleep`](crate::socket::RecvMode::Sleep):
+            /// on the reactor). `Spin` / `SpinFor`: read again at once while nothing
+            /// arrived, never yielding to the runtime (for a task alone on its core's
+            /// runtime thread; other tasks there do not run while it spins), read and
+            /// close timeouts still holding; `SpinFor` waits on the reactor once its
+            /// budget per `recv` is spent.
+            pub fn recv_mode(self, mode: $crate::socket::RecvMode) -> Self {
+                Self {
+                    inner: self.inner.recv_mode(mode),
+                }
+            }
+
             /// Answer pings automatically (default on).
             pub fn auto_pong(self, on: bool) -> Self {
                 Self {
