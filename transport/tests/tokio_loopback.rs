@@ -554,7 +554,8 @@ async fn bad_request_is_refused_with_400() {
         let _ = s.read_to_string(&mut out);
         out
     });
-    assert!(matches!(server.accept().await, Err(Error::Handshake(_))));
+    let mut conn = server.accept().await.unwrap();
+    assert!(matches!(conn.handshake().await, Err(Error::Handshake(_))));
     assert!(raw.await.unwrap().starts_with("HTTP/1.1 400"));
 }
 
@@ -569,8 +570,9 @@ async fn server_handshake_timeout_and_subprotocol() {
     let addr = server.local_addr().unwrap();
     // A client that connects and says nothing.
     let silent = StdStream::connect(addr).unwrap();
+    let mut conn = server.accept().await.unwrap();
     assert!(matches!(
-        server.accept().await,
+        conn.handshake().await,
         Err(Error::HandshakeTimeout)
     ));
     drop(silent);
@@ -585,7 +587,8 @@ async fn server_handshake_timeout_and_subprotocol() {
         assert_eq!(c.protocol(), Some("v2"));
         c
     });
-    let s = server.accept().await.unwrap();
+    let mut s = server.accept().await.unwrap();
+    s.handshake().await.unwrap();
     assert_eq!(s.path(), "/feed?x=1");
     assert_eq!(s.protocol(), Some("v2"));
     drop(client.await.unwrap());
@@ -684,7 +687,7 @@ async fn split_server_connection_and_select_on_the_read_half() {
         }
         back
     });
-    let conn = server.accept_pending().await.unwrap();
+    let conn = server.accept().await.unwrap();
     let (mut rx, mut tx) = conn.split().await.unwrap();
     let mut lengths = Vec::new();
     while lengths.len() < 3 {

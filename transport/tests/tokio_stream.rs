@@ -36,7 +36,7 @@ async fn stream_and_sink_echo_owned_messages() {
     let addr = server.local_addr().unwrap();
     // Server: the Stream/Sink view over a connection whose handshake runs on first poll.
     let h = tokio::spawn(async move {
-        let mut m: Messages<_> = server.accept_pending().await.unwrap().into_messages();
+        let mut m: Messages<_> = server.accept().await.unwrap().into_messages();
         let mut seen = Vec::new();
         while let Some(msg) = next(&mut m).await {
             let msg = msg.unwrap();

@@ -52,10 +52,31 @@ macro_rules! connection_api {
                 self.conn.close(code.into(), reason)
             }
 
-            /// Write buffered bytes. Blocking mode: all of them (write timeout), then
-            /// `Ok(true)`. Evented mode: what the socket takes; `Ok(true)` when nothing
-            /// is left, `Ok(false)` to continue on the next writable event.
-            pub fn flush(&mut self) -> Result<bool, $crate::ws::Error> {
+            /// The tokio connections' `recv_with`: `f` with the message `recv_ready`
+            /// made ready and the sending half.
+            #[cfg(feature = "tokio")]
+            pub(crate) fn with_message<R>(
+                &mut self,
+                f: impl FnOnce(
+                    $crate::ws::Message<'_>,
+                    &mut $crate::ws::Sender<'_>,
+                ) -> Result<R, $crate::ws::Error>,
+            ) -> Result<Option<R>, $crate::ws::Error> {
+                self.conn
+                    .with_message(|msg, out| f(msg, &mut $crate::ws::Sender::from(out)))
+            }
+
+            /// Write buffered bytes. Blocking mode: all of them (write timeout). Evented
+            /// mode: what the socket takes now; while [`wants_write`](Self::wants_write)
+            /// still says so, continue on the next writable event.
+            pub fn flush(&mut self) -> Result<(), $crate::ws::Error> {
+                self.conn.flush().map(|_| ())
+            }
+
+            /// [`flush`](Self::flush), `Ok(true)` when nothing is left to write (the
+            /// tokio adapter's).
+            #[cfg(feature = "tokio")]
+            pub(crate) fn flush_some(&mut self) -> Result<bool, $crate::ws::Error> {
                 self.conn.flush()
             }
 
@@ -107,8 +128,10 @@ macro_rules! connection_api {
                 self.conn.io.stream.tcp().peer_addr()
             }
 
-            /// The underlying socket.
-            pub fn get_ref(&self) -> &mio::net::TcpStream {
+            /// The underlying mio socket (the evented driver's; not public: mio's
+            /// types stay out of the API). The tokio server's readiness.
+            #[allow(dead_code)]
+            pub(crate) fn mio_stream(&self) -> &mio::net::TcpStream {
                 self.conn.io.stream.tcp()
             }
 
@@ -116,6 +139,20 @@ macro_rules! connection_api {
             #[cfg(feature = "tls")]
             pub fn tls(&self) -> Option<&$crate::tls::TlsStream> {
                 self.conn.io.stream.tls()
+            }
+        }
+
+        /// The connection's socket, to read (or set) socket options on it.
+        impl std::os::fd::AsFd for $ty {
+            fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+                self.conn.io.stream.tcp().as_fd()
+            }
+        }
+
+        /// The connection's socket descriptor.
+        impl std::os::fd::AsRawFd for $ty {
+            fn as_raw_fd(&self) -> std::os::fd::RawFd {
+                self.conn.io.stream.tcp().as_raw_fd()
             }
         }
 

@@ -180,6 +180,6 @@ impl Client {
 /// The connection's socket, to read (or set) socket options on it.
 impl std::os::fd::AsFd for Client {
     fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
-        self.ws.get_ref().as_fd()
+        self.ws.as_fd()
     }
 }

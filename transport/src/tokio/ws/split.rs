@@ -126,7 +126,7 @@ macro_rules! halves {
                         // gone), before the peer's close (or the end) is returned.
                         let deadline = Instant::now().checked_add(self.shared.timeouts.close);
                         loop {
-                            let flushed = self.shared.lock().flush();
+                            let flushed = self.shared.lock().flush_some();
                             if !matches!(flushed, Ok(false))
                                 || !matches!(
                                     self.shared
@@ -240,7 +240,7 @@ macro_rules! halves {
             /// Write everything buffered, the read half's pongs included (write timeout).
             pub async fn flush(&mut self) -> Result<(), Error> {
                 let mut deadline = Lazy::After(self.shared.timeouts.write);
-                while !self.shared.lock().flush()? {
+                while !self.shared.lock().flush_some()? {
                     let at = deadline.get();
                     if !self.shared.ready.wait_for(Interest::WRITABLE, at).await? {
                         return Err(Error::Timeout);
