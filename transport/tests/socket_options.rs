@@ -117,7 +117,8 @@ fn tokio_ws_client_and_server_apply_their_options() {
             .unwrap();
         let addr = srv.local_addr().unwrap();
         let server = async move {
-            let c = srv.accept().await.unwrap();
+            let mut c = srv.accept().await.unwrap();
+            c.handshake().await.unwrap();
             assert_tuned(&c, 30, false);
             c
         };

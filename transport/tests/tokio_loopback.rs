@@ -44,7 +44,11 @@ where
 {
     let mut server = builder.bind("127.0.0.1:0").await.unwrap();
     let addr = server.local_addr().unwrap();
-    let h = tokio::spawn(async move { f(server.accept().await.unwrap()).await });
+    let h = tokio::spawn(async move {
+        let mut conn = server.accept().await.unwrap();
+        conn.handshake().await.unwrap();
+        f(conn).await
+    });
     (addr, h)
 }
 
@@ -54,30 +58,15 @@ fn url(addr: SocketAddr) -> String {
 
 /// Echo text and binary until the close handshake completes.
 async fn echo(mut c: ServerConnection) {
-    let mut scratch = Vec::new();
-    loop {
-        let text = match c.recv().await.unwrap() {
-            Some(Message::Text(t)) => {
-                scratch.clear();
-                scratch.extend_from_slice(t.as_bytes());
-                true
-            }
-            Some(Message::Binary(b)) => {
-                scratch.clear();
-                scratch.extend_from_slice(b);
-                false
-            }
-            Some(_) => continue,
-            None => return,
-        };
-        if text {
-            c.send_text(std::str::from_utf8(&scratch).unwrap())
-                .await
-                .unwrap();
-        } else {
-            c.send_binary(&scratch).await.unwrap();
-        }
-    }
+    while let Some(()) = c
+        .recv_with(|msg, tx| match msg {
+            Message::Text(t) => tx.send_text(t),
+            Message::Binary(b) => tx.send_binary(b),
+            _ => Ok(()),
+        })
+        .await
+        .unwrap()
+    {}
 }
 
 /// Room for the largest of `SIZES` (1 MiB) plus its header.

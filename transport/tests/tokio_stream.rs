@@ -95,7 +95,8 @@ async fn stream_reports_the_close_timeout() {
     let mut server = Server::bind("127.0.0.1:0").await.unwrap();
     let addr = server.local_addr().unwrap();
     let h = tokio::spawn(async move {
-        let s = server.accept().await.unwrap();
+        let mut s = server.accept().await.unwrap();
+        s.handshake().await.unwrap();
         tokio::time::sleep(Duration::from_secs(2)).await;
         drop(s);
     });

@@ -181,21 +181,19 @@ impl Server {
     /// never holds up `accept`. Hand each connection to its own thread:
     ///
     /// ```no_run
-    /// let mut server = tickwire::ws::Server::bind("127.0.0.1:9002")?;
+    /// use tickwire::ws::{Message, Server};
+    ///
+    /// let mut server = Server::bind("127.0.0.1:9002")?;
     /// loop {
     ///     let mut conn = server.accept()?;
     ///     std::thread::spawn(move || {
-    ///         // The handshake runs here; a refused one is an error (the peer got its 4xx).
-    ///         loop {
-    ///             let text = match conn.recv() {
-    ///                 Ok(Some(tickwire::ws::Message::Text(t))) => t.to_owned(),
-    ///                 Ok(Some(_)) => continue,
-    ///                 _ => break,
-    ///             };
-    ///             if conn.send_text(&text).is_err() {
-    ///                 break;
-    ///             }
-    ///         }
+    ///         // The handshake runs here (a refused one is an error: the peer got its
+    ///         // 4xx); each echo is written from the received message, no copy.
+    ///         while let Ok(Some(())) = conn.recv_with(|msg, tx| match msg {
+    ///             Message::Text(t) => tx.send_text(t),
+    ///             Message::Binary(b) => tx.send_binary(b),
+    ///             _ => Ok(()),
+    ///         }) {}
     ///     });
     /// }
     /// # Ok::<(), tickwire::ws::Error>(())
@@ -214,7 +212,8 @@ impl Server {
     }
 
     /// Evented: accept one pending connection without waiting. It is in evented mode with
-    /// its handshake pending: register it and drive it with `try_recv` on readiness.
+    /// its handshake pending: register it and drive it with `try_handshake` or
+    /// `try_recv` on readiness.
     pub fn try_accept(&mut self) -> Result<Option<ServerConnection>, Error> {
         loop {
             return match self.listener.accept() {
