@@ -3,7 +3,7 @@
 //! - [`FrameReader`]: bytes in, [`Message`]s out, borrowed from its buffer.
 //! - [`FrameWriter`]: messages out, into a slice or a [`WriteBuf`](crate::buf::WriteBuf).
 //! - [`handshake`]: the HTTP upgrade, both sides.
-//! - [`pair`]: a reader and a writer for one connection.
+//! - [`client_pair`], [`server_pair`]: a reader and a writer for one connection.
 //! - [`Connection`]: the whole connection state machine (handshake, close, pongs,
 //!   keepalive, timeouts) over a reader and a writer, with time passed in.
 
@@ -33,23 +33,30 @@ pub use message::OwnedMessage;
 pub use reader::{Compressed, Config, FrameReader};
 pub use writer::{FrameWriter, Masking};
 
-use crate::rand::MaskSource;
+use crate::rand::{MaskSource, NoMask};
 
-/// A reader and a writer for one connection in `role`: the reader decodes
-/// into `storage` with `config`'s limits; a client writer masks with keys
-/// from `mask` (a server writer never uses it).
-pub fn pair<B, M>(
-    role: Role,
-    storage: B,
-    config: Config,
-    mask: M,
-) -> (FrameReader<B>, FrameWriter<M>)
+/// A client's reader and writer: the reader decodes into `storage` with `config`'s
+/// limits (and refuses masked frames); the writer masks every frame with keys from
+/// `mask`.
+pub fn client_pair<B, M>(storage: B, config: Config, mask: M) -> (FrameReader<B>, FrameWriter<M>)
 where
     B: AsRef<[u8]> + AsMut<[u8]>,
     M: MaskSource,
 {
     (
-        FrameReader::with_config(role, storage, config),
-        FrameWriter::new(role, mask),
+        FrameReader::with_config(Role::Client, storage, config),
+        FrameWriter::client(mask),
+    )
+}
+
+/// A server's reader and writer: the reader decodes into `storage` with `config`'s
+/// limits (and insists on masked frames); the writer never masks.
+pub fn server_pair<B>(storage: B, config: Config) -> (FrameReader<B>, FrameWriter<NoMask>)
+where
+    B: AsRef<[u8]> + AsMut<[u8]>,
+{
+    (
+        FrameReader::with_config(Role::Server, storage, config),
+        FrameWriter::server(),
     )
 }
