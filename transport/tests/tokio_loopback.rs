@@ -693,3 +693,24 @@ async fn split_server_connection_and_select_on_the_read_half() {
     assert!(rx.recv().await.unwrap().is_none());
     assert_eq!(client.await.unwrap(), ["[1, 2, 3]"]);
 }
+
+/// The tokio builders have the blocking ones' `keepalive`: a quiet connection sends a
+/// ping while `recv` waits, and the peer's pong comes back through `recv`.
+#[tokio::test]
+async fn keepalive_pings_a_quiet_peer() {
+    let (addr, h) = serve(server_builder(), |mut s| async move {
+        assert!(matches!(s.recv().await.unwrap(), Some(Message::Ping(_))));
+        while s.recv().await.unwrap().is_some() {}
+    })
+    .await;
+    let mut c = client_builder()
+        .keepalive(Some(Duration::from_millis(50)))
+        .dead_peer_timeout(Some(T))
+        .connect(&url(addr))
+        .await
+        .unwrap();
+    assert!(matches!(c.recv().await.unwrap(), Some(Message::Pong(_))));
+    c.close(CloseCode::NORMAL, "").await.unwrap();
+    while c.recv().await.unwrap().is_some() {}
+    h.await.unwrap();
+}
