@@ -169,7 +169,7 @@ fn run_tokio(addr: &str) -> Result<(), Error> {
     local.block_on(&rt, async {
         let mut server = with_deflate!(Server::builder())
             .max_message_size(MAX_MESSAGE)
-                .write_buffer_size(MAX_MESSAGE + 1024)
+            .write_buffer_size(MAX_MESSAGE + 1024)
             .handshake_timeout(Duration::from_secs(10))
             .close_timeout(Duration::from_secs(5))
             .bind(addr)

@@ -284,9 +284,9 @@ fn evented_backpressure_loses_nothing() {
                 Err(Error::Backpressure) => {
                     backpressure += 1;
                     while {
-        c.flush().unwrap();
-        c.wants_write()
-    } {
+                        c.flush().unwrap();
+                        c.wants_write()
+                    } {
                         assert!(Instant::now() < deadline, "stalled");
                         poll.poll(&mut events, Some(Duration::from_millis(100)))
                             .unwrap();

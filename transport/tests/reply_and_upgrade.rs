@@ -10,7 +10,9 @@ use std::net::{SocketAddr, TcpStream};
 use std::thread;
 use std::time::Duration;
 
-use tickwire::ws::{Client, Decision, Error, HandshakeError, Message, Sender, Server, UpgradeRequest};
+use tickwire::ws::{
+    Client, Decision, Error, HandshakeError, Message, Sender, Server, UpgradeRequest,
+};
 use ws_util::{pattern, text_of};
 
 const T: Duration = Duration::from_secs(20);
@@ -186,7 +188,12 @@ fn raw_upgrade(addr: SocketAddr, extra: &str) -> String {
     let mut out = Vec::new();
     let mut byte = [0u8; 1];
     while !out.ends_with(b"\r\n\r\n") {
-        assert_eq!(s.read(&mut byte).unwrap(), 1, "{:?}", String::from_utf8_lossy(&out));
+        assert_eq!(
+            s.read(&mut byte).unwrap(),
+            1,
+            "{:?}",
+            String::from_utf8_lossy(&out)
+        );
         out.push(byte[0]);
     }
     if !out.starts_with(b"HTTP/1.1 101") {

@@ -217,9 +217,9 @@ fn wss_evented_both_sides_under_backpressure() {
                 Err(Error::Backpressure) => {
                     backpressure += 1;
                     while {
-        c.flush().unwrap();
-        c.wants_write()
-    } {
+                        c.flush().unwrap();
+                        c.wants_write()
+                    } {
                         assert!(Instant::now() < deadline, "stalled");
                         poll.poll(&mut events, Some(Duration::from_millis(50)))
                             .unwrap();

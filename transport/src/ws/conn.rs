@@ -505,7 +505,14 @@ impl<S: Stream, M: Masking> Conn<S, M> {
         let Some((msg, tx)) = self.ws.message_with_sender() else {
             return Err(Error::AlreadyClosed);
         };
-        f(msg, Outbox { tx, io: &mut self.io }).map(Some)
+        f(
+            msg,
+            Outbox {
+                tx,
+                io: &mut self.io,
+            },
+        )
+        .map(Some)
     }
 
     /// [`recv`](Self::recv) up to the message: `Ok(true)` when one is ready in the

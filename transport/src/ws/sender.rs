@@ -4,9 +4,9 @@
 
 use tickwire_codec::rand::{MaskRng, NoMask};
 
+use super::CloseCode;
 use super::conn::Outbox;
 use super::error::Error;
-use super::CloseCode;
 use crate::net::NetStream;
 
 /// The sending half of a connection, lent to the closure of `recv_with` together with the

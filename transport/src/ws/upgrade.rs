@@ -81,7 +81,11 @@ pub(crate) struct OnUpgrade(pub Option<Hook>);
 
 impl fmt::Debug for OnUpgrade {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(if self.0.is_some() { "Some(hook)" } else { "None" })
+        f.write_str(if self.0.is_some() {
+            "Some(hook)"
+        } else {
+            "None"
+        })
     }
 }
 
@@ -96,7 +100,12 @@ pub(crate) fn answer<'a>(
 ) -> Answer<'a> {
     match &decision.refuse {
         Some((status, body)) => {
-            headers.extend(decision.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())));
+            headers.extend(
+                decision
+                    .headers
+                    .iter()
+                    .map(|(n, v)| (n.as_str(), v.as_str())),
+            );
             Answer::Refuse {
                 status: *status,
                 headers,

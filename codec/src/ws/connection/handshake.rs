@@ -114,10 +114,10 @@ where
                     }
                 }
                 answer => {
-                #[cfg(feature = "deflate")]
-                let deflate = self.deflate_config.and_then(|c| req.deflate(&c));
-                #[cfg(not(feature = "deflate"))]
-                let deflate = NoDeflate;
+                    #[cfg(feature = "deflate")]
+                    let deflate = self.deflate_config.and_then(|c| req.deflate(&c));
+                    #[cfg(not(feature = "deflate"))]
+                    let deflate = NoDeflate;
                     answer_request(&req, answer, deflate, &mut self.protocol, self.tx.out())
                         .map(|n| (n, deflate))
                 }
