@@ -15,10 +15,8 @@ mod replay;
 
 use tickwire_codec::rand::MaskSource;
 use tickwire_codec::ws::reader::READER_OVERHEAD;
+use tickwire_codec::ws::{Config, Error, FrameReader, Message, OwnedMessage, Role, frame::OpCode};
 use writer::PeerWriter;
-use tickwire_codec::ws::{
-    Config, Error, FrameReader, FrameWriter, Message, OwnedMessage, Role, frame::OpCode,
-};
 
 /// Bytes of setup at the start of a frame-level input.
 pub const SETUP_LEN: usize = 9;

@@ -30,7 +30,9 @@ impl<M: MaskSource> PeerWriter<M> {
     /// into frames of at most `fragment` bytes (0: never).
     pub fn new(role: Role, mask: M, fragment: usize) -> Self {
         match role {
-            Role::Client => PeerWriter::Client(FrameWriter::client(mask).with_fragment_size(fragment)),
+            Role::Client => {
+                PeerWriter::Client(FrameWriter::client(mask).with_fragment_size(fragment))
+            }
             Role::Server => PeerWriter::Server(FrameWriter::server().with_fragment_size(fragment)),
         }
     }
