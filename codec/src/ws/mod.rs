@@ -38,6 +38,18 @@ use crate::rand::{MaskSource, NoMask};
 /// A client's reader and writer: the reader decodes into `storage` with `config`'s
 /// limits (and refuses masked frames); the writer masks every frame with keys from
 /// `mask`.
+///
+/// ```
+/// use tickwire_codec::rand::MaskRng;
+/// use tickwire_codec::ws::{Config, Message, client_pair, server_pair};
+///
+/// let (_, mut client_tx) = client_pair([0u8; 512], Config::default(), MaskRng::from_seed([1; 32]));
+/// let (mut server_rx, _) = server_pair([0u8; 512], Config::default());
+/// let mut wire = [0u8; 64];
+/// let n = client_tx.encode_text("hello", &mut wire).unwrap();
+/// server_rx.feed(&wire[..n]);
+/// assert_eq!(server_rx.next(), Ok(Some(Message::Text("hello"))));
+/// ```
 pub fn client_pair<B, M>(storage: B, config: Config, mask: M) -> (FrameReader<B>, FrameWriter<M>)
 where
     B: AsRef<[u8]> + AsMut<[u8]>,
@@ -50,7 +62,8 @@ where
 }
 
 /// A server's reader and writer: the reader decodes into `storage` with `config`'s
-/// limits (and insists on masked frames); the writer never masks.
+/// limits (and insists on masked frames); the writer never masks (see
+/// [`client_pair`] for an example).
 pub fn server_pair<B>(storage: B, config: Config) -> (FrameReader<B>, FrameWriter<NoMask>)
 where
     B: AsRef<[u8]> + AsMut<[u8]>,

@@ -2,7 +2,8 @@
 //! [`ServerConnection`](super::ServerConnection) share, generated once over their
 //! `conn` field so both forward to the one implementation in [`conn`](super::conn).
 //! Each type provides `fn ready(&mut self) -> Result<(), Error>` (the opening
-//! handshake is done) and its own `recv` / `try_recv`.
+//! handshake is done, for sends), `fn opened(&mut self) -> Result<bool, Error>` (drive
+//! it, for receives) and its own `recv` / `try_recv`.
 
 macro_rules! connection_api {
     ($ty:ty) => {
@@ -50,6 +51,73 @@ macro_rules! connection_api {
             ) -> Result<(), $crate::ws::Error> {
                 self.ready()?;
                 self.conn.close(code.into(), reason)
+            }
+
+            /// Blocking mode: wait for the next message (as `recv`; a server finishes
+            /// its handshake first) and hand it to `f` with a
+            /// [`Sender`]($crate::ws::Sender) to answer it while it is borrowed: no copy
+            /// of the message. `Ok(Some(r))` with what `f` returned, `Ok(None)` where
+            /// `recv` says `Ok(None)`; `f`'s error is returned as it is. In evented mode
+            /// this is [`try_recv_with`](Self::try_recv_with).
+            ///
+            /// ```
+            /// use tickwire::ws::{Client, Message, Server};
+            /// # let mut server = Server::bind("127.0.0.1:0")?;
+            /// # let url = format!("ws://{}/", server.local_addr()?);
+            /// let peer = std::thread::spawn(move || -> Result<(), tickwire::ws::Error> {
+            ///     // A server echoing one message from its read buffer.
+            ///     let mut conn = server.accept()?;
+            ///     conn.recv_with(|msg, tx| match msg {
+            ///         Message::Text(t) => tx.send_text(t),
+            ///         Message::Binary(b) => tx.send_binary(b),
+            ///         _ => Ok(()),
+            ///     })?;
+            ///     // Then answering "ping N" with "pong N".
+            ///     conn.send_text("ping 1")?;
+            ///     assert_eq!(conn.recv()?, Some(Message::Text("pong 1")));
+            ///     Ok(())
+            /// });
+            /// let mut client = Client::connect(&url)?;
+            /// client.send_binary(b"abc")?;
+            /// assert_eq!(client.recv()?, Some(Message::Binary(b"abc")));
+            /// client.recv_with(|msg, tx| match msg {
+            ///     Message::Text(t) => match t.strip_prefix("ping ") {
+            ///         Some(n) => tx.send_text(&format!("pong {n}")),
+            ///         None => Ok(()),
+            ///     },
+            ///     _ => Ok(()),
+            /// })?;
+            /// peer.join().unwrap()?;
+            /// # Ok::<(), tickwire::ws::Error>(())
+            /// ```
+            pub fn recv_with<R>(
+                &mut self,
+                f: impl FnOnce(
+                    $crate::ws::Message<'_>,
+                    &mut $crate::ws::Sender<'_>,
+                ) -> Result<R, $crate::ws::Error>,
+            ) -> Result<Option<R>, $crate::ws::Error> {
+                if !self.opened()? {
+                    return Ok(None);
+                }
+                self.conn
+                    .recv_with(true, |msg, out| f(msg, &mut $crate::ws::Sender::from(out)))
+            }
+
+            /// Never waits: `try_recv` (a server drives its handshake first), with the
+            /// message handed to `f` as in [`recv_with`](Self::recv_with).
+            pub fn try_recv_with<R>(
+                &mut self,
+                f: impl FnOnce(
+                    $crate::ws::Message<'_>,
+                    &mut $crate::ws::Sender<'_>,
+                ) -> Result<R, $crate::ws::Error>,
+            ) -> Result<Option<R>, $crate::ws::Error> {
+                if !self.opened()? {
+                    return Ok(None);
+                }
+                self.conn
+                    .recv_with(false, |msg, out| f(msg, &mut $crate::ws::Sender::from(out)))
             }
 
             /// The tokio connections' `recv_with`: `f` with the message `recv_ready`

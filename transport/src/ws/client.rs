@@ -14,7 +14,6 @@ use super::api::{builder_options, connection_api};
 use super::conn::Conn;
 use super::error::Error;
 use super::options::Options;
-use super::sender::Sender;
 use super::stream::Stream;
 use super::url::Url;
 use crate::clock;
@@ -272,50 +271,9 @@ impl Client {
         self.conn.recv(false)
     }
 
-    /// Blocking mode: wait for the next message (as [`recv`](Self::recv)) and hand it
-    /// to `f` with a [`Sender`] to answer it while it is borrowed: no copy of the
-    /// message. `Ok(Some(r))` with what `f` returned, `Ok(None)` where `recv` says
-    /// `Ok(None)`; `f`'s error is returned as it is. In evented mode this is
-    /// [`try_recv_with`](Self::try_recv_with).
-    ///
-    /// ```
-    /// # use tickwire::ws::{Client, Message, Server};
-    /// # let mut server = Server::bind("127.0.0.1:0")?;
-    /// # let url = format!("ws://{}/", server.local_addr()?);
-    /// # let peer = std::thread::spawn(move || -> Result<(), tickwire::ws::Error> {
-    /// #     let mut conn = server.accept()?;
-    /// #     conn.send_text("ping 1")?;
-    /// #     assert_eq!(conn.recv()?, Some(Message::Text("pong 1")));
-    /// #     Ok(())
-    /// # });
-    /// let mut client = Client::connect(&url)?;
-    /// // Answer "ping N" with "pong N", straight from the read buffer.
-    /// client.recv_with(|msg, tx| match msg {
-    ///     Message::Text(t) => match t.strip_prefix("ping ") {
-    ///         Some(n) => tx.send_text(&format!("pong {n}")),
-    ///         None => Ok(()),
-    ///     },
-    ///     _ => Ok(()),
-    /// })?;
-    /// # peer.join().unwrap()?;
-    /// # Ok::<(), tickwire::ws::Error>(())
-    /// ```
-    pub fn recv_with<R>(
-        &mut self,
-        f: impl FnOnce(Message<'_>, &mut Sender<'_>) -> Result<R, Error>,
-    ) -> Result<Option<R>, Error> {
-        self.conn
-            .recv_with(true, |msg, out| f(msg, &mut Sender::from(out)))
-    }
-
-    /// Never waits: [`try_recv`](Self::try_recv), with the message handed to `f` as in
-    /// [`recv_with`](Self::recv_with).
-    pub fn try_recv_with<R>(
-        &mut self,
-        f: impl FnOnce(Message<'_>, &mut Sender<'_>) -> Result<R, Error>,
-    ) -> Result<Option<R>, Error> {
-        self.conn
-            .recv_with(false, |msg, out| f(msg, &mut Sender::from(out)))
+    /// Messages flow (the client's handshake ran in `connect`).
+    fn opened(&mut self) -> Result<bool, Error> {
+        Ok(true)
     }
 
     fn ready(&mut self) -> Result<(), Error> {

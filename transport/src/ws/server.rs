@@ -19,7 +19,6 @@ use super::api::{builder_options, connection_api};
 use super::conn::{Conn, Ws};
 use super::error::Error;
 use super::options::Options;
-use super::sender::Sender;
 use super::upgrade::{self, Decision, OnUpgrade, UpgradeRequest};
 use crate::clock;
 use crate::net::{NetStream, ServerTls};
@@ -359,6 +358,42 @@ impl ServerConnection {
     /// Never waits (evented mode): drive the opening handshake with what arrived;
     /// `Ok(true)` once done, `Ok(false)` to continue on the next readiness event. In
     /// blocking mode this is [`handshake`](Self::handshake).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickwire::ws::{Client, Message, Server};
+    ///
+    /// let mut server = Server::bind("127.0.0.1:0")?;
+    /// let url = format!("ws://{}/", server.local_addr()?);
+    /// let peer = std::thread::spawn(move || -> Result<(), tickwire::ws::Error> {
+    ///     let mut c = Client::connect(&url)?;
+    ///     c.send_text("hi")?;
+    ///     assert_eq!(c.recv()?, Some(Message::Text("hi")));
+    ///     Ok(())
+    /// });
+    /// let mut conn = server.accept()?;
+    /// conn.set_blocking(false)?;
+    /// // An evented loop waits for readiness in its own `mio::Poll`; a nap stands in.
+    /// let nap = || std::thread::sleep(Duration::from_millis(1));
+    /// while !conn.try_handshake()? {
+    ///     nap();
+    /// }
+    /// // Echo one message from the read buffer, then write out what is left.
+    /// while conn
+    ///     .try_recv_with(|msg, tx| match msg {
+    ///         Message::Text(t) => tx.send_text(t),
+    ///         _ => Ok(()),
+    ///     })?
+    ///     .is_none()
+    /// {
+    ///     nap();
+    /// }
+    /// while conn.wants_write() {
+    ///     conn.flush()?;
+    /// }
+    /// peer.join().unwrap()?;
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     pub fn try_handshake(&mut self) -> Result<bool, Error> {
         if !self.is_handshaking() {
             // Sends after the connection ended are refused by the codec.
@@ -407,7 +442,7 @@ impl ServerConnection {
     /// Blocking mode: finish the handshake if needed, then wait for the next message.
     /// Same contract as [`Client::recv`](super::Client::recv).
     pub fn recv(&mut self) -> Result<Option<Message<'_>>, Error> {
-        if !self.try_handshake()? {
+        if !self.opened()? {
             return Ok(None);
         }
         self.conn.recv(true)
@@ -416,57 +451,15 @@ impl ServerConnection {
     /// Never waits: drives the handshake first, then the next complete message, or
     /// `Ok(None)` when nothing more is available now (or the connection is closed).
     pub fn try_recv(&mut self) -> Result<Option<Message<'_>>, Error> {
-        if !self.try_handshake()? {
+        if !self.opened()? {
             return Ok(None);
         }
         self.conn.recv(false)
     }
 
-    /// Blocking mode: finish the handshake if needed, wait for the next message and
-    /// hand it to `f` with a [`Sender`] to answer it while it is borrowed (no copy).
-    /// Same contract as [`Client::recv_with`](super::Client::recv_with).
-    ///
-    /// ```
-    /// # use tickwire::ws::{Client, Message, Server};
-    /// # let mut server = Server::bind("127.0.0.1:0")?;
-    /// # let url = format!("ws://{}/", server.local_addr()?);
-    /// # let peer = std::thread::spawn(move || -> Result<(), tickwire::ws::Error> {
-    /// #     let mut c = Client::connect(&url)?;
-    /// #     c.send_binary(b"abc")?;
-    /// #     assert_eq!(c.recv()?, Some(Message::Binary(b"abc")));
-    /// #     Ok(())
-    /// # });
-    /// let mut conn = server.accept()?;
-    /// conn.recv_with(|msg, tx| match msg {
-    ///     Message::Text(t) => tx.send_text(t),
-    ///     Message::Binary(b) => tx.send_binary(b),
-    ///     _ => Ok(()),
-    /// })?;
-    /// # peer.join().unwrap()?;
-    /// # Ok::<(), tickwire::ws::Error>(())
-    /// ```
-    pub fn recv_with<R>(
-        &mut self,
-        f: impl FnOnce(Message<'_>, &mut Sender<'_>) -> Result<R, Error>,
-    ) -> Result<Option<R>, Error> {
-        if !self.try_handshake()? {
-            return Ok(None);
-        }
-        self.conn
-            .recv_with(true, |msg, out| f(msg, &mut Sender::from(out)))
-    }
-
-    /// Never waits: [`try_recv`](Self::try_recv) (driving the handshake first), with
-    /// the message handed to `f` as in [`recv_with`](Self::recv_with).
-    pub fn try_recv_with<R>(
-        &mut self,
-        f: impl FnOnce(Message<'_>, &mut Sender<'_>) -> Result<R, Error>,
-    ) -> Result<Option<R>, Error> {
-        if !self.try_handshake()? {
-            return Ok(None);
-        }
-        self.conn
-            .recv_with(false, |msg, out| f(msg, &mut Sender::from(out)))
+    /// Whether messages flow: drives the handshake first (blocking mode: to its end).
+    fn opened(&mut self) -> Result<bool, Error> {
+        self.try_handshake()
     }
 
     fn timeout_at_inner(&self) -> Option<Instant> {

@@ -307,7 +307,7 @@ pub fn write_refusal(
         b'0' + (status % 10) as u8,
     ];
     let mut len = [0u8; 20];
-    let len = decimal(body.len(), &mut len);
+    let at = crate::http::syntax::dec_digits(body.len() as u64, &mut len);
     let mut w = Cursor::new(out);
     w.put(b"HTTP/1.1 ")?
         .put(&digits)?
@@ -316,23 +316,10 @@ pub fn write_refusal(
         .put(b"\r\n")?
         .extra_headers(headers)?
         .put(b"Connection: close\r\nContent-Length: ")?
-        .put(len)?
+        .put(&len[at..])?
         .put(b"\r\n\r\n")?
         .put(body)?;
     Ok(w.len())
-}
-
-/// `n` in decimal, written at the end of `buf`.
-fn decimal(mut n: usize, buf: &mut [u8; 20]) -> &[u8] {
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            return &buf[i..];
-        }
-    }
 }
 
 /// The reason phrase of a refusal status (RFC 9110 §15; clients ignore it).
