@@ -183,3 +183,10 @@ impl std::os::fd::AsFd for Client {
         self.ws.as_fd()
     }
 }
+
+/// The connection's socket descriptor (as the blocking connection's).
+impl std::os::fd::AsRawFd for Client {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.ws.as_raw_fd()
+    }
+}

@@ -9,6 +9,33 @@
 //! buffer and written by whichever half runs next (the writer's sends and
 //! [`WriteHalf::flush`] write them out). Each half waits on its own readiness
 //! (readable, writable), so neither steals the other's wake-up.
+//!
+//! A received message borrows only the read half, so the write half can answer it while
+//! it is borrowed, with no copy (the split form of `recv_with`):
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), tickwire::ws::Error> {
+//! use tickwire::tokio::ws::{Client, Server};
+//! use tickwire::ws::Message;
+//!
+//! let mut server = Server::bind("127.0.0.1:0").await?;
+//! let url = format!("ws://{}/", server.local_addr()?);
+//! tokio::spawn(async move {
+//!     let (mut rx, mut tx) = server.accept().await?.split().await?;
+//!     while let Some(msg) = rx.recv().await? {
+//!         if let Message::Text(t) = msg {
+//!             tx.send_text(t).await?;
+//!         }
+//!     }
+//!     Ok::<(), tickwire::ws::Error>(())
+//! });
+//! let mut client = Client::connect(&url).await?;
+//! client.send_text("hello").await?;
+//! assert_eq!(client.recv().await?, Some(Message::Text("hello")));
+//! # Ok(())
+//! # }
+//! ```
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
