@@ -299,3 +299,45 @@ fn tokio_hook_refuses_accepts_picks_and_adds() {
     check_outcomes(rt.block_on(h).unwrap());
     c.join().unwrap();
 }
+
+/// A hook that picks a subprotocol the client did not offer gets the codec's 400 (the
+/// client's error says so), and `handshake` in evented mode says the handshake is still
+/// in progress rather than waiting.
+#[test]
+fn hook_mistakes_and_evented_handshake() {
+    let mut server = Server::builder()
+        .on_upgrade(|_| Decision::accept().protocol("never.offered"))
+        .bind("127.0.0.1:0")
+        .unwrap();
+    let addr = server.local_addr().unwrap();
+    // Connected, the request not sent yet.
+    let tcp = TcpStream::connect(addr).unwrap();
+    let mut conn = server.accept().unwrap();
+    conn.set_blocking(false).unwrap();
+    assert!(matches!(conn.handshake(), Err(Error::HandshakeInProgress)));
+    let url = format!("ws://{addr}/");
+    let c = thread::spawn(move || Client::connect_with(tcp, &url).unwrap_err());
+    let deadline = std::time::Instant::now() + T;
+    let err = loop {
+        match conn.try_handshake() {
+            Ok(false) => {}
+            Ok(true) => panic!("accepted a protocol that was not offered"),
+            Err(e) => break e,
+        }
+        assert!(std::time::Instant::now() < deadline);
+        thread::sleep(Duration::from_millis(1));
+    };
+    assert!(
+        matches!(err, Error::Handshake(HandshakeError::ProtocolMismatch)),
+        "{err:?}"
+    );
+    // The refusal goes out as the socket takes it.
+    while conn.wants_write() {
+        conn.flush().unwrap();
+    }
+    let err = c.join().unwrap();
+    assert!(
+        matches!(err, Error::Handshake(HandshakeError::BadStatus(400))),
+        "{err:?}"
+    );
+}
