@@ -185,6 +185,7 @@ async fn tungstenite_client_to_async_server() {
         pong
     });
     let mut s = server.accept().await.unwrap();
+    s.handshake().await.unwrap();
     assert_eq!(s.path(), "/x");
     let mut scratch = Vec::new();
     let mut pings = 0;

@@ -541,6 +541,7 @@ fn tokio_ws_server_close_handshake_backed_up() {
         let mut peer = OpenSsl::s_client(files, port, v.flag);
         peer.send(UPGRADE_REQUEST);
         let mut c = rt.block_on(server.accept()).unwrap();
+        rt.block_on(c.handshake()).unwrap();
         peer.wait_out("101 response", |o| contains(o, b"101 Switching"));
         let (local, remote) = (c.local_addr().unwrap(), c.peer_addr().unwrap());
         close_then_stop(&mut peer, &CLOSE_FROM_CLIENT, local, remote);

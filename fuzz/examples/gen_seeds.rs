@@ -10,7 +10,8 @@ use std::fs;
 use std::path::Path;
 
 use tickwire_codec::ws::frame::OpCode;
-use tickwire_codec::ws::{CloseCode, FrameWriter, Role};
+use tickwire_codec::ws::{CloseCode, Role};
+use tickwire_fuzz::writer::PeerWriter;
 use tickwire_fuzz::{SETUP_LEN, SeededKeys, Setup};
 
 /// A frame-level seed: a setup block for `role` plus wire bytes.
@@ -39,7 +40,7 @@ fn script(reader: Role, fragment: usize, f: impl FnOnce(&mut Enc)) -> Vec<u8> {
         Role::Server
     };
     let mut enc = Enc {
-        w: FrameWriter::new(sender, SeededKeys(0x1234_5678)).with_fragment_size(fragment),
+        w: PeerWriter::new(sender, SeededKeys(0x1234_5678), fragment),
         out: Vec::new(),
     };
     f(&mut enc);
@@ -47,12 +48,12 @@ fn script(reader: Role, fragment: usize, f: impl FnOnce(&mut Enc)) -> Vec<u8> {
 }
 
 struct Enc {
-    w: FrameWriter<SeededKeys>,
+    w: PeerWriter<SeededKeys>,
     out: Vec<u8>,
 }
 
 impl Enc {
-    fn put(&mut self, f: impl FnOnce(&mut FrameWriter<SeededKeys>, &mut [u8]) -> usize) {
+    fn put(&mut self, f: impl FnOnce(&mut PeerWriter<SeededKeys>, &mut [u8]) -> usize) {
         let mut buf = vec![0u8; 1 << 16];
         let n = f(&mut self.w, &mut buf);
         self.out.extend_from_slice(&buf[..n]);

@@ -7,8 +7,9 @@
 //! with the same parameters, framed with RSV1, and read back), or header values (mode 2).
 
 use tickwire_codec::ws::deflate::{DeflateConfig, Deflater, Inflater, Negotiated, RSV1};
-use tickwire_codec::ws::{Config, Error, FrameReader, FrameWriter, Message, Role};
+use tickwire_codec::ws::{Config, Error, FrameReader, Message, Role};
 
+use crate::writer::PeerWriter;
 use crate::{Chunks, SeededKeys};
 
 /// Bytes of setup at the start of an input.
@@ -186,8 +187,11 @@ fn round_trip(setup: &DeflateSetup, mut data: &[u8]) {
         ..DeflateConfig::default()
     };
     let mut deflater = Deflater::for_role(&setup.negotiated, sender, &config);
-    let mut writer = FrameWriter::new(sender, SeededKeys(u32::from(setup.chunk_seed)))
-        .with_fragment_size(setup.fragment);
+    let mut writer = PeerWriter::new(
+        sender,
+        SeededKeys(u32::from(setup.chunk_seed)),
+        setup.fragment,
+    );
     let mut wire = Vec::new();
     let mut sent = Vec::new();
     while let Some((&b, rest)) = data.split_first() {

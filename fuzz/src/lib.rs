@@ -8,15 +8,15 @@
 pub mod deflate;
 pub mod http;
 pub mod targets;
+pub mod writer;
 
 #[cfg(test)]
 mod replay;
 
 use tickwire_codec::rand::MaskSource;
 use tickwire_codec::ws::reader::READER_OVERHEAD;
-use tickwire_codec::ws::{
-    Config, Error, FrameReader, FrameWriter, Message, OwnedMessage, Role, frame::OpCode,
-};
+use tickwire_codec::ws::{Config, Error, FrameReader, Message, OwnedMessage, Role, frame::OpCode};
+use writer::PeerWriter;
 
 /// Bytes of setup at the start of a frame-level input.
 pub const SETUP_LEN: usize = 9;
@@ -266,7 +266,7 @@ pub fn encode_messages(
         } else {
             fragment.clamp(1, max_frame.max(1))
         };
-        let mut writer = FrameWriter::new(sender, SeededKeys(key_seed)).with_fragment_size(f);
+        let mut writer = PeerWriter::new(sender, SeededKeys(key_seed), f);
         let mut buf = vec![0u8; writer.message_len(len) + 14];
         let n = match m {
             Message::Text(t) => writer.encode_text(t, &mut buf),

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use tickwire::ws::{Client, ClientBuilder, Error, Message};
+use tickwire::ws::{Client, ClientBuilder, Error, Message, Sender};
 
 const MAX_MESSAGE: usize = 16 << 20;
 
@@ -53,12 +53,11 @@ fn main() {
 fn run(base: &str, agent: &str) -> Result<(), Error> {
     let count = case_count(base)?;
     println!("autobahn_client: {count} cases");
-    let mut scratch = Vec::with_capacity(MAX_MESSAGE);
     for case in 1..=count {
         let url = format!("{base}/runCase?case={case}&agent={agent}");
         let outcome = match builder().connect(&url) {
             Ok(mut c) => {
-                let outcome = echo(&mut c, &mut scratch);
+                let outcome = echo(&mut c);
                 if outcome.is_err() {
                     // The error came back at once; receiving on finishes the close
                     // (the peer's end of the stream, or the close timeout).
@@ -91,33 +90,24 @@ fn case_count(base: &str) -> Result<u32, Error> {
     Ok(count.unwrap_or(0))
 }
 
-/// Echo data messages until the connection closes.
-fn echo(c: &mut Client, scratch: &mut Vec<u8>) -> Result<(), Error> {
-    loop {
-        let text = match c.recv()? {
-            None => return Ok(()),
-            Some(Message::Text(t)) => {
-                scratch.clear();
-                scratch.extend_from_slice(t.as_bytes());
-                true
-            }
-            Some(Message::Binary(b)) => {
-                scratch.clear();
-                scratch.extend_from_slice(b);
-                false
-            }
-            Some(_) => continue,
-        };
-        let sent = if text {
-            c.send_text(std::str::from_utf8(scratch).unwrap_or_default())
-        } else {
-            c.send_binary(scratch)
-        };
-        match sent {
-            Ok(()) | Err(Error::AlreadyClosed) => {}
-            Err(e) => return Err(e),
-        }
+/// The echo of one message, written from the read buffer (no copy); a close already
+/// under way (the peer's close crossed ours) is not an error here.
+fn reply(msg: Message<'_>, tx: &mut Sender<'_>) -> Result<(), Error> {
+    let sent = match msg {
+        Message::Text(t) => tx.send_text(t),
+        Message::Binary(b) => tx.send_binary(b),
+        _ => Ok(()),
+    };
+    match sent {
+        Err(Error::AlreadyClosed) => Ok(()),
+        sent => sent,
     }
+}
+
+/// Echo data messages until the connection closes.
+fn echo(c: &mut Client) -> Result<(), Error> {
+    while c.recv_with(reply)?.is_some() {}
+    Ok(())
 }
 
 #[cfg(feature = "tokio")]
@@ -129,33 +119,9 @@ fn run_tokio(base: &str, agent: &str) -> Result<(), Error> {
     }
 
     /// Echo data messages until the connection closes.
-    async fn echo(c: &mut AsyncClient, scratch: &mut Vec<u8>) -> Result<(), Error> {
-        loop {
-            let text = match c.recv().await? {
-                None => return Ok(()),
-                Some(Message::Text(t)) => {
-                    scratch.clear();
-                    scratch.extend_from_slice(t.as_bytes());
-                    true
-                }
-                Some(Message::Binary(b)) => {
-                    scratch.clear();
-                    scratch.extend_from_slice(b);
-                    false
-                }
-                Some(_) => continue,
-            };
-            let sent = if text {
-                c.send_text(std::str::from_utf8(scratch).unwrap_or_default())
-                    .await
-            } else {
-                c.send_binary(scratch).await
-            };
-            match sent {
-                Ok(()) | Err(Error::AlreadyClosed) => {}
-                Err(e) => return Err(e),
-            }
-        }
+    async fn echo(c: &mut AsyncClient) -> Result<(), Error> {
+        while c.recv_with(reply).await?.is_some() {}
+        Ok(())
     }
 
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -171,12 +137,11 @@ fn run_tokio(base: &str, agent: &str) -> Result<(), Error> {
         }
         let count: u32 = count.unwrap_or(0);
         println!("autobahn_client (tokio): {count} cases");
-        let mut scratch = Vec::with_capacity(MAX_MESSAGE);
         for case in 1..=count {
             let url = format!("{base}/runCase?case={case}&agent={agent}");
             let outcome = match builder().connect(&url).await {
                 Ok(mut c) => {
-                    let outcome = echo(&mut c, &mut scratch).await;
+                    let outcome = echo(&mut c).await;
                     if outcome.is_err() {
                         while let Ok(Some(_)) = c.recv().await {}
                     }

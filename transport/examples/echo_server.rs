@@ -10,7 +10,7 @@
 use std::time::{Duration, Instant};
 
 use mio::{Events, Interest, Poll, Token};
-use tickwire::ws::{Error, Message, Server, ServerConnection};
+use tickwire::ws::{Error, Message, Sender, Server, ServerConnection};
 
 const LISTENER: Token = Token(usize::MAX);
 const MAX_MESSAGE: usize = 16 << 20;
@@ -27,12 +27,13 @@ macro_rules! with_deflate {
     }};
 }
 
-/// One connection and the echo it could not queue yet (write buffer full).
-struct Slot {
-    conn: ServerConnection,
-    /// A message waiting for room: (is text, bytes). Reused, never shrunk.
-    stash: Vec<u8>,
-    stashed: Option<bool>,
+/// The echo of a received message, written from the read buffer (no copy).
+fn echo(msg: Message<'_>, tx: &mut Sender<'_>) -> Result<(), Error> {
+    match msg {
+        Message::Text(t) => tx.send_text(t),
+        Message::Binary(b) => tx.send_binary(b),
+        _ => Ok(()),
+    }
 }
 
 fn main() {
@@ -55,7 +56,9 @@ fn main() {
 fn run(addr: &str) -> Result<(), Error> {
     let mut server = with_deflate!(Server::builder())
         .max_message_size(MAX_MESSAGE)
-        .write_buffer_size(MAX_MESSAGE + 64)
+        // Room for the largest echo and a pong: a message is read only when nothing
+        // waits to be written, so its echo always fits.
+        .write_buffer_size(MAX_MESSAGE + 1024)
         .handshake_timeout(Duration::from_secs(10))
         .close_timeout(Duration::from_secs(5))
         .bind(addr)?;
@@ -63,28 +66,27 @@ fn run(addr: &str) -> Result<(), Error> {
     let mut poll = Poll::new()?;
     poll.registry()
         .register(&mut server, LISTENER, Interest::READABLE)?;
-    let mut slots: Vec<Option<Slot>> = Vec::new();
+    let mut slots: Vec<Option<ServerConnection>> = Vec::new();
     let mut events = Events::with_capacity(256);
-    let mut scratch = Vec::with_capacity(MAX_MESSAGE);
     loop {
         poll.poll(&mut events, Some(Duration::from_millis(250)))?;
         for event in events.iter() {
             if event.token() == LISTENER {
-                accept_all(&mut server, &poll, &mut slots, &mut scratch)?;
+                accept_all(&mut server, &poll, &mut slots)?;
                 continue;
             }
             let i = event.token().0;
-            let Some(slot) = slots.get_mut(i).and_then(Option::as_mut) else {
+            let Some(conn) = slots.get_mut(i).and_then(Option::as_mut) else {
                 continue;
             };
-            if !service(slot, &mut scratch) {
+            if !service(conn) {
                 drop_slot(&poll, &mut slots[i]);
             }
         }
         let now = Instant::now();
         for entry in slots.iter_mut() {
-            let expired = entry.as_mut().is_some_and(|s| {
-                s.conn.timeout_at().is_some_and(|t| t <= now) && s.conn.handle_timeout(now).is_err()
+            let expired = entry.as_mut().is_some_and(|c| {
+                c.timeout_at().is_some_and(|t| t <= now) && c.handle_timeout(now).is_err()
             });
             if expired {
                 drop_slot(&poll, entry);
@@ -96,8 +98,7 @@ fn run(addr: &str) -> Result<(), Error> {
 fn accept_all(
     server: &mut Server,
     poll: &Poll,
-    slots: &mut Vec<Option<Slot>>,
-    scratch: &mut Vec<u8>,
+    slots: &mut Vec<Option<ServerConnection>>,
 ) -> Result<(), Error> {
     while let Some(mut conn) = server.try_accept()? {
         let i = match slots.iter().position(Option::is_none) {
@@ -109,77 +110,39 @@ fn accept_all(
         };
         poll.registry()
             .register(&mut conn, Token(i), Interest::READABLE | Interest::WRITABLE)?;
-        let mut slot = Slot {
-            conn,
-            stash: Vec::new(),
-            stashed: None,
-        };
         // Bytes may have arrived before registration: drive once now.
-        if service(&mut slot, scratch) {
-            slots[i] = Some(slot);
+        if service(&mut conn) {
+            slots[i] = Some(conn);
         } else {
-            let _ = poll.registry().deregister(&mut slot.conn);
+            let _ = poll.registry().deregister(&mut conn);
         }
     }
     Ok(())
 }
 
-fn drop_slot(poll: &Poll, entry: &mut Option<Slot>) {
-    if let Some(mut slot) = entry.take() {
-        let _ = poll.registry().deregister(&mut slot.conn);
+fn drop_slot(poll: &Poll, entry: &mut Option<ServerConnection>) {
+    if let Some(mut conn) = entry.take() {
+        let _ = poll.registry().deregister(&mut conn);
     }
 }
 
-fn send(conn: &mut ServerConnection, text: bool, bytes: &[u8]) -> Result<(), Error> {
-    if text {
-        // The bytes came from a validated text message.
-        conn.send_text(std::str::from_utf8(bytes).unwrap_or_default())
-    } else {
-        conn.send_binary(bytes)
-    }
-}
-
-/// Flush, retry a stashed echo, drain messages. `false`: the connection is finished.
-fn service(slot: &mut Slot, scratch: &mut Vec<u8>) -> bool {
-    let conn = &mut slot.conn;
-    if conn.wants_write() && conn.flush().is_err() {
-        return false;
-    }
-    if let Some(text) = slot.stashed {
-        match send(conn, text, &slot.stash) {
-            Ok(()) => slot.stashed = None,
-            Err(Error::Backpressure) => return true,
-            Err(_) => return false,
-        }
-    }
+/// Flush, then echo messages while nothing waits to be written (so each echo finds
+/// room; with bytes left, stop reading until the socket takes more). `false`: the
+/// connection is finished.
+fn service(conn: &mut ServerConnection) -> bool {
     loop {
-        let text = match conn.try_recv() {
-            Ok(Some(Message::Text(t))) => {
-                scratch.clear();
-                scratch.extend_from_slice(t.as_bytes());
-                true
-            }
-            Ok(Some(Message::Binary(b))) => {
-                scratch.clear();
-                scratch.extend_from_slice(b);
-                false
-            }
-            Ok(Some(_)) => continue,
+        if conn.wants_write() && conn.flush().is_err() {
+            return false;
+        }
+        if conn.wants_write() {
+            return true;
+        }
+        match conn.try_recv_with(echo) {
+            Ok(Some(())) => {}
             Ok(None) => break,
             // A protocol error was answered with its close code; keep the connection
             // until its close is over (the peer's end, or the close timeout).
             Err(_) => return !conn.is_closed() || conn.wants_write(),
-        };
-        match send(conn, text, scratch) {
-            Ok(()) => {}
-            Err(Error::Backpressure) => {
-                // Keep the echo and stop reading until the socket takes more.
-                std::mem::swap(&mut slot.stash, scratch);
-                slot.stashed = Some(text);
-                return true;
-            }
-            Err(Error::AlreadyClosed) => {}
-            Err(_) => return false,
         }
     }
     !conn.is_closed() || conn.wants_write()
@@ -189,32 +152,11 @@ fn service(slot: &mut Slot, scratch: &mut Vec<u8>) -> bool {
 fn run_tokio(addr: &str) -> Result<(), Error> {
     use tickwire::tokio::ws::{Server, ServerConnection};
 
-    async fn echo(conn: &mut ServerConnection) -> Result<(), Error> {
-        let mut scratch = Vec::with_capacity(MAX_MESSAGE);
+    async fn echo_all(conn: &mut ServerConnection) -> Result<(), Error> {
         loop {
-            let text = match conn.recv().await? {
-                Some(Message::Text(t)) => {
-                    scratch.clear();
-                    scratch.extend_from_slice(t.as_bytes());
-                    true
-                }
-                Some(Message::Binary(b)) => {
-                    scratch.clear();
-                    scratch.extend_from_slice(b);
-                    false
-                }
-                Some(_) => continue,
-                None => return Ok(()),
-            };
-            let sent = if text {
-                // The bytes came from a validated text message.
-                let t = std::str::from_utf8(&scratch).unwrap_or_default();
-                conn.send_text(t).await
-            } else {
-                conn.send_binary(&scratch).await
-            };
-            match sent {
-                Ok(()) | Err(Error::AlreadyClosed) => {}
+            match conn.recv_with(echo).await {
+                Ok(Some(())) => {}
+                Ok(None) => return Ok(()),
                 Err(e) => return Err(e),
             }
         }
@@ -227,19 +169,19 @@ fn run_tokio(addr: &str) -> Result<(), Error> {
     local.block_on(&rt, async {
         let mut server = with_deflate!(Server::builder())
             .max_message_size(MAX_MESSAGE)
-            .write_buffer_size(MAX_MESSAGE + 64)
+            .write_buffer_size(MAX_MESSAGE + 1024)
             .handshake_timeout(Duration::from_secs(10))
             .close_timeout(Duration::from_secs(5))
             .bind(addr)
             .await?;
         println!("echo_server (tokio): listening on {}", server.local_addr()?);
         loop {
-            let conn = server.accept_pending().await?;
+            let conn = server.accept().await?;
             tokio::task::spawn_local(async move {
                 let mut conn = conn;
                 // Protocol errors were answered with their close code already;
                 // receiving on finishes the close.
-                if echo(&mut conn).await.is_err() {
+                if echo_all(&mut conn).await.is_err() {
                     while let Ok(Some(_)) = conn.recv().await {}
                 }
             });

@@ -25,7 +25,7 @@ use watchdog::watchdog;
 /// Whether the socket is in blocking mode (`O_NONBLOCK` clear).
 fn is_blocking_fd(c: &Client) -> bool {
     // SAFETY: fcntl(F_GETFL) on a descriptor the client keeps open only reads its flags.
-    let flags = unsafe { libc::fcntl(c.get_ref().as_raw_fd(), libc::F_GETFL) };
+    let flags = unsafe { libc::fcntl(c.as_raw_fd(), libc::F_GETFL) };
     assert!(flags >= 0, "fcntl: {}", std::io::Error::last_os_error());
     flags & libc::O_NONBLOCK == 0
 }

@@ -234,7 +234,7 @@ fn a_read_timeout_is_the_sockets_receive_timeout() {
         assert_eq!(c.recv().unwrap(), Some(Message::Text("hi")));
         // Nothing more comes: the read times out.
         assert!(matches!(c.recv(), Err(Error::ReadTimeout)));
-        let fd = c.get_ref().as_raw_fd();
+        let fd = c.as_raw_fd();
         // SAFETY: fcntl(F_GETFL) on a descriptor the client keeps open only reads flags.
         let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
         assert_eq!(

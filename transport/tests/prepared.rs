@@ -81,7 +81,10 @@ fn send_to_reader(c: &mut ServerConnection, msg: &PreparedMessage) {
 
 /// Evented: write everything out, yielding to the reader in between.
 fn flush_all(c: &mut ServerConnection) {
-    while !c.flush().unwrap() {
+    while {
+        c.flush().unwrap();
+        c.wants_write()
+    } {
         thread::yield_now();
     }
 }
@@ -257,7 +260,8 @@ fn queued_on_every_connection_then_flushed() {
                 assert!(c.wants_write());
             }
             for c in &mut conns {
-                assert!(c.flush().unwrap());
+                c.flush().unwrap();
+                assert!(!c.wants_write());
             }
         }
         for mut c in conns {

@@ -37,7 +37,7 @@ fn blocking_connections_keep_quickack_after_reads() {
                 Ok(Some(_)) => continue,
                 _ => return on_after_reads,
             };
-            if quickack(c.get_ref()) {
+            if quickack(&c) {
                 on_after_reads += 1;
             }
             c.send_text(&text).unwrap();
@@ -51,7 +51,7 @@ fn blocking_connections_keep_quickack_after_reads() {
         let text = format!("tick {i}");
         c.send_text(&text).unwrap();
         assert_eq!(c.recv().unwrap(), Some(Message::Text(&text)));
-        assert!(quickack(c.get_ref()), "client, round {i}");
+        assert!(quickack(&c), "client, round {i}");
     }
     c.close(ws::CloseCode::NORMAL, "").unwrap();
     while let Ok(Some(_)) = c.recv() {}

@@ -64,11 +64,11 @@ fn blocking_ws_client_and_server_apply_their_options() {
                 None => thread::sleep(Duration::from_millis(1)),
             }
         };
-        assert_tuned(c.get_ref(), 25, true);
+        assert_tuned(&c, 25, true);
         let mut c = c;
         c.set_blocking(true).unwrap();
         c.handshake().unwrap();
-        assert_tuned(c.get_ref(), 25, false);
+        assert_tuned(&c, 25, false);
         c
     });
     let c = ws::ClientBuilder::new()
@@ -83,7 +83,7 @@ fn blocking_ws_client_and_server_apply_their_options() {
         })
         .connect(&format!("ws://{addr}/"))
         .unwrap();
-    assert_tuned(c.get_ref(), 40, false);
+    assert_tuned(&c, 40, false);
     let _server_side = h.join().unwrap();
 
     // Defaults on both sides.
@@ -92,10 +92,10 @@ fn blocking_ws_client_and_server_apply_their_options() {
     let h = thread::spawn(move || {
         let mut c = srv.accept().unwrap();
         c.handshake().unwrap();
-        assert_default(c.get_ref());
+        assert_default(&c);
     });
     let c = ws::Client::connect(&format!("ws://{addr}/")).unwrap();
-    assert_default(c.get_ref());
+    assert_default(&c);
     h.join().unwrap();
 }
 
@@ -117,7 +117,8 @@ fn tokio_ws_client_and_server_apply_their_options() {
             .unwrap();
         let addr = srv.local_addr().unwrap();
         let server = async move {
-            let c = srv.accept().await.unwrap();
+            let mut c = srv.accept().await.unwrap();
+            c.handshake().await.unwrap();
             assert_tuned(&c, 30, false);
             c
         };
@@ -197,7 +198,7 @@ fn spin_pair(
         .read_timeout(read_timeout)
         .connect(&format!("ws://{addr}/"))
         .unwrap();
-    let fd = c.get_ref().as_raw_fd();
+    let fd = c.as_raw_fd();
     let (tx, got) = mpsc::channel();
     thread::spawn(move || {
         loop {

@@ -216,7 +216,10 @@ fn wss_evented_both_sides_under_backpressure() {
                 Ok(()) => break,
                 Err(Error::Backpressure) => {
                     backpressure += 1;
-                    while !c.flush().unwrap() {
+                    while {
+                        c.flush().unwrap();
+                        c.wants_write()
+                    } {
                         assert!(Instant::now() < deadline, "stalled");
                         poll.poll(&mut events, Some(Duration::from_millis(50)))
                             .unwrap();
@@ -228,7 +231,10 @@ fn wss_evented_both_sides_under_backpressure() {
         }
         drain(&mut c, &mut echoed);
     }
-    while !c.flush().unwrap() {
+    while {
+        c.flush().unwrap();
+        c.wants_write()
+    } {
         poll.poll(&mut events, Some(Duration::from_millis(50)))
             .unwrap();
     }

@@ -39,6 +39,7 @@ async fn compressed_messages_through_recv_and_a_split_read_half() {
     let addr = server.local_addr().unwrap();
     let h = tokio::spawn(async move {
         let mut s = server.accept().await.unwrap();
+        s.handshake().await.unwrap();
         let n = s.deflate().expect("server negotiated");
         assert!(n.server_no_context_takeover);
         let mut scratch = Vec::new();

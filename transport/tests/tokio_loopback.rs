@@ -44,7 +44,11 @@ where
 {
     let mut server = builder.bind("127.0.0.1:0").await.unwrap();
     let addr = server.local_addr().unwrap();
-    let h = tokio::spawn(async move { f(server.accept().await.unwrap()).await });
+    let h = tokio::spawn(async move {
+        let mut conn = server.accept().await.unwrap();
+        conn.handshake().await.unwrap();
+        f(conn).await
+    });
     (addr, h)
 }
 
@@ -54,30 +58,15 @@ fn url(addr: SocketAddr) -> String {
 
 /// Echo text and binary until the close handshake completes.
 async fn echo(mut c: ServerConnection) {
-    let mut scratch = Vec::new();
-    loop {
-        let text = match c.recv().await.unwrap() {
-            Some(Message::Text(t)) => {
-                scratch.clear();
-                scratch.extend_from_slice(t.as_bytes());
-                true
-            }
-            Some(Message::Binary(b)) => {
-                scratch.clear();
-                scratch.extend_from_slice(b);
-                false
-            }
-            Some(_) => continue,
-            None => return,
-        };
-        if text {
-            c.send_text(std::str::from_utf8(&scratch).unwrap())
-                .await
-                .unwrap();
-        } else {
-            c.send_binary(&scratch).await.unwrap();
-        }
-    }
+    while let Some(()) = c
+        .recv_with(|msg, tx| match msg {
+            Message::Text(t) => tx.send_text(t),
+            Message::Binary(b) => tx.send_binary(b),
+            _ => Ok(()),
+        })
+        .await
+        .unwrap()
+    {}
 }
 
 /// Room for the largest of `SIZES` (1 MiB) plus its header.
@@ -554,7 +543,8 @@ async fn bad_request_is_refused_with_400() {
         let _ = s.read_to_string(&mut out);
         out
     });
-    assert!(matches!(server.accept().await, Err(Error::Handshake(_))));
+    let mut conn = server.accept().await.unwrap();
+    assert!(matches!(conn.handshake().await, Err(Error::Handshake(_))));
     assert!(raw.await.unwrap().starts_with("HTTP/1.1 400"));
 }
 
@@ -569,8 +559,9 @@ async fn server_handshake_timeout_and_subprotocol() {
     let addr = server.local_addr().unwrap();
     // A client that connects and says nothing.
     let silent = StdStream::connect(addr).unwrap();
+    let mut conn = server.accept().await.unwrap();
     assert!(matches!(
-        server.accept().await,
+        conn.handshake().await,
         Err(Error::HandshakeTimeout)
     ));
     drop(silent);
@@ -585,7 +576,8 @@ async fn server_handshake_timeout_and_subprotocol() {
         assert_eq!(c.protocol(), Some("v2"));
         c
     });
-    let s = server.accept().await.unwrap();
+    let mut s = server.accept().await.unwrap();
+    s.handshake().await.unwrap();
     assert_eq!(s.path(), "/feed?x=1");
     assert_eq!(s.protocol(), Some("v2"));
     drop(client.await.unwrap());
@@ -684,7 +676,7 @@ async fn split_server_connection_and_select_on_the_read_half() {
         }
         back
     });
-    let conn = server.accept_pending().await.unwrap();
+    let conn = server.accept().await.unwrap();
     let (mut rx, mut tx) = conn.split().await.unwrap();
     let mut lengths = Vec::new();
     while lengths.len() < 3 {
@@ -700,4 +692,25 @@ async fn split_server_connection_and_select_on_the_read_half() {
     assert!(matches!(rx.recv().await.unwrap(), Some(Message::Close(_))));
     assert!(rx.recv().await.unwrap().is_none());
     assert_eq!(client.await.unwrap(), ["[1, 2, 3]"]);
+}
+
+/// The tokio builders have the blocking ones' `keepalive`: a quiet connection sends a
+/// ping while `recv` waits, and the peer's pong comes back through `recv`.
+#[tokio::test]
+async fn keepalive_pings_a_quiet_peer() {
+    let (addr, h) = serve(server_builder(), |mut s| async move {
+        assert!(matches!(s.recv().await.unwrap(), Some(Message::Ping(_))));
+        while s.recv().await.unwrap().is_some() {}
+    })
+    .await;
+    let mut c = client_builder()
+        .keepalive(Some(Duration::from_millis(50)))
+        .dead_peer_timeout(Some(T))
+        .connect(&url(addr))
+        .await
+        .unwrap();
+    assert!(matches!(c.recv().await.unwrap(), Some(Message::Pong(_))));
+    c.close(CloseCode::NORMAL, "").await.unwrap();
+    while c.recv().await.unwrap().is_some() {}
+    h.await.unwrap();
 }

@@ -36,7 +36,7 @@ async fn stream_and_sink_echo_owned_messages() {
     let addr = server.local_addr().unwrap();
     // Server: the Stream/Sink view over a connection whose handshake runs on first poll.
     let h = tokio::spawn(async move {
-        let mut m: Messages<_> = server.accept_pending().await.unwrap().into_messages();
+        let mut m: Messages<_> = server.accept().await.unwrap().into_messages();
         let mut seen = Vec::new();
         while let Some(msg) = next(&mut m).await {
             let msg = msg.unwrap();
@@ -95,7 +95,8 @@ async fn stream_reports_the_close_timeout() {
     let mut server = Server::bind("127.0.0.1:0").await.unwrap();
     let addr = server.local_addr().unwrap();
     let h = tokio::spawn(async move {
-        let s = server.accept().await.unwrap();
+        let mut s = server.accept().await.unwrap();
+        s.handshake().await.unwrap();
         tokio::time::sleep(Duration::from_secs(2)).await;
         drop(s);
     });

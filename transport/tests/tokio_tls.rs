@@ -108,7 +108,7 @@ async fn untrusted_certificate_is_a_tls_error() {
         .await
         .unwrap();
     let port = server.local_addr().unwrap().port();
-    let h = tokio::spawn(async move { server.accept().await.is_err() });
+    let h = tokio::spawn(async move { server.accept().await.unwrap().handshake().await.is_err() });
     let err = Client::builder()
         .tls(other.client_config())
         .connect(&format!("wss://localhost:{port}/"))

@@ -44,13 +44,25 @@ impl<M: MaskSource> Masking for M {
     }
 }
 
-/// Encodes frames. `FrameWriter<NoMask>` is a server writer;
-/// `FrameWriter<M: MaskSource>` a client writer.
+/// Encodes frames. The type says the role, so role and masking cannot disagree:
+/// [`FrameWriter::server`] makes a `FrameWriter<NoMask>`, which never masks;
+/// [`FrameWriter::client`] a `FrameWriter<M: MaskSource>`, which masks every frame.
+///
+/// ```
+/// use tickwire_codec::rand::MaskRng;
+/// use tickwire_codec::ws::{FrameWriter, Role};
+///
+/// let mut out = [0u8; 16];
+/// let n = FrameWriter::server().encode_text("hi", &mut out).unwrap();
+/// assert_eq!(&out[..n], b"\x81\x02hi");
+/// let mut client = FrameWriter::client(MaskRng::from_seed([7; 32]));
+/// assert_eq!(client.role(), Role::Client);
+/// let n = client.encode_text("hi", &mut out).unwrap();
+/// assert_eq!((n, out[1] & 0x80), (8, 0x80)); // masked: a 4-byte key after the length
+/// ```
 #[derive(Debug, Clone)]
 pub struct FrameWriter<M = NoMask> {
     mask: M,
-    /// Client role: mask every frame. Never true for `NoMask`.
-    client: bool,
     /// Split data messages into frames of at most this many payload bytes (0: never).
     fragment_size: usize,
     /// Longest data payload [`encode_data`](Self::encode_data) sends as one
@@ -78,7 +90,6 @@ impl FrameWriter<NoMask> {
     pub fn server() -> Self {
         FrameWriter {
             mask: NoMask,
-            client: false,
             fragment_size: 0,
             fast_max: MAX_16,
         }
@@ -88,14 +99,8 @@ impl FrameWriter<NoMask> {
 impl<M: MaskSource> FrameWriter<M> {
     /// A client-role writer masking every frame with a key from `mask`.
     pub fn client(mask: M) -> Self {
-        Self::new(Role::Client, mask)
-    }
-
-    /// A writer for `role`; a server writer keeps `mask` but never uses it.
-    pub fn new(role: Role, mask: M) -> Self {
         FrameWriter {
             mask,
-            client: role == Role::Client,
             fragment_size: 0,
             fast_max: MAX_16,
         }
@@ -110,16 +115,19 @@ impl<M: MaskSource> FrameWriter<M> {
 impl<M: Masking> FrameWriter<M> {
     /// The role this writer encodes for.
     pub fn role(&self) -> Role {
-        if self.client {
+        if M::CAN_MASK {
             Role::Client
         } else {
             Role::Server
         }
     }
 
+    /// Whether frames are masked: a client writer's.
+    const MASKED: bool = M::CAN_MASK;
+
     #[inline]
     fn key(&mut self) -> Option<[u8; 4]> {
-        if M::CAN_MASK && self.client {
+        if Self::MASKED {
             self.mask.frame_key()
         } else {
             None
@@ -148,7 +156,7 @@ impl<M: Masking> FrameWriter<M> {
     /// Wire size of a text or binary message of `payload_len` bytes in frames
     /// of at most `f` payload bytes (0: one frame).
     pub fn fragmented_len(&self, payload_len: usize, f: usize) -> usize {
-        let masked = self.client;
+        let masked = Self::MASKED;
         if f == 0 || payload_len <= f {
             return header_len(payload_len, masked) + payload_len;
         }
@@ -172,7 +180,7 @@ impl<M: Masking> FrameWriter<M> {
         if opcode.is_control() && payload.len() > MAX_CONTROL_PAYLOAD {
             return Err(EncodeError::ControlPayloadTooLarge);
         }
-        let masked = self.client;
+        let masked = Self::MASKED;
         let total = header_len(payload.len(), masked) + payload.len();
         if out.len() < total {
             return Err(EncodeError::BufferFull);
@@ -223,7 +231,7 @@ impl<M: Masking> FrameWriter<M> {
         let b0 = u64::from(0x80 | opcode as u8);
         let short = b0 | (n as u64) << 8;
         let long = b0 | 126 << 8 | u64::from((n as u16).swap_bytes()) << 16;
-        let masked = M::CAN_MASK && self.client;
+        let masked = Self::MASKED;
         match (masked, n < 126) {
             (true, true) => self.fast::<6>(short | MASK_BIT, payload, out),
             (true, false) => self.fast::<8>(long | MASK_BIT, payload, out),
@@ -402,7 +410,7 @@ impl<M: Masking> FrameWriter<M> {
         payload: &[u8],
         wb: &mut WriteBuf<B>,
     ) -> Result<(), EncodeError> {
-        let total = header_len(payload.len(), self.client) + payload.len();
+        let total = header_len(payload.len(), Self::MASKED) + payload.len();
         let out = wb.reserve(total)?;
         let n = self.encode_frame(opcode, fin, payload, out)?;
         wb.commit(n);
@@ -576,52 +584,62 @@ mod tests {
             255, 256, 257, 1000, 65_535, 65_536, 70_000,
         ];
         let seed = [0x5A; 32];
-        for role in [Role::Server, Role::Client] {
-            for frag in [0, 1, 100, 126, 65_535, 65_536, 100_000] {
-                let mut w =
-                    FrameWriter::new(role, MaskRng::from_seed(seed)).with_fragment_size(frag);
-                let mut keys = MaskRng::from_seed(seed);
-                for &n in &lens {
-                    // Miri is ~1000x slower: the long payloads only natively.
-                    if (frag == 1 || cfg!(miri)) && n > 300 {
-                        continue;
-                    }
-                    let payload: Vec<u8> = (0..n).map(|i| (i * 31 + 7) as u8).collect();
-                    let mut expected = Vec::new();
-                    let chunk = if frag == 0 { n.max(1) } else { frag };
-                    let mut chunks = payload.chunks(chunk).peekable();
-                    let mut op = OpCode::Binary;
-                    if n == 0 {
-                        let key = (role == Role::Client).then(|| keys.next_key());
-                        expected = reference(op, true, &[], key);
-                    }
-                    while let Some(c) = chunks.next() {
-                        let key = (role == Role::Client).then(|| keys.next_key());
-                        expected.extend(reference(op, chunks.peek().is_none(), c, key));
-                        op = OpCode::Continuation;
-                    }
-                    let what = std::format!("{role:?} frag {frag} len {n}");
-                    assert_eq!(w.message_len(n), expected.len(), "{what}");
-                    let mut short = vec![0xEE; expected.len() - 1];
-                    assert_eq!(
-                        w.encode_binary(&payload, &mut short),
-                        Err(EncodeError::BufferFull),
-                        "{what}"
-                    );
-                    assert!(short.iter().all(|&b| b == 0xEE), "{what}: wrote when short");
-                    let mut out = vec![0xEE; expected.len() + 9];
-                    assert_eq!(
-                        w.encode_binary(&payload, &mut out),
-                        Ok(expected.len()),
-                        "{what}"
-                    );
-                    assert!(out[..expected.len()] == expected[..], "{what}");
-                    assert!(
-                        out[expected.len()..].iter().all(|&b| b == 0xEE),
-                        "{what}: past the end"
-                    );
-                }
+        for frag in [0, 1, 100, 126, 65_535, 65_536, 100_000] {
+            let server = FrameWriter::server().with_fragment_size(frag);
+            check_sizes(server, frag, None, &lens);
+            let client = FrameWriter::client(MaskRng::from_seed(seed)).with_fragment_size(frag);
+            check_sizes(client, frag, Some(MaskRng::from_seed(seed)), &lens);
+        }
+    }
+
+    /// [`data_frames_match_the_rfc_at_every_header_size`] for one writer; a client
+    /// writer's keys are those of `keys`.
+    fn check_sizes<M: Masking>(
+        mut w: FrameWriter<M>,
+        frag: usize,
+        mut keys: Option<MaskRng>,
+        lens: &[usize],
+    ) {
+        let role = w.role();
+        for &n in lens {
+            // Miri is ~1000x slower: the long payloads only natively.
+            if (frag == 1 || cfg!(miri)) && n > 300 {
+                continue;
             }
+            let payload: Vec<u8> = (0..n).map(|i| (i * 31 + 7) as u8).collect();
+            let mut expected = Vec::new();
+            let chunk = if frag == 0 { n.max(1) } else { frag };
+            let mut chunks = payload.chunks(chunk).peekable();
+            let mut op = OpCode::Binary;
+            if n == 0 {
+                let key = keys.as_mut().map(|k| k.next_key());
+                expected = reference(op, true, &[], key);
+            }
+            while let Some(c) = chunks.next() {
+                let key = keys.as_mut().map(|k| k.next_key());
+                expected.extend(reference(op, chunks.peek().is_none(), c, key));
+                op = OpCode::Continuation;
+            }
+            let what = std::format!("{role:?} frag {frag} len {n}");
+            assert_eq!(w.message_len(n), expected.len(), "{what}");
+            let mut short = vec![0xEE; expected.len() - 1];
+            assert_eq!(
+                w.encode_binary(&payload, &mut short),
+                Err(EncodeError::BufferFull),
+                "{what}"
+            );
+            assert!(short.iter().all(|&b| b == 0xEE), "{what}: wrote when short");
+            let mut out = vec![0xEE; expected.len() + 9];
+            assert_eq!(
+                w.encode_binary(&payload, &mut out),
+                Ok(expected.len()),
+                "{what}"
+            );
+            assert!(out[..expected.len()] == expected[..], "{what}");
+            assert!(
+                out[expected.len()..].iter().all(|&b| b == 0xEE),
+                "{what}: past the end"
+            );
         }
     }
 }

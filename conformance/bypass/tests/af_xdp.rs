@@ -353,47 +353,43 @@ fn server_check(script: &Script, i: usize, text: bool, got: &[u8]) {
 /// tickwire's blocking server: checks and echoes every data message, pings
 /// the client every 1,000 messages, answers the close. Returns (messages, pongs).
 fn tickwire_server(listener: TcpListener, script: &Script) -> (usize, usize) {
-    listener
-        .set_nonblocking(true)
-        .expect("nonblocking listener");
+    use tickwire::ws::Message;
     let mut server = tickwire::ws::Server::builder()
         .max_message_size(1 << 20)
         .read_timeout(Some(StdDuration::from_secs(60)))
-        .listener(mio::net::TcpListener::from_std(listener));
+        .listener(listener)
+        .expect("listener");
     let mut c = server.accept().expect("accept");
     let (mut n, mut pongs) = (0, 0);
-    let mut buf = Vec::new();
     loop {
-        let text = match c.recv().expect("server recv") {
-            Some(tickwire::ws::Message::Text(t)) => {
-                buf.clear();
-                buf.extend_from_slice(t.as_bytes());
-                true
-            }
-            Some(tickwire::ws::Message::Binary(b)) => {
-                buf.clear();
-                buf.extend_from_slice(b);
-                false
-            }
-            Some(tickwire::ws::Message::Pong(_)) => {
-                pongs += 1;
-                continue;
-            }
-            Some(tickwire::ws::Message::Close(f)) => {
-                assert_eq!(f.map(|f| f.code), Some(CloseCode::NORMAL));
-                continue;
-            }
-            Some(_) => continue,
+        // Check and echo each data message while it borrows the read buffer.
+        let data = c
+            .recv_with(|msg, tx| match msg {
+                Message::Text(t) => {
+                    server_check(script, n, true, t.as_bytes());
+                    tx.send_text(t).map(|()| true)
+                }
+                Message::Binary(b) => {
+                    server_check(script, n, false, b);
+                    tx.send_binary(b).map(|()| true)
+                }
+                Message::Pong(_) => {
+                    pongs += 1;
+                    Ok(false)
+                }
+                Message::Close(f) => {
+                    assert_eq!(f.map(|f| f.code), Some(CloseCode::NORMAL));
+                    Ok(false)
+                }
+                _ => Ok(false),
+            })
+            .expect("server recv");
+        match data {
+            Some(true) => {}
+            Some(false) => continue,
             None => return (n, pongs),
-        };
-        server_check(script, n, text, &buf);
-        n += 1;
-        if text {
-            c.send_text(std::str::from_utf8(&buf).expect("checked"))
-                .expect("echo");
-        } else {
-            c.send_binary(&buf).expect("echo");
         }
+        n += 1;
         if n % 1000 == 0 {
             c.send_ping(b"server").expect("ping");
         }

@@ -2,7 +2,8 @@
 //! [`ServerConnection`](super::ServerConnection) share, generated once over their
 //! `conn` field so both forward to the one implementation in [`conn`](super::conn).
 //! Each type provides `fn ready(&mut self) -> Result<(), Error>` (the opening
-//! handshake is done) and its own `recv` / `try_recv`.
+//! handshake is done, for sends), `fn opened(&mut self) -> Result<bool, Error>` (drive
+//! it, for receives) and its own `recv` / `try_recv`.
 
 macro_rules! connection_api {
     ($ty:ty) => {
@@ -52,10 +53,98 @@ macro_rules! connection_api {
                 self.conn.close(code.into(), reason)
             }
 
-            /// Write buffered bytes. Blocking mode: all of them (write timeout), then
-            /// `Ok(true)`. Evented mode: what the socket takes; `Ok(true)` when nothing
-            /// is left, `Ok(false)` to continue on the next writable event.
-            pub fn flush(&mut self) -> Result<bool, $crate::ws::Error> {
+            /// Blocking mode: wait for the next message (as `recv`; a server finishes
+            /// its handshake first) and hand it to `f` with a
+            /// [`Sender`]($crate::ws::Sender) to answer it while it is borrowed: no copy
+            /// of the message. `Ok(Some(r))` with what `f` returned, `Ok(None)` where
+            /// `recv` says `Ok(None)`; `f`'s error is returned as it is. In evented mode
+            /// this is [`try_recv_with`](Self::try_recv_with).
+            ///
+            /// ```
+            /// use tickwire::ws::{Client, Message, Server};
+            /// # let mut server = Server::bind("127.0.0.1:0")?;
+            /// # let url = format!("ws://{}/", server.local_addr()?);
+            /// let peer = std::thread::spawn(move || -> Result<(), tickwire::ws::Error> {
+            ///     // A server echoing one message from its read buffer.
+            ///     let mut conn = server.accept()?;
+            ///     conn.recv_with(|msg, tx| match msg {
+            ///         Message::Text(t) => tx.send_text(t),
+            ///         Message::Binary(b) => tx.send_binary(b),
+            ///         _ => Ok(()),
+            ///     })?;
+            ///     // Then answering "ping N" with "pong N".
+            ///     conn.send_text("ping 1")?;
+            ///     assert_eq!(conn.recv()?, Some(Message::Text("pong 1")));
+            ///     Ok(())
+            /// });
+            /// let mut client = Client::connect(&url)?;
+            /// client.send_binary(b"abc")?;
+            /// assert_eq!(client.recv()?, Some(Message::Binary(b"abc")));
+            /// client.recv_with(|msg, tx| match msg {
+            ///     Message::Text(t) => match t.strip_prefix("ping ") {
+            ///         Some(n) => tx.send_text(&format!("pong {n}")),
+            ///         None => Ok(()),
+            ///     },
+            ///     _ => Ok(()),
+            /// })?;
+            /// peer.join().unwrap()?;
+            /// # Ok::<(), tickwire::ws::Error>(())
+            /// ```
+            pub fn recv_with<R>(
+                &mut self,
+                f: impl FnOnce(
+                    $crate::ws::Message<'_>,
+                    &mut $crate::ws::Sender<'_>,
+                ) -> Result<R, $crate::ws::Error>,
+            ) -> Result<Option<R>, $crate::ws::Error> {
+                if !self.opened()? {
+                    return Ok(None);
+                }
+                self.conn
+                    .recv_with(true, |msg, out| f(msg, &mut $crate::ws::Sender::from(out)))
+            }
+
+            /// Never waits: `try_recv` (a server drives its handshake first), with the
+            /// message handed to `f` as in [`recv_with`](Self::recv_with).
+            pub fn try_recv_with<R>(
+                &mut self,
+                f: impl FnOnce(
+                    $crate::ws::Message<'_>,
+                    &mut $crate::ws::Sender<'_>,
+                ) -> Result<R, $crate::ws::Error>,
+            ) -> Result<Option<R>, $crate::ws::Error> {
+                if !self.opened()? {
+                    return Ok(None);
+                }
+                self.conn
+                    .recv_with(false, |msg, out| f(msg, &mut $crate::ws::Sender::from(out)))
+            }
+
+            /// The tokio connections' `recv_with`: `f` with the message `recv_ready`
+            /// made ready and the sending half.
+            #[cfg(feature = "tokio")]
+            pub(crate) fn with_message<R>(
+                &mut self,
+                f: impl FnOnce(
+                    $crate::ws::Message<'_>,
+                    &mut $crate::ws::Sender<'_>,
+                ) -> Result<R, $crate::ws::Error>,
+            ) -> Result<Option<R>, $crate::ws::Error> {
+                self.conn
+                    .with_message(|msg, out| f(msg, &mut $crate::ws::Sender::from(out)))
+            }
+
+            /// Write buffered bytes. Blocking mode: all of them (write timeout). Evented
+            /// mode: what the socket takes now; while [`wants_write`](Self::wants_write)
+            /// still says so, continue on the next writable event.
+            pub fn flush(&mut self) -> Result<(), $crate::ws::Error> {
+                self.conn.flush().map(|_| ())
+            }
+
+            /// [`flush`](Self::flush), `Ok(true)` when nothing is left to write (the
+            /// tokio adapter's).
+            #[cfg(feature = "tokio")]
+            pub(crate) fn flush_some(&mut self) -> Result<bool, $crate::ws::Error> {
                 self.conn.flush()
             }
 
@@ -107,8 +196,10 @@ macro_rules! connection_api {
                 self.conn.io.stream.tcp().peer_addr()
             }
 
-            /// The underlying socket.
-            pub fn get_ref(&self) -> &mio::net::TcpStream {
+            /// The underlying mio socket (the evented driver's; not public: mio's
+            /// types stay out of the API). The tokio server's readiness.
+            #[allow(dead_code)]
+            pub(crate) fn mio_stream(&self) -> &mio::net::TcpStream {
                 self.conn.io.stream.tcp()
             }
 
@@ -116,6 +207,20 @@ macro_rules! connection_api {
             #[cfg(feature = "tls")]
             pub fn tls(&self) -> Option<&$crate::tls::TlsStream> {
                 self.conn.io.stream.tls()
+            }
+        }
+
+        /// The connection's socket, to read (or set) socket options on it.
+        impl std::os::fd::AsFd for $ty {
+            fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+                self.conn.io.stream.tcp().as_fd()
+            }
+        }
+
+        /// The connection's socket descriptor.
+        impl std::os::fd::AsRawFd for $ty {
+            fn as_raw_fd(&self) -> std::os::fd::RawFd {
+                self.conn.io.stream.tcp().as_raw_fd()
             }
         }
 

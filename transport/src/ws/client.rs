@@ -107,9 +107,12 @@ impl ClientBuilder {
         self.handshake(TcpStream::from_std(tcp), &url)
     }
 
-    /// Handshake over a stream the caller made (it may still be connecting; the
-    /// connect timeout applies). `url` gives the Host header and request target.
-    pub fn connect_with(&self, mut stream: TcpStream, url: &str) -> Result<Client, Error> {
+    /// Handshake over a stream the caller made (it may still be connecting, if it was
+    /// made non-blocking; the connect timeout applies). `url` gives the Host header and
+    /// request target.
+    pub fn connect_with(&self, stream: std::net::TcpStream, url: &str) -> Result<Client, Error> {
+        stream.set_nonblocking(true)?;
+        let mut stream = TcpStream::from_std(stream);
         let url = parse_ws(url)?;
         let deadline = Instant::now().checked_add(self.connect_timeout);
         wait_connected(&mut stream, deadline, &url)?;
@@ -241,7 +244,7 @@ impl Client {
     }
 
     /// Handshake over a caller-made stream with default settings.
-    pub fn connect_with(stream: TcpStream, url: &str) -> Result<Client, Error> {
+    pub fn connect_with(stream: std::net::TcpStream, url: &str) -> Result<Client, Error> {
         ClientBuilder::new().connect_with(stream, url)
     }
 
@@ -280,6 +283,11 @@ impl Client {
     /// or the connection is closed ([`is_closed`](Self::is_closed)).
     pub fn try_recv(&mut self) -> Result<Option<Message<'_>>, Error> {
         self.conn.recv(false)
+    }
+
+    /// Messages flow (the client's handshake ran in `connect`).
+    fn opened(&mut self) -> Result<bool, Error> {
+        Ok(true)
     }
 
     fn ready(&mut self) -> Result<(), Error> {

@@ -35,7 +35,7 @@ use crate::socket::spin::Spinner;
 pub(crate) type Ws<M> = Connection<Vec<u8>, Vec<u8>, M>;
 
 /// The codec's sending half, as the driver writes it out.
-type Tx<M> = Sender<Vec<u8>, M>;
+pub(crate) type Tx<M> = Sender<Vec<u8>, M>;
 
 impl From<ConnectionError> for Error {
     fn from(e: ConnectionError) -> Self {
@@ -293,6 +293,117 @@ impl<S: Stream> Io<S> {
     }
 }
 
+impl<S: Stream> Io<S> {
+    /// Queue a message with `f`, then write it: blocking mode waits for room (write
+    /// timeout); evented mode reports [`Error::Backpressure`] when there is none.
+    #[inline]
+    fn send_with<M: Masking>(
+        &mut self,
+        tx: &mut Tx<M>,
+        bufs: &mut Buffers,
+        mut f: impl FnMut(&mut Tx<M>) -> Result<(), ConnectionError>,
+    ) -> Result<(), Error> {
+        match f(tx) {
+            Ok(()) => self.flush(tx).map(|_| ()),
+            Err(e) => self.send_refused(tx, bufs, e, f),
+        }
+    }
+
+    /// `f` found no room (or failed): grow the write buffer if it may (buffers that
+    /// grow on demand), else write out what is queued (blocking: all of it) and try
+    /// once more.
+    #[cold]
+    pub(super) fn send_refused<M: Masking>(
+        &mut self,
+        tx: &mut Tx<M>,
+        bufs: &mut Buffers,
+        e: ConnectionError,
+        mut f: impl FnMut(&mut Tx<M>) -> Result<(), ConnectionError>,
+    ) -> Result<(), Error> {
+        let mut e = e;
+        // Buffers that grow on demand: room for the message, within the write buffer
+        // size (the limit a full-size buffer would set).
+        while bufs.write_can_grow() {
+            let need = match e {
+                ConnectionError::Full => 0,
+                ConnectionError::TooLarge { len, .. } if len <= bufs.write_limit() => len,
+                ConnectionError::TooLarge { len, .. } => {
+                    return Err(Error::MessageTooLarge {
+                        len,
+                        capacity: bufs.write_limit(),
+                    });
+                }
+                _ => break,
+            };
+            if !bufs.grow_write(tx, need) {
+                break;
+            }
+            match f(tx) {
+                Ok(()) => return self.flush(tx).map(|_| ()),
+                Err(again) => e = again,
+            }
+        }
+        if e != ConnectionError::Full {
+            return Err(e.into());
+        }
+        if self.is_blocking() {
+            if !self.write_all(tx, Deadline::After(self.write_timeout))? {
+                return Err(Error::WriteTimeout);
+            }
+        } else {
+            self.write_some(tx)?;
+        }
+        f(tx)?;
+        self.flush(tx).map(|_| ())
+    }
+}
+
+/// The sending side of a connection while a received message borrows its reader: the
+/// codec's sending half and the socket, for [`Conn::recv_with`]. Sends behave as the
+/// connection's own (blocking: written, waiting within the write timeout; evented:
+/// written as far as the socket takes, [`Error::Backpressure`] when no room).
+#[derive(Debug)]
+pub(crate) struct Outbox<'a, S, M> {
+    tx: &'a mut Tx<M>,
+    io: &'a mut Io<S>,
+    bufs: &'a mut Buffers,
+}
+
+impl<S: Stream, M: Masking> Outbox<'_, S, M> {
+    #[inline]
+    pub fn send_text(&mut self, text: &str) -> Result<(), Error> {
+        self.io
+            .send_with(self.tx, self.bufs, |tx| tx.send_text(text))
+    }
+
+    #[inline]
+    pub fn send_binary(&mut self, data: &[u8]) -> Result<(), Error> {
+        self.io
+            .send_with(self.tx, self.bufs, |tx| tx.send_binary(data))
+    }
+
+    pub fn send_ping(&mut self, payload: &[u8]) -> Result<(), Error> {
+        self.io
+            .send_with(self.tx, self.bufs, |tx| tx.send_ping(payload))
+    }
+
+    pub fn send_pong(&mut self, payload: &[u8]) -> Result<(), Error> {
+        self.io
+            .send_with(self.tx, self.bufs, |tx| tx.send_pong(payload))
+    }
+
+    /// Start the close handshake (its timer starts at the connection's next
+    /// `handle_timeout`, as the codec arms it).
+    pub fn close(
+        &mut self,
+        code: Option<tickwire_codec::ws::CloseCode>,
+        reason: &str,
+    ) -> Result<(), Error> {
+        self.io
+            .send_with(self.tx, self.bufs, |tx| tx.close(code, reason))
+    }
+}
+
 /// One WebSocket connection over `S`, writing with masking `M`.
 #[derive(Debug)]
 pub(crate) struct Conn<S, M> {
@@ -448,12 +559,54 @@ impl<S: Stream, M: Masking> Conn<S, M> {
     /// close is answered and then returned; after our close, data is discarded until the
     /// peer's close. A protocol error is returned at once (its close frame written as far
     /// as the socket takes it); later calls finish the close.
-    pub fn recv<'a>(&'a mut self, wait: bool) -> Result<Option<Message<'a>>, Error> {
+    pub fn recv(&mut self, wait: bool) -> Result<Option<Message<'_>>, Error> {
+        if self.recv_ready(wait)? {
+            Ok(self.ws.message())
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// [`recv`](Self::recv), then `f` with the message and a sending half that writes
+    /// to this connection while the message is borrowed (no copy of the message).
+    /// `Ok(None)` where `recv` says `Ok(None)`.
+    pub fn recv_with<R>(
+        &mut self,
+        wait: bool,
+        f: impl FnOnce(Message<'_>, Outbox<'_, S, M>) -> Result<R, Error>,
+    ) -> Result<Option<R>, Error> {
+        if !self.recv_ready(wait)? {
+            return Ok(None);
+        }
+        self.with_message(f)
+    }
+
+    /// `f` with the message [`recv_ready`](Self::recv_ready) made ready and the sending
+    /// half.
+    pub fn with_message<R>(
+        &mut self,
+        f: impl FnOnce(Message<'_>, Outbox<'_, S, M>) -> Result<R, Error>,
+    ) -> Result<Option<R>, Error> {
+        let Some((msg, tx)) = self.ws.message_with_sender() else {
+            return Err(Error::AlreadyClosed);
+        };
+        f(
+            msg,
+            Outbox {
+                tx,
+                io: &mut self.io,
+                bufs: &mut self.bufs,
+            },
+        )
+        .map(Some)
+    }
+
+    /// [`recv`](Self::recv) up to the message: `Ok(true)` when one is ready in the
+    /// codec ([`Connection::message`]), `Ok(false)` where `recv` says `Ok(None)`.
+    pub fn recv_ready(&mut self, wait: bool) -> Result<bool, Error> {
         let mut read_deadline = Deadline::After(self.io.read_timeout);
         self.io.spin.reset();
         loop {
-            // Advance first, borrow after: the message is borrowed for `'a` only on the
-            // path that returns it, so the loop can go on reading into the buffer.
             match self.ws.advance() {
                 Ok(true) => {
                     let Some((msg, tx)) = self.ws.message_with_sender() else {
@@ -469,7 +622,7 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                             self.io.flush(tx)?;
                         }
                     }
-                    return Ok(Some(msg));
+                    return Ok(true);
                 }
                 Ok(false) => {}
                 Err(e) => return Err(self.fail(e)),
@@ -480,7 +633,7 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                 if self.wants_write() {
                     let _ = self.io.flush_closing(self.ws.sender());
                 }
-                return Ok(None);
+                return Ok(false);
             }
             let timer = self.ws.poll_timeout();
             // Waiting with no codec timer and nothing to write: sleep in the read itself
@@ -560,7 +713,7 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                         if self.bufs.grown() {
                             self.bufs.shrink(&mut self.ws);
                         }
-                        return Ok(None);
+                        return Ok(false);
                     }
                     self.wait_blocking(timer, &mut read_deadline)?;
                 }
@@ -569,7 +722,7 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                     self.ws.handle_shutdown();
                     return match self.ws.handle_eof() {
                         Ok(()) if self.ws.is_failed() => Err(Error::AlreadyClosed),
-                        Ok(()) => Ok(None),
+                        Ok(()) => Ok(false),
                         Err(e) => Err(e.into()),
                     };
                 }
@@ -619,65 +772,22 @@ impl<S: Stream, M: Masking> Conn<S, M> {
         Ok(result?)
     }
 
-    /// Queue a message with `f`, then write it: blocking mode waits for room (write
-    /// timeout); evented mode reports [`Error::Backpressure`] when there is none.
     #[inline]
     fn send_with(
         &mut self,
-        mut f: impl FnMut(&mut Tx<M>) -> Result<(), ConnectionError>,
+        f: impl FnMut(&mut Tx<M>) -> Result<(), ConnectionError>,
     ) -> Result<(), Error> {
-        match f(self.ws.sender()) {
-            Ok(()) => self.flush().map(|_| ()),
-            Err(e) => self.send_refused(e, f),
-        }
+        self.io.send_with(self.ws.sender(), &mut self.bufs, f)
     }
 
-    /// `f` found no room (or failed): write out what is queued (blocking: all of it)
-    /// and try once more.
+    /// `f` found no room (or failed): [`Io::send_refused`] on this connection.
     #[cold]
     pub(super) fn send_refused(
         &mut self,
         e: ConnectionError,
-        mut f: impl FnMut(&mut Tx<M>) -> Result<(), ConnectionError>,
+        f: impl FnMut(&mut Tx<M>) -> Result<(), ConnectionError>,
     ) -> Result<(), Error> {
-        let mut e = e;
-        // Buffers that grow on demand: room for the message, within the write buffer
-        // size (the limit a full-size buffer would set).
-        while self.bufs.write_can_grow() {
-            let need = match e {
-                ConnectionError::Full => 0,
-                ConnectionError::TooLarge { len, .. } if len <= self.bufs.write_limit() => len,
-                ConnectionError::TooLarge { len, .. } => {
-                    return Err(Error::MessageTooLarge {
-                        len,
-                        capacity: self.bufs.write_limit(),
-                    });
-                }
-                _ => break,
-            };
-            if !self.bufs.grow_write(&mut self.ws, need) {
-                break;
-            }
-            match f(self.ws.sender()) {
-                Ok(()) => return self.flush().map(|_| ()),
-                Err(again) => e = again,
-            }
-        }
-        if e != ConnectionError::Full {
-            return Err(e.into());
-        }
-        if self.io.is_blocking() {
-            if !self
-                .io
-                .write_all(self.ws.sender(), Deadline::After(self.io.write_timeout))?
-            {
-                return Err(Error::WriteTimeout);
-            }
-        } else {
-            self.io.write_some(self.ws.sender())?;
-        }
-        f(self.ws.sender())?;
-        self.flush().map(|_| ())
+        self.io.send_refused(self.ws.sender(), &mut self.bufs, e, f)
     }
 
     #[inline]

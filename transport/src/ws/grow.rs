@@ -13,7 +13,7 @@
 
 use tickwire_codec::ws::connection::CONTROL_ROOM;
 
-use super::conn::Ws;
+use super::conn::{Tx, Ws};
 use tickwire_codec::ws::Masking;
 
 /// The sizes of one connection's buffers: now, and the most they may grow to.
@@ -107,17 +107,16 @@ impl Buffers {
     /// what waits (at least doubling, up to its maximum). `false`: it cannot grow.
     #[cold]
     #[inline(never)]
-    pub fn grow_write<M: Masking>(&mut self, ws: &mut Ws<M>, need: usize) -> bool {
+    pub fn grow_write<M: Masking>(&mut self, tx: &mut Tx<M>, need: usize) -> bool {
         if !self.write_can_grow() {
             return false;
         }
-        let want = ws
-            .sender()
+        let want = tx
             .pending()
             .saturating_add(need)
             .saturating_add(CONTROL_ROOM);
         let size = self.write.saturating_mul(2).max(want).min(self.write_max);
-        match ws.replace_write_storage(vec![0u8; size]) {
+        match tx.replace_write_storage(vec![0u8; size]) {
             Ok(_) => {
                 self.write = size;
                 true

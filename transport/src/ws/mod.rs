@@ -29,16 +29,20 @@ mod error;
 mod grow;
 pub(crate) mod options;
 mod prepared;
+mod sender;
 mod server;
 pub(crate) mod stream;
+mod upgrade;
 pub mod url;
 pub(crate) mod wait;
 
 pub use client::{Client, ClientBuilder};
 pub use error::Error;
+pub use sender::Sender;
 pub use server::{Server, ServerBuilder, ServerConnection};
 pub use tickwire_codec::ws::handshake::HandshakeError;
 pub use tickwire_codec::ws::{
     CloseCode, CloseFrame, EncodeError, Error as ProtocolError, Message, PreparedMessage,
 };
+pub use upgrade::{Decision, UpgradeRequest};
 pub use url::{Url, UrlError};

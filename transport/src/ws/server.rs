@@ -15,13 +15,14 @@ use mio::{Events, Interest, Poll, Token};
 use tickwire_codec::rand::NoMask;
 use tickwire_codec::ws::connection::CONTROL_ROOM;
 use tickwire_codec::ws::reader::READER_OVERHEAD;
-use tickwire_codec::ws::{Answer, Connection, Message, State};
+use tickwire_codec::ws::{Connection, Message, State};
 
 use super::api::{builder_options, connection_api};
 use super::conn::{Conn, Ws};
 use super::error::Error;
 use super::grow::Buffers;
 use super::options::Options;
+use super::upgrade::{self, Decision, OnUpgrade, UpgradeRequest};
 use crate::clock;
 use crate::net::{NetStream, ServerTls};
 use crate::socket::socket_options;
@@ -39,6 +40,7 @@ pub struct ServerBuilder {
     protocols: Vec<String>,
     headers: Vec<(String, String)>,
     tls: ServerTls,
+    on_upgrade: OnUpgrade,
 }
 
 builder_options!(ServerBuilder);
@@ -60,6 +62,54 @@ impl ServerBuilder {
     /// Add a header to every `101 Switching Protocols` answer.
     pub fn header(mut self, name: &str, value: &str) -> Self {
         self.headers.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// Decide each upgrade request with `hook`: it sees the request (path and query,
+    /// headers such as `Origin` and `Authorization`, the offered subprotocols) and
+    /// answers with a [`Decision`]: accept (choosing a subprotocol, adding response
+    /// headers to the builder's) or refuse with a status, headers and a body, which the
+    /// codec writes before closing. It runs on the thread that drives the connection's
+    /// handshake. Without a hook every valid request is accepted.
+    ///
+    /// ```
+    /// use tickwire::ws::{Client, Decision, Error, HandshakeError, Server};
+    ///
+    /// let mut server = Server::builder()
+    ///     .on_upgrade(|req| {
+    ///         if req.header("authorization") != Some(b"Bearer s3cret") {
+    ///             return Decision::refuse(401, "no entry");
+    ///         }
+    ///         match req.protocols().find(|p| *p == "v2.feed") {
+    ///             Some(p) => Decision::accept().protocol(p),
+    ///             None => Decision::accept(),
+    ///         }
+    ///     })
+    ///     .bind("127.0.0.1:0")?;
+    /// let url = format!("ws://{}/feed", server.local_addr()?);
+    /// let peer = std::thread::spawn(move || {
+    ///     let mut refused = server.accept()?;
+    ///     assert!(matches!(
+    ///         refused.handshake(),
+    ///         Err(Error::Handshake(HandshakeError::Refused(401)))
+    ///     ));
+    ///     server.accept()?.handshake()
+    /// });
+    /// let err = Client::connect(&url).unwrap_err();
+    /// assert!(matches!(err, Error::Handshake(HandshakeError::BadStatus(401))));
+    /// let client = Client::builder()
+    ///     .header("Authorization", "Bearer s3cret")
+    ///     .protocol("v2.feed")
+    ///     .connect(&url)?;
+    /// assert_eq!(client.protocol(), Some("v2.feed"));
+    /// peer.join().unwrap()?;
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn on_upgrade(
+        mut self,
+        hook: impl Fn(&UpgradeRequest<'_>) -> Decision + Send + Sync + 'static,
+    ) -> Self {
+        self.on_upgrade = OnUpgrade(Some(Arc::new(hook)));
         self
     }
 
@@ -93,11 +143,22 @@ impl ServerBuilder {
             .map_err(|e| resolve(Some(e)))?
             .next()
             .ok_or_else(|| resolve(None))?;
-        Ok(self.listener(TcpListener::bind(addr)?))
+        Ok(self.serve(TcpListener::bind(addr)?))
     }
 
-    /// Serve on a listener the caller made.
-    pub fn listener(self, listener: TcpListener) -> Server {
+    /// Serve on a listener the caller made (it is put in non-blocking mode).
+    pub fn listener(self, listener: std::net::TcpListener) -> Result<Server, Error> {
+        listener.set_nonblocking(true)?;
+        Ok(self.serve(TcpListener::from_std(listener)))
+    }
+
+    /// The crate's own adapters (tokio): take a mio stream, in evented mode.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn accept_evented(&self, stream: TcpStream) -> Result<ServerConnection, Error> {
+        ServerConnection::new(stream, Arc::new(self.clone()), false)
+    }
+
+    fn serve(self, listener: TcpListener) -> Server {
         Server {
             listener,
             shared: Arc::new(self),
@@ -105,10 +166,13 @@ impl ServerBuilder {
         }
     }
 
-    /// Take an accepted stream: an evented connection whose handshake is driven by
-    /// `try_recv`/`handshake` on readiness (or call `set_blocking(true)` first).
-    pub fn accept_stream(&self, stream: TcpStream) -> Result<ServerConnection, Error> {
-        ServerConnection::new(stream, Arc::new(self.clone()), false)
+    /// Take a stream accepted elsewhere: a blocking-mode connection whose opening
+    /// handshake runs on first use, as [`Server::accept`]'s (`set_blocking(false)` for
+    /// evented mode, then [`try_handshake`](ServerConnection::try_handshake) or
+    /// `try_recv` on readiness).
+    pub fn accept_stream(&self, stream: std::net::TcpStream) -> Result<ServerConnection, Error> {
+        stream.set_nonblocking(true)?;
+        ServerConnection::new(TcpStream::from_std(stream), Arc::new(self.clone()), true)
     }
 }
 
@@ -142,21 +206,19 @@ impl Server {
     /// never holds up `accept`. Hand each connection to its own thread:
     ///
     /// ```no_run
-    /// let mut server = tickwire::ws::Server::bind("127.0.0.1:9002")?;
+    /// use tickwire::ws::{Message, Server};
+    ///
+    /// let mut server = Server::bind("127.0.0.1:9002")?;
     /// loop {
     ///     let mut conn = server.accept()?;
     ///     std::thread::spawn(move || {
-    ///         // The handshake runs here; a refused one is an error (the peer got its 4xx).
-    ///         loop {
-    ///             let text = match conn.recv() {
-    ///                 Ok(Some(tickwire::ws::Message::Text(t))) => t.to_owned(),
-    ///                 Ok(Some(_)) => continue,
-    ///                 _ => break,
-    ///             };
-    ///             if conn.send_text(&text).is_err() {
-    ///                 break;
-    ///             }
-    ///         }
+    ///         // The handshake runs here (a refused one is an error: the peer got its
+    ///         // 4xx); each echo is written from the received message, no copy.
+    ///         while let Ok(Some(())) = conn.recv_with(|msg, tx| match msg {
+    ///             Message::Text(t) => tx.send_text(t),
+    ///             Message::Binary(b) => tx.send_binary(b),
+    ///             _ => Ok(()),
+    ///         }) {}
     ///     });
     /// }
     /// # Ok::<(), tickwire::ws::Error>(())
@@ -175,7 +237,8 @@ impl Server {
     }
 
     /// Evented: accept one pending connection without waiting. It is in evented mode with
-    /// its handshake pending: register it and drive it with `try_recv` on readiness.
+    /// its handshake pending: register it and drive it with `try_handshake` or
+    /// `try_recv` on readiness.
     pub fn try_accept(&mut self) -> Result<Option<ServerConnection>, Error> {
         loop {
             return match self.listener.accept() {
@@ -192,8 +255,15 @@ impl Server {
     }
 
     /// Take a stream accepted elsewhere (see [`ServerBuilder::accept_stream`]).
-    pub fn accept_stream(&self, stream: TcpStream) -> Result<ServerConnection, Error> {
-        ServerConnection::new(stream, self.shared.clone(), false)
+    pub fn accept_stream(&self, stream: std::net::TcpStream) -> Result<ServerConnection, Error> {
+        stream.set_nonblocking(true)?;
+        ServerConnection::new(TcpStream::from_std(stream), self.shared.clone(), true)
+    }
+
+    /// The listener's mio socket (for the tokio adapter's readiness).
+    #[cfg(feature = "tokio")]
+    pub(crate) fn mio_listener(&self) -> &TcpListener {
+        &self.listener
     }
 
     fn wait(&mut self) -> Result<(), Error> {
@@ -312,30 +382,84 @@ impl ServerConnection {
         self.conn.ws.state() == State::Handshake
     }
 
-    /// Drive the opening handshake. Blocking mode: finish it (handshake timeout; the
-    /// `101` is flushed) and return `Ok(true)`. Evented mode: `Ok(true)` once done,
-    /// `Ok(false)` to continue on the next event. A bad request is refused with the
-    /// codec's answer (400, 426, ...) and reported as [`Error::Handshake`].
-    pub fn handshake(&mut self) -> Result<bool, Error> {
+    /// Run the opening handshake to its end (handshake timeout; the `101` is written),
+    /// in blocking mode; a no-op once done. A bad request is refused with the codec's
+    /// answer (400, 426, ...), a request the [`on_upgrade`](ServerBuilder::on_upgrade)
+    /// hook refuses with its status and body; both are reported as
+    /// [`Error::Handshake`]. The first `recv` or send runs it too; call it to see the
+    /// request ([`path`](Self::path), [`protocol`](Self::protocol)) first. In evented
+    /// mode this is one step, [`Error::HandshakeInProgress`] until it is done: use
+    /// [`try_handshake`](Self::try_handshake).
+    pub fn handshake(&mut self) -> Result<(), Error> {
+        if self.try_handshake()? {
+            Ok(())
+        } else {
+            Err(Error::HandshakeInProgress)
+        }
+    }
+
+    /// Never waits (evented mode): drive the opening handshake with what arrived;
+    /// `Ok(true)` once done, `Ok(false)` to continue on the next readiness event. In
+    /// blocking mode this is [`handshake`](Self::handshake).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickwire::ws::{Client, Message, Server};
+    ///
+    /// let mut server = Server::bind("127.0.0.1:0")?;
+    /// let url = format!("ws://{}/", server.local_addr()?);
+    /// let peer = std::thread::spawn(move || -> Result<(), tickwire::ws::Error> {
+    ///     let mut c = Client::connect(&url)?;
+    ///     c.send_text("hi")?;
+    ///     assert_eq!(c.recv()?, Some(Message::Text("hi")));
+    ///     Ok(())
+    /// });
+    /// let mut conn = server.accept()?;
+    /// conn.set_blocking(false)?;
+    /// // An evented loop waits for readiness in its own `mio::Poll`; a nap stands in.
+    /// let nap = || std::thread::sleep(Duration::from_millis(1));
+    /// while !conn.try_handshake()? {
+    ///     nap();
+    /// }
+    /// // Echo one message from the read buffer, then write out what is left.
+    /// while conn
+    ///     .try_recv_with(|msg, tx| match msg {
+    ///         Message::Text(t) => tx.send_text(t),
+    ///         _ => Ok(()),
+    ///     })?
+    ///     .is_none()
+    /// {
+    ///     nap();
+    /// }
+    /// while conn.wants_write() {
+    ///     conn.flush()?;
+    /// }
+    /// peer.join().unwrap()?;
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
+    pub fn try_handshake(&mut self) -> Result<bool, Error> {
+        if !self.is_handshaking() {
+            // Sends after the connection ended are refused by the codec.
+            return Ok(true);
+        }
         let shared = &self.shared;
         let path = &mut self.path;
-        let headers: Vec<(&str, &str)> = shared
-            .headers
-            .iter()
-            .map(|(n, v)| (n.as_str(), v.as_str()))
-            .collect();
         let advance = |ws: &mut Ws<NoMask>| {
+            // The hook's decision and the header list the codec's answer borrows.
+            let mut decision = None;
+            let mut headers = Vec::new();
             ws.handle_upgrade(|req| {
                 *path = req.path.to_owned();
-                let protocol = shared
+                let fallback = shared
                     .protocols
                     .iter()
                     .find(|p| req.protocols().any(|offered| offered == p.as_str()))
                     .map(String::as_str);
-                Answer::Accept {
-                    protocol,
-                    headers: &headers,
-                }
+                let decision: &Decision = match &shared.on_upgrade.0 {
+                    Some(hook) => decision.insert(hook(req)),
+                    None => decision.insert(Decision::accept()),
+                };
+                upgrade::answer(decision, fallback, &mut headers, &shared.headers)
             })
         };
         if self.conn.io.is_blocking() {
@@ -352,7 +476,7 @@ impl ServerConnection {
             return Ok(());
         }
         if self.conn.io.is_blocking() {
-            self.handshake().map(|_| ())
+            self.handshake()
         } else {
             Err(Error::HandshakeInProgress)
         }
@@ -361,7 +485,7 @@ impl ServerConnection {
     /// Blocking mode: finish the handshake if needed, then wait for the next message.
     /// Same contract as [`Client::recv`](super::Client::recv).
     pub fn recv(&mut self) -> Result<Option<Message<'_>>, Error> {
-        if self.is_handshaking() && !self.handshake()? {
+        if !self.opened()? {
             return Ok(None);
         }
         self.conn.recv(true)
@@ -370,10 +494,15 @@ impl ServerConnection {
     /// Never waits: drives the handshake first, then the next complete message, or
     /// `Ok(None)` when nothing more is available now (or the connection is closed).
     pub fn try_recv(&mut self) -> Result<Option<Message<'_>>, Error> {
-        if self.is_handshaking() && !self.handshake()? {
+        if !self.opened()? {
             return Ok(None);
         }
         self.conn.recv(false)
+    }
+
+    /// Whether messages flow: drives the handshake first (blocking mode: to its end).
+    fn opened(&mut self) -> Result<bool, Error> {
+        self.try_handshake()
     }
 
     fn timeout_at_inner(&self) -> Option<Instant> {

@@ -18,30 +18,17 @@ pub fn text_of(n: usize) -> String {
     (0..n).map(|i| char::from(b'a' + (i % 26) as u8)).collect()
 }
 
-/// Echo text and binary until the close handshake completes.
+/// Echo text and binary until the close handshake completes, each echo written from
+/// the received message (no copy).
 pub fn echo(mut c: ServerConnection) {
-    let mut scratch = Vec::new();
-    loop {
-        let text = match c.recv().unwrap() {
-            Some(Message::Text(t)) => {
-                scratch.clear();
-                scratch.extend_from_slice(t.as_bytes());
-                true
-            }
-            Some(Message::Binary(b)) => {
-                scratch.clear();
-                scratch.extend_from_slice(b);
-                false
-            }
-            Some(_) => continue,
-            None => return,
-        };
-        if text {
-            c.send_text(std::str::from_utf8(&scratch).unwrap()).unwrap();
-        } else {
-            c.send_binary(&scratch).unwrap();
-        }
-    }
+    while let Some(()) = c
+        .recv_with(|msg, tx| match msg {
+            Message::Text(t) => tx.send_text(t),
+            Message::Binary(b) => tx.send_binary(b),
+            _ => Ok(()),
+        })
+        .unwrap()
+    {}
 }
 
 /// A raw client: the handshake by hand (the RFC 6455 sample key), then `frames`;

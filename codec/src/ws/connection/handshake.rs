@@ -33,6 +33,20 @@ pub enum Answer<'a> {
     },
     /// Refuse with the status this error calls for ([`handshake::reject_status`]).
     Reject(HandshakeError),
+    /// Refuse with `status` (300 to 599), extra response `headers` and `body`
+    /// ([`handshake::write_refusal`]); the connection then fails with
+    /// [`HandshakeError::Refused`]. A refusal that cannot be written (a bad status or
+    /// header, no room in the output buffer) is answered with the codec's 400 instead,
+    /// and the connection fails with that error.
+    Refuse {
+        /// The HTTP status (e.g. 401, 403, 404).
+        status: u16,
+        /// Extra response headers (validated; not `Content-Length`, `Connection`,
+        /// `Transfer-Encoding`).
+        headers: &'a [(&'a str, &'a str)],
+        /// The response body (`Content-Length` is written for it).
+        body: &'a [u8],
+    },
 }
 
 impl Default for Answer<'_> {
@@ -72,18 +86,42 @@ where
         let max_len = self.max_head_len;
         let spare = self.reader.spare_mut();
         let limit = spare.len().min(max_len);
+        // The application's own refusal is queued already.
+        let mut refused = false;
         let outcome = match handshake::parse_request_with_limit(&spare[..got], limit) {
             Ok(None) if got >= limit => Err(HandshakeError::HeaderTooLarge),
             Ok(None) => return Ok(false),
-            Ok(Some(req)) => {
-                let answer = decide(&req);
-                #[cfg(feature = "deflate")]
-                let deflate = self.deflate_config.and_then(|c| req.deflate(&c));
-                #[cfg(not(feature = "deflate"))]
-                let deflate = NoDeflate;
-                answer_request(&req, answer, deflate, &mut self.protocol, self.tx.out())
-                    .map(|n| (n, deflate))
-            }
+            Ok(Some(req)) => match decide(&req) {
+                Answer::Refuse {
+                    status,
+                    headers,
+                    body,
+                } => {
+                    let out = self.tx.out();
+                    out.clear();
+                    let room = out.remaining();
+                    let written = out
+                        .reserve(room)
+                        .map_err(|_| HandshakeError::BufferTooSmall)
+                        .and_then(|buf| handshake::write_refusal(status, headers, body, buf));
+                    match written {
+                        Ok(n) => {
+                            out.commit(n);
+                            refused = true;
+                            Err(HandshakeError::Refused(status))
+                        }
+                        Err(e) => Err(e),
+                    }
+                }
+                answer => {
+                    #[cfg(feature = "deflate")]
+                    let deflate = self.deflate_config.and_then(|c| req.deflate(&c));
+                    #[cfg(not(feature = "deflate"))]
+                    let deflate = NoDeflate;
+                    answer_request(&req, answer, deflate, &mut self.protocol, self.tx.out())
+                        .map(|n| (n, deflate))
+                }
+            },
             Err(e) => Err(e),
         };
         match outcome {
@@ -95,6 +133,7 @@ where
                 self.open(consumed);
                 Ok(true)
             }
+            Err(e) if refused => Err(self.fail_handshake(e)),
             Err(e) => {
                 // Whatever the answer was, the refusal replaces it.
                 let out = self.tx.out();
@@ -203,6 +242,8 @@ fn answer_request<W: AsRef<[u8]> + AsMut<[u8]>>(
     let (chosen, headers) = match answer {
         Answer::Accept { protocol, headers } => (protocol, headers),
         Answer::Reject(e) => return Err(e),
+        // Answered before this is called.
+        Answer::Refuse { status, .. } => return Err(HandshakeError::Refused(status)),
     };
     protocol.clear();
     protocol

@@ -134,6 +134,15 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
         &mut self.out
     }
 
+    /// Move the output buffer to `storage`, which must hold the bytes waiting to be
+    /// written ([`pending`](Self::pending)); they are copied to its front. Returns the
+    /// old storage, or `Err(storage)` (nothing changed) when it is too small. The same
+    /// as [`Connection::replace_write_storage`](super::Connection::replace_write_storage),
+    /// for a sending half used while a message borrows the reader.
+    pub fn replace_write_storage(&mut self, storage: W) -> Result<W, W> {
+        self.out.replace_storage(storage)
+    }
+
     pub(super) fn writer_role(&self) -> Role {
         self.writer.role()
     }

@@ -162,6 +162,64 @@ fn a_refusal_from_the_decision_is_sent() {
 }
 
 #[test]
+fn an_application_refusal_carries_its_status_headers_and_body() {
+    let mut c = client_with(&Settings::default(), &[]);
+    let mut s = server_with(&Settings::default());
+    pump(&mut c, &mut s);
+    let e = s.handle_upgrade(|req| {
+        assert_eq!(req.path, "/feed");
+        Answer::Refuse {
+            status: 403,
+            headers: &[("X-Why", "origin")],
+            body: b"not from here",
+        }
+    });
+    assert_eq!(
+        e,
+        Err(ConnectionError::Handshake(HandshakeError::Refused(403)))
+    );
+    assert_eq!(
+        s.transmit(),
+        b"HTTP/1.1 403 Forbidden\r\nX-Why: origin\r\nConnection: close\r\n\
+          Content-Length: 13\r\n\r\nnot from here"
+    );
+    pump(&mut s, &mut c);
+    assert!(s.wants_shutdown());
+    assert_eq!(
+        c.poll_message(),
+        Err(ConnectionError::Handshake(HandshakeError::BadStatus(403)))
+    );
+}
+
+#[test]
+fn a_refusal_that_cannot_be_written_is_a_400() {
+    for (status, headers, body) in [
+        (200, &[][..], &b""[..]),
+        (401, &[("Content-Length", "1")][..], &b""[..]),
+        (401, &[][..], &[0u8; 4096][..]),
+    ] {
+        let mut c = client_with(&Settings::default(), &[]);
+        let mut s = server_with(&Settings::default());
+        pump(&mut c, &mut s);
+        let e = s.handle_upgrade(|_| Answer::Refuse {
+            status,
+            headers,
+            body,
+        });
+        assert!(
+            matches!(
+                e,
+                Err(ConnectionError::Handshake(
+                    HandshakeError::InvalidHeader | HandshakeError::BufferTooSmall
+                ))
+            ),
+            "{e:?}"
+        );
+        assert!(s.transmit().starts_with(b"HTTP/1.1 400 "), "{status}");
+    }
+}
+
+#[test]
 fn a_wrong_accept_fails_the_client() {
     let mut c = client_with(&Settings::default(), &[]);
     c.feed(

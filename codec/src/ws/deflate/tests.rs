@@ -342,32 +342,15 @@ fn compressed_messages_through_reader_and_writer() {
             let mut def = Deflater::for_role(&n, sender, &cfg);
             let mut inf = Inflater::for_role(&n, receiver);
             assert_eq!(def.window_bits(), inf.window_bits());
-            let mut w = FrameWriter::new(sender, Keys(3)).with_fragment_size(fragment);
-            let mut wire = Vec::new();
-            let mut sent: Vec<(bool, Vec<u8>)> = Vec::new();
-            for i in 0..12 {
-                let text = i % 3 != 0;
-                let m = if i % 4 == 1 {
-                    b"short".to_vec()
-                } else {
-                    json(i)
-                };
-                let mut out = vec![0u8; 4096];
-                let len = if def.should_compress(m.len()) {
-                    let mut c = Vec::new();
-                    def.compress(&m, &mut c).unwrap();
-                    w.encode_compressed(text, &c, &mut out).unwrap()
-                } else if text {
-                    w.encode_text(core::str::from_utf8(&m).unwrap(), &mut out)
-                        .unwrap()
-                } else {
-                    w.encode_binary(&m, &mut out).unwrap()
-                };
-                wire.extend_from_slice(&out[..len]);
-                let len = w.encode_ping(b"p", &mut out).unwrap();
-                wire.extend_from_slice(&out[..len]);
-                sent.push((text, m));
-            }
+            let (wire, sent) = match sender {
+                Role::Client => write_script(
+                    FrameWriter::client(Keys(3)).with_fragment_size(fragment),
+                    &mut def,
+                ),
+                Role::Server => {
+                    write_script(FrameWriter::server().with_fragment_size(fragment), &mut def)
+                }
+            };
             let mut r = FrameReader::with_config(receiver, vec![0u8; 8192], config(RSV1));
             assert_eq!(r.feed(&wire), wire.len());
             for (i, (text, m)) in sent.iter().enumerate() {
@@ -406,6 +389,41 @@ fn compressed_messages_through_reader_and_writer() {
             assert_eq!(r.next(), Ok(None));
         }
     }
+}
+
+/// Twelve messages (plain and compressed, text and binary, a ping after each) as `w`
+/// writes them: the wire bytes and what was sent.
+#[allow(clippy::type_complexity)]
+fn write_script<M: crate::ws::Masking>(
+    mut w: FrameWriter<M>,
+    def: &mut Deflater,
+) -> (Vec<u8>, Vec<(bool, Vec<u8>)>) {
+    let mut wire = Vec::new();
+    let mut sent: Vec<(bool, Vec<u8>)> = Vec::new();
+    for i in 0..12 {
+        let text = i % 3 != 0;
+        let m = if i % 4 == 1 {
+            b"short".to_vec()
+        } else {
+            json(i)
+        };
+        let mut out = vec![0u8; 4096];
+        let len = if def.should_compress(m.len()) {
+            let mut c = Vec::new();
+            def.compress(&m, &mut c).unwrap();
+            w.encode_compressed(text, &c, &mut out).unwrap()
+        } else if text {
+            w.encode_text(core::str::from_utf8(&m).unwrap(), &mut out)
+                .unwrap()
+        } else {
+            w.encode_binary(&m, &mut out).unwrap()
+        };
+        wire.extend_from_slice(&out[..len]);
+        let len = w.encode_ping(b"p", &mut out).unwrap();
+        wire.extend_from_slice(&out[..len]);
+        sent.push((text, m));
+    }
+    (wire, sent)
 }
 
 /// RSV1 where RFC 7692 §6 forbids it, or when it was not negotiated, is a

@@ -23,7 +23,7 @@ pub use client::{ClientHandshake, ClientResponse, MAX_OFFERED_PROTOCOLS_LEN, Res
 pub use server::write_accept_deflate;
 pub use server::{
     UpgradeRequest, parse_request, parse_request_with_limit, reject_status, write_accept,
-    write_reject,
+    write_refusal, write_reject,
 };
 
 use core::fmt;
@@ -90,6 +90,9 @@ pub enum HandshakeError {
     MissingHost,
     /// The server answered with `Sec-WebSocket-Extensions` although we offered none.
     ExtensionMismatch,
+    /// Server: the application refused the request with this status
+    /// ([`Answer::Refuse`](crate::ws::Answer::Refuse); the answer was queued).
+    Refused(u16),
 }
 
 impl fmt::Display for HandshakeError {
@@ -112,6 +115,7 @@ impl fmt::Display for HandshakeError {
             Self::InvalidPath => "invalid request path",
             Self::MissingHost => "missing Host header",
             Self::ExtensionMismatch => "server chose an extension that was not offered",
+            Self::Refused(code) => return write!(f, "refused with HTTP status {code}"),
         };
         f.write_str(msg)
     }

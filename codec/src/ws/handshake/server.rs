@@ -247,18 +247,101 @@ fn reject_head(err: HandshakeError) -> (u16, &'static [u8]) {
 /// The status a refusal uses for `err`: 426 Upgrade Required for `BadVersion`
 /// (RFC 6455 §4.2.2), 405 Method Not Allowed for `BadMethod` (RFC 9110 §15.5.6),
 /// 431 Request Header Fields Too Large for `HeaderTooLarge` (RFC 6585), 400 otherwise.
+/// [`HandshakeError::Refused`] is its own status.
 pub fn reject_status(err: HandshakeError) -> u16 {
-    reject_head(err).0
+    match err {
+        HandshakeError::Refused(status) if (300..=599).contains(&status) => status,
+        err => reject_head(err).0,
+    }
 }
 
 /// Write a refusal for `err` into `out`; returns its length. The status is
 /// [`reject_status`]; the response has `Content-Length: 0` and closes the connection.
 /// 426 adds `Upgrade: websocket` and `Sec-WebSocket-Version: 13`; 405 adds `Allow: GET`.
+/// [`HandshakeError::Refused`] is [`write_refusal`] with no header and no body.
 pub fn write_reject(err: HandshakeError, out: &mut [u8]) -> Result<usize, HandshakeError> {
+    if let HandshakeError::Refused(status) = err
+        && (300..=599).contains(&status)
+    {
+        return write_refusal(status, &[], b"", out);
+    }
     let mut w = Cursor::new(out);
     w.put(reject_head(err).1)?
         .put(b"Content-Length: 0\r\n\r\n")?;
     Ok(w.len())
+}
+
+/// Headers [`write_refusal`] writes itself; extra headers may not repeat them.
+const REFUSAL_RESERVED: &[&str] = &["content-length", "transfer-encoding", "connection"];
+
+/// Write an application's refusal of an upgrade request into `out`: the status line for
+/// `status` (300 to 599, else `InvalidHeader`), the extra `headers` (validated as
+/// [`write_accept`]'s; they may not set `Content-Length`, `Transfer-Encoding` or
+/// `Connection`), `Connection: close`, `Content-Length` and `body`. Returns its length.
+/// Validation happens before anything is written.
+///
+/// ```
+/// use tickwire_codec::ws::handshake::write_refusal;
+///
+/// let mut out = [0u8; 256];
+/// let n = write_refusal(401, &[("WWW-Authenticate", "Bearer")], b"token?", &mut out).unwrap();
+/// assert_eq!(
+///     &out[..n],
+///     b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer\r\nConnection: close\r\n\
+///       Content-Length: 6\r\n\r\ntoken?"
+/// );
+/// ```
+pub fn write_refusal(
+    status: u16,
+    headers: &[(&str, &str)],
+    body: &[u8],
+    out: &mut [u8],
+) -> Result<usize, HandshakeError> {
+    if !(300..=599).contains(&status) {
+        return Err(HandshakeError::InvalidHeader);
+    }
+    check_extra_headers(headers, REFUSAL_RESERVED)?;
+    let digits = [
+        b'0' + (status / 100) as u8,
+        b'0' + (status / 10 % 10) as u8,
+        b'0' + (status % 10) as u8,
+    ];
+    let mut len = [0u8; 20];
+    let at = crate::http::syntax::dec_digits(body.len() as u64, &mut len);
+    let mut w = Cursor::new(out);
+    w.put(b"HTTP/1.1 ")?
+        .put(&digits)?
+        .put(b" ")?
+        .put(reason_phrase(status).as_bytes())?
+        .put(b"\r\n")?
+        .extra_headers(headers)?
+        .put(b"Connection: close\r\nContent-Length: ")?
+        .put(&len[at..])?
+        .put(b"\r\n\r\n")?
+        .put(body)?;
+    Ok(w.len())
+}
+
+/// The reason phrase of a refusal status (RFC 9110 §15; clients ignore it).
+fn reason_phrase(status: u16) -> &'static str {
+    match status {
+        301 => "Moved Permanently",
+        302 => "Found",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        409 => "Conflict",
+        426 => "Upgrade Required",
+        429 => "Too Many Requests",
+        431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        503 => "Service Unavailable",
+        _ => "Refused",
+    }
 }
 
 #[cfg(test)]

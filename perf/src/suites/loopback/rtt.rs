@@ -7,7 +7,7 @@ use std::net::TcpStream;
 use std::time::Duration;
 
 use tickwire::socket::RecvMode;
-use tickwire::ws::{Client, ClientBuilder, Message, ServerBuilder, ServerConnection};
+use tickwire::ws::{Client, ClientBuilder, Message, Sender, ServerBuilder, ServerConnection};
 use tungstenite::Bytes;
 use tungstenite::protocol::{Message as TMessage, Role as TRole, WebSocket as TSocket};
 
@@ -120,8 +120,8 @@ fn one(cfg: &RunConfig) -> RunConfig {
 fn flush_all(c: &mut ServerConnection) -> bool {
     loop {
         match c.flush() {
-            Ok(true) => return true,
-            Ok(false) => std::hint::spin_loop(),
+            Ok(()) if !c.wants_write() => return true,
+            Ok(()) => std::hint::spin_loop(),
             Err(_) => return false,
         }
     }
@@ -132,33 +132,29 @@ fn flush_all(c: &mut ServerConnection) -> bool {
 /// rows); the rows here pass `false` and get their mode from the builder's
 /// `recv_mode`.
 pub(crate) fn tw_echo(mut c: ServerConnection, busy: bool) {
-    let mut buf = Vec::with_capacity(1 << 16);
     if busy {
         c.set_blocking(false).expect("evented mode");
     }
+    // Each binary message goes back from the read buffer, inside `recv_with`.
+    let echo = |msg: Message<'_>, tx: &mut Sender<'_>| match msg {
+        Message::Binary(b) => tx.send_binary(b),
+        _ => Ok(()),
+    };
     loop {
-        let got = if busy { c.try_recv() } else { c.recv() };
-        // Some(true): a binary message to echo; Some(false): something else; None: nothing now.
-        let echo = match got {
-            Ok(Some(Message::Binary(b))) => {
-                buf.clear();
-                buf.extend_from_slice(b);
-                Some(true)
-            }
-            Ok(Some(_)) => Some(false),
-            Ok(None) => None,
-            Err(_) => return,
+        let got = if busy {
+            c.try_recv_with(echo)
+        } else {
+            c.recv_with(echo)
         };
-        match echo {
-            Some(true) => {}
-            Some(false) => continue,
-            None if busy && !c.is_closed() => {
+        match got {
+            Ok(Some(())) => {}
+            Ok(None) if busy && !c.is_closed() => {
                 std::hint::spin_loop();
                 continue;
             }
-            None => return,
+            Ok(None) | Err(_) => return,
         }
-        if c.send_binary(&buf).is_err() || !flush_all(&mut c) {
+        if !flush_all(&mut c) {
             return;
         }
     }

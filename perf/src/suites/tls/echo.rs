@@ -168,8 +168,8 @@ fn tickwire(cfg: &RunConfig, peer: usize, n: usize, busy: bool) -> Measurement {
             if busy {
                 loop {
                     match c.flush() {
-                        Ok(true) => break,
-                        Ok(false) => std::hint::spin_loop(),
+                        Ok(()) if !c.wants_write() => break,
+                        Ok(()) => std::hint::spin_loop(),
                         Err(e) => unexpected(&e),
                     }
                 }

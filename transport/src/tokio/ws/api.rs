@@ -86,6 +86,72 @@ macro_rules! async_api {
             pub async fn recv(
                 &mut self,
             ) -> Result<Option<$crate::ws::Message<'_>>, $crate::ws::Error> {
+                if self.recv_ready().await? {
+                    // Decide first, borrow after: the message is fetched again from the
+                    // reader (it stays current until the next call).
+                    Ok(self.ws.conn.ws.message())
+                } else {
+                    Ok(None)
+                }
+            }
+
+            /// Wait for the next message (as [`recv`](Self::recv)) and hand it to `f`
+            /// with a [`Sender`]($crate::ws::Sender) to answer it while it is borrowed:
+            /// no copy of the message. `f` runs synchronously: its sends are queued in
+            /// the write buffer and written as far as the socket takes them now
+            /// ([`Error::Backpressure`]($crate::ws::Error::Backpressure) when the buffer
+            /// has no room; nothing queued), the rest is written (write timeout) before
+            /// this returns. `Ok(Some(r))` with what `f` returned; `Ok(None)` where
+            /// `recv` says `Ok(None)`. Cancellation-safe as `recv` is until `f` runs;
+            /// dropped after it, the rest of its replies goes out with the next call.
+            ///
+            /// ```
+            /// # #[tokio::main(flavor = "current_thread")]
+            /// # async fn main() -> Result<(), tickwire::ws::Error> {
+            /// use tickwire::tokio::ws::{Client, Server};
+            /// use tickwire::ws::Message;
+            ///
+            /// let mut server = Server::bind("127.0.0.1:0").await?;
+            /// let url = format!("ws://{}/", server.local_addr()?);
+            /// tokio::spawn(async move {
+            ///     let mut conn = server.accept().await?;
+            ///     // Echo, straight from the read buffer.
+            ///     while let Some(()) = conn
+            ///         .recv_with(|msg, tx| match msg {
+            ///             Message::Text(t) => tx.send_text(t),
+            ///             Message::Binary(b) => tx.send_binary(b),
+            ///             _ => Ok(()),
+            ///         })
+            ///         .await?
+            ///     {}
+            ///     Ok::<(), tickwire::ws::Error>(())
+            /// });
+            /// let mut client = Client::connect(&url).await?;
+            /// client.send_text("hello").await?;
+            /// assert_eq!(client.recv().await?, Some(Message::Text("hello")));
+            /// # Ok(())
+            /// # }
+            /// ```
+            pub async fn recv_with<R>(
+                &mut self,
+                f: impl FnOnce(
+                    $crate::ws::Message<'_>,
+                    &mut $crate::ws::Sender<'_>,
+                ) -> Result<R, $crate::ws::Error>,
+            ) -> Result<Option<R>, $crate::ws::Error> {
+                if !self.recv_ready().await? {
+                    return Ok(None);
+                }
+                let r = self.ws.with_message(f)?;
+                if self.ws.wants_write() {
+                    self.flush().await?;
+                }
+                Ok(r)
+            }
+
+            /// `recv` up to the message: `Ok(true)` when one is ready in the reader,
+            /// `Ok(false)` where `recv` says `Ok(None)`.
+            async fn recv_ready(&mut self) -> Result<bool, $crate::ws::Error> {
                 use $crate::tokio::ws::api::RecvStep;
                 self.established().await?;
                 let mut read = $crate::tokio::ws::api::Lazy::After(self.timeouts.read);
@@ -107,7 +173,7 @@ macro_rules! async_api {
                         RecvStep::Message => break,
                         RecvStep::Closed => {
                             self.finish_close().await;
-                            return Ok(None);
+                            return Ok(false);
                         }
                         RecvStep::Deadline => {}
                     }
@@ -121,9 +187,7 @@ macro_rules! async_api {
                         }
                     }
                 }
-                // Decide first, borrow after: the message is fetched again from the
-                // reader (it stays current until the next call).
-                Ok(self.ws.conn.ws.message())
+                Ok(true)
             }
 
             /// `recv` up to a message, the end of the close handshake or a wait that
@@ -184,7 +248,7 @@ macro_rules! async_api {
                 // later `recv` (which skips the read after a draining one) waiting for
                 // the next arrival.
                 let writable = ::tokio::io::Interest::WRITABLE;
-                while matches!(self.ws.flush(), Ok(false)) {
+                while matches!(self.ws.flush_some(), Ok(false)) {
                     if !matches!(self.ready.wait_for(writable, deadline).await, Ok(true)) {
                         return;
                     }
@@ -258,7 +322,7 @@ macro_rules! async_api {
                 let mut deadline = $crate::tokio::ws::api::Lazy::After(self.timeouts.write);
                 // Writable only (see `finish_close`).
                 let writable = ::tokio::io::Interest::WRITABLE;
-                while !self.ws.flush()? {
+                while !self.ws.flush_some()? {
                     if !self.ready.wait_for(writable, deadline.get()).await? {
                         return Err($crate::ws::Error::WriteTimeout);
                     }

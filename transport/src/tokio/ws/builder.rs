@@ -131,6 +131,23 @@ macro_rules! forward_options {
                 }
             }
 
+            /// Send a ping whenever nothing was received for `t` (default: never; see
+            /// the blocking builder). The connection's own timer, run while `recv`
+            /// waits.
+            pub fn keepalive(self, t: Option<std::time::Duration>) -> Self {
+                Self {
+                    inner: self.inner.keepalive(t),
+                }
+            }
+
+            /// Fail the connection with `Error::DeadPeer` when nothing was received for
+            /// `t` (default: never; see the blocking builder).
+            pub fn dead_peer_timeout(self, t: Option<std::time::Duration>) -> Self {
+                Self {
+                    inner: self.inner.dead_peer_timeout(t),
+                }
+            }
+
             /// Add a header (client: to the request; server: to every `101`).
             pub fn header(self, name: &str, value: &str) -> Self {
                 Self {

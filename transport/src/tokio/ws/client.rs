@@ -180,6 +180,13 @@ impl Client {
 /// The connection's socket, to read (or set) socket options on it.
 impl std::os::fd::AsFd for Client {
     fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
-        self.ws.get_ref().as_fd()
+        self.ws.as_fd()
+    }
+}
+
+/// The connection's socket descriptor (as the blocking connection's).
+impl std::os::fd::AsRawFd for Client {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.ws.as_raw_fd()
     }
 }

@@ -33,6 +33,47 @@ impl ServerBuilder {
         Self::default()
     }
 
+    /// Decide each upgrade request (see the blocking
+    /// [`ServerBuilder::on_upgrade`](ws::ServerBuilder::on_upgrade)). The hook runs
+    /// inside the connection's handshake, on the task that drives it.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::ws::Error> {
+    /// use tickwire::tokio::ws::{Client, Server};
+    /// use tickwire::ws::{Decision, Error, HandshakeError};
+    ///
+    /// let mut server = Server::builder()
+    ///     .on_upgrade(|req| match req.header("origin") {
+    ///         Some(b"https://app.example") => Decision::accept(),
+    ///         _ => Decision::refuse(403, "origin not allowed"),
+    ///     })
+    ///     .bind("127.0.0.1:0")
+    ///     .await?;
+    /// let url = format!("ws://{}/", server.local_addr()?);
+    /// tokio::spawn(async move {
+    ///     while let Ok(mut conn) = server.accept().await {
+    ///         let _ = conn.handshake().await;
+    ///     }
+    /// });
+    /// let err = Client::connect(&url).await.unwrap_err();
+    /// assert!(matches!(err, Error::Handshake(HandshakeError::BadStatus(403))));
+    /// Client::builder()
+    ///     .header("Origin", "https://app.example")
+    ///     .connect(&url)
+    ///     .await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn on_upgrade(
+        self,
+        hook: impl Fn(&ws::UpgradeRequest<'_>) -> ws::Decision + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            inner: self.inner.on_upgrade(hook),
+        }
+    }
+
     /// Accept TLS connections only (`wss://`), with this certificate and settings.
     #[cfg(feature = "tls")]
     pub fn tls(self, config: TlsServerConfig) -> Self {
@@ -49,11 +90,11 @@ impl ServerBuilder {
     /// Serve on a tokio listener the caller made (inside its runtime).
     pub fn listener(self, listener: TcpListener) -> Result<Server, Error> {
         let timeouts = timeouts(&self.inner);
-        let listener = mio::net::TcpListener::from_std(listener.into_std()?);
-        let ready = Readiness::new(&listener)?;
+        let ws = self.inner.listener(listener.into_std()?)?;
+        let ready = Readiness::new(ws.mio_listener())?;
         Ok(Server {
             ready,
-            ws: self.inner.listener(listener),
+            ws,
             timeouts,
         })
     }
@@ -62,7 +103,7 @@ impl ServerBuilder {
     /// [`ServerConnection::handshake`], `recv` or send.
     pub fn accept_stream(&self, stream: TcpStream) -> Result<ServerConnection, Error> {
         let tcp = mio::net::TcpStream::from_std(stream.into_std()?);
-        ServerConnection::new(self.inner.accept_stream(tcp)?, timeouts(&self.inner))
+        ServerConnection::new(self.inner.accept_evented(tcp)?, timeouts(&self.inner))
     }
 }
 
@@ -98,19 +139,11 @@ impl Server {
         self.ws.local_addr()
     }
 
-    /// Wait for a connection and complete its handshake (handshake timeout), like the
-    /// blocking `accept`. A refused or failed handshake is returned as an error (the
-    /// peer got its 4xx); call again for the next connection. To handshake in the
-    /// connection's own task instead, use [`accept_pending`](Self::accept_pending).
+    /// Wait for a TCP connection, as the blocking `accept`: its opening handshake runs
+    /// on the first [`ServerConnection::handshake`], `recv` or send, in the task that
+    /// uses it (spawn it, then await those), so a slow client never holds up `accept`.
+    /// A refused or failed handshake is that call's error (the peer got its 4xx).
     pub async fn accept(&mut self) -> Result<ServerConnection, Error> {
-        let mut conn = self.accept_pending().await?;
-        conn.handshake().await?;
-        Ok(conn)
-    }
-
-    /// Wait for a TCP connection; its opening handshake runs on the first
-    /// [`ServerConnection::handshake`], `recv` or send (spawn it, then await those).
-    pub async fn accept_pending(&mut self) -> Result<ServerConnection, Error> {
         loop {
             if let Some(conn) = self.ws.try_accept()? {
                 return ServerConnection::new(conn, self.timeouts);
@@ -132,7 +165,7 @@ async_api!(ServerConnection);
 
 impl ServerConnection {
     fn new(mut ws: ws::ServerConnection, timeouts: Timeouts) -> Result<Self, Error> {
-        let ready = Readiness::new(ws.get_ref())?;
+        let ready = Readiness::new(ws.mio_stream())?;
         // tokio's readiness remembers an arrival until it is seen: after a short read
         // the next recv waits for it instead of reading into `WouldBlock`.
         ws.conn.io.sticky_readiness = true;
@@ -147,7 +180,7 @@ impl ServerConnection {
     /// request is refused with the codec's answer (400, 426, ...) and reported as
     /// [`Error::Handshake`]. Cancellation-safe; returns at once when done.
     pub async fn handshake(&mut self) -> Result<(), Error> {
-        while !self.ws.handshake()? {
+        while !self.ws.try_handshake()? {
             let deadline = self.ws.timeout_at();
             if !self.ready.wait(self.ws.wants_write(), deadline).await? {
                 self.ws.handle_timeout(Instant::now())?;
@@ -198,6 +231,13 @@ impl ServerConnection {
 /// The connection's socket, to read (or set) socket options on it.
 impl std::os::fd::AsFd for ServerConnection {
     fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
-        self.ws.get_ref().as_fd()
+        self.ws.as_fd()
+    }
+}
+
+/// The connection's socket descriptor (as the blocking connection's).
+impl std::os::fd::AsRawFd for ServerConnection {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.ws.as_raw_fd()
     }
 }

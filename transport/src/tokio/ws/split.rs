@@ -9,6 +9,33 @@
 //! buffer and written by whichever half runs next (the writer's sends and
 //! [`WriteHalf::flush`] write them out). Each half waits on its own readiness
 //! (readable, writable), so neither steals the other's wake-up.
+//!
+//! A received message borrows only the read half, so the write half can answer it while
+//! it is borrowed, with no copy (the split form of `recv_with`):
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), tickwire::ws::Error> {
+//! use tickwire::tokio::ws::{Client, Server};
+//! use tickwire::ws::Message;
+//!
+//! let mut server = Server::bind("127.0.0.1:0").await?;
+//! let url = format!("ws://{}/", server.local_addr()?);
+//! tokio::spawn(async move {
+//!     let (mut rx, mut tx) = server.accept().await?.split().await?;
+//!     while let Some(msg) = rx.recv().await? {
+//!         if let Message::Text(t) = msg {
+//!             tx.send_text(t).await?;
+//!         }
+//!     }
+//!     Ok::<(), tickwire::ws::Error>(())
+//! });
+//! let mut client = Client::connect(&url).await?;
+//! client.send_text("hello").await?;
+//! assert_eq!(client.recv().await?, Some(Message::Text("hello")));
+//! # Ok(())
+//! # }
+//! ```
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
@@ -126,7 +153,7 @@ macro_rules! halves {
                         // gone), before the peer's close (or the end) is returned.
                         let deadline = Instant::now().checked_add(self.shared.timeouts.close);
                         loop {
-                            let flushed = self.shared.lock().flush();
+                            let flushed = self.shared.lock().flush_some();
                             if !matches!(flushed, Ok(false))
                                 || !matches!(
                                     self.shared
@@ -240,7 +267,7 @@ macro_rules! halves {
             /// Write everything buffered, the read half's pongs included (write timeout).
             pub async fn flush(&mut self) -> Result<(), Error> {
                 let mut deadline = Lazy::After(self.shared.timeouts.write);
-                while !self.shared.lock().flush()? {
+                while !self.shared.lock().flush_some()? {
                     let at = deadline.get();
                     if !self.shared.ready.wait_for(Interest::WRITABLE, at).await? {
                         return Err(Error::WriteTimeout);

@@ -88,7 +88,7 @@ macro_rules! evented {
                 <$ws>::close(self, code, reason)
             }
             fn flush(&mut self) -> Result<bool, Error> {
-                <$ws>::flush(self)
+                <$ws>::flush_some(self)
             }
             fn wants_write(&self) -> bool {
                 <$ws>::wants_write(self)

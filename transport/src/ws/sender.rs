@@ -1,0 +1,105 @@
+//! [`Sender`]: the sending half handed to a `recv_with` closure beside the message it
+//! received, so a handler answers a message while it borrows the read buffer, without
+//! copying it first.
+
+use tickwire_codec::rand::{MaskRng, NoMask};
+
+use super::CloseCode;
+use super::conn::Outbox;
+use super::error::Error;
+use crate::net::NetStream;
+
+/// The sending half of a connection, lent to the closure of `recv_with` together with the
+/// received message (which borrows the connection's read buffer: no copy).
+///
+/// Its sends are the connection's own: in blocking mode they return once written
+/// (within the write timeout); in evented mode (and in the tokio connections, which
+/// write the rest after the closure returns) they write what the socket takes now and
+/// keep the rest in the write buffer, or return [`Error::Backpressure`] when the buffer
+/// has no room (nothing queued).
+///
+/// ```
+/// use tickwire::ws::{Client, Message, Server};
+/// # std::thread::scope(|s| -> Result<(), tickwire::ws::Error> {
+/// let mut server = Server::bind("127.0.0.1:0")?;
+/// let url = format!("ws://{}/", server.local_addr()?);
+/// s.spawn(move || {
+///     // The echo server: the reply is written from the received message itself.
+///     let mut conn = server.accept()?;
+///     while let Some(()) = conn.recv_with(|msg, tx| match msg {
+///         Message::Text(t) => tx.send_text(t),
+///         Message::Binary(b) => tx.send_binary(b),
+///         _ => Ok(()),
+///     })? {}
+///     Ok::<(), tickwire::ws::Error>(())
+/// });
+/// let mut client = Client::connect(&url)?;
+/// client.send_text("hello")?;
+/// assert_eq!(client.recv()?, Some(Message::Text("hello")));
+/// client.close(tickwire::ws::CloseCode::NORMAL, "")?;
+/// while client.recv()?.is_some() {}
+/// # Ok(())
+/// # }).unwrap();
+/// ```
+#[derive(Debug)]
+pub struct Sender<'a>(Half<'a>);
+
+/// The two roles' sending halves (a client masks, a server does not).
+#[derive(Debug)]
+enum Half<'a> {
+    Client(Outbox<'a, NetStream, MaskRng>),
+    Server(Outbox<'a, NetStream, NoMask>),
+}
+
+impl<'a> From<Outbox<'a, NetStream, MaskRng>> for Sender<'a> {
+    fn from(o: Outbox<'a, NetStream, MaskRng>) -> Self {
+        Sender(Half::Client(o))
+    }
+}
+
+impl<'a> From<Outbox<'a, NetStream, NoMask>> for Sender<'a> {
+    fn from(o: Outbox<'a, NetStream, NoMask>) -> Self {
+        Sender(Half::Server(o))
+    }
+}
+
+/// Run `$call` on whichever role's half this is.
+macro_rules! either {
+    ($self:ident, $o:ident => $call:expr) => {
+        match &mut $self.0 {
+            Half::Client($o) => $call,
+            Half::Server($o) => $call,
+        }
+    };
+}
+
+impl Sender<'_> {
+    /// Send a text message (see the connection's `send_text`).
+    #[inline]
+    pub fn send_text(&mut self, text: &str) -> Result<(), Error> {
+        either!(self, o => o.send_text(text))
+    }
+
+    /// Send a binary message (see the connection's `send_binary`).
+    #[inline]
+    pub fn send_binary(&mut self, data: &[u8]) -> Result<(), Error> {
+        either!(self, o => o.send_binary(data))
+    }
+
+    /// Send a ping (payload at most 125 bytes).
+    pub fn send_ping(&mut self, payload: &[u8]) -> Result<(), Error> {
+        either!(self, o => o.send_ping(payload))
+    }
+
+    /// Send an unsolicited pong (payload at most 125 bytes).
+    pub fn send_pong(&mut self, payload: &[u8]) -> Result<(), Error> {
+        either!(self, o => o.send_pong(payload))
+    }
+
+    /// Start the close handshake (see the connection's `close`); keep receiving for the
+    /// peer's close.
+    pub fn close(&mut self, code: impl Into<Option<CloseCode>>, reason: &str) -> Result<(), Error> {
+        let code = code.into();
+        either!(self, o => o.close(code, reason))
+    }
+}
