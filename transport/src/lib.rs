@@ -25,20 +25,12 @@
 //! let addr = server.local_addr()?;
 //! let echo = thread::spawn(move || -> Result<(), Error> {
 //!     let mut conn = server.accept()?;
-//!     while let Some(msg) = conn.recv()? {
-//!         // The message borrows the connection's read buffer: copy it to reply.
-//!         match msg {
-//!             Message::Text(t) => {
-//!                 let t = t.to_owned();
-//!                 conn.send_text(&t)?
-//!             }
-//!             Message::Binary(b) => {
-//!                 let b = b.to_vec();
-//!                 conn.send_binary(&b)?
-//!             }
-//!             _ => {} // pings are answered, a close is echoed, by the library
-//!         }
-//!     }
+//!     // The reply goes out while the message still borrows the read buffer: no copy.
+//!     while let Some(()) = conn.recv_with(|msg, tx| match msg {
+//!         Message::Text(t) => tx.send_text(t),
+//!         Message::Binary(b) => tx.send_binary(b),
+//!         _ => Ok(()), // pings are answered, a close is echoed, by the library
+//!     })? {}
 //!     Ok(())
 //! });
 //!
@@ -68,12 +60,13 @@
 //! let addr = server.local_addr()?;
 //! let echo = ::tokio::spawn(async move {
 //!     let mut conn = server.accept().await?;
-//!     while let Some(msg) = conn.recv().await? {
-//!         if let Message::Text(t) = msg {
-//!             let t = t.to_owned();
-//!             conn.send_text(&t).await?;
-//!         }
-//!     }
+//!     while let Some(()) = conn
+//!         .recv_with(|msg, tx| match msg {
+//!             Message::Text(t) => tx.send_text(t),
+//!             _ => Ok(()),
+//!         })
+//!         .await?
+//!     {}
 //!     Ok::<(), tickwire::ws::Error>(())
 //! });
 //!
