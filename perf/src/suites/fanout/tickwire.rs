@@ -267,7 +267,9 @@ fn tokio_row(cfg: &RunConfig, peer: usize, how: How) -> Measurement {
         let clients = connect_clients(addr, CONNECTIONS, Some(request(false)));
         let mut conns = Vec::with_capacity(CONNECTIONS);
         for _ in 0..CONNECTIONS {
-            conns.push(server.accept().await.expect("accept"));
+            let mut c = server.accept().await.expect("accept");
+            c.handshake().await.expect("handshake");
+            conns.push(c);
         }
         let socks = clients.join().expect("clients");
         let drain = Drain::spawn(peer, socks, frame);
