@@ -88,7 +88,8 @@ fn write_now<S: Write>(stream: &mut S, bytes: &[u8], failed: &mut Option<io::Err
 }
 
 impl ServerConnection {
-    /// Send a prepared message (see the [module docs](self)): encoded once, shared by every
+    /// Send a prepared message (see [`PreparedMessage`] and the codec's
+    /// [`prepared`](tickwire_codec::ws::prepared) module): encoded once, shared by every
     /// connection it goes to. Blocking mode: returns once it is written (write timeout;
     /// finishes the opening handshake first). Evented mode: writes what the socket takes
     /// now and keeps the rest in the write buffer (finish it with
