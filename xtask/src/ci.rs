@@ -81,6 +81,24 @@ const STEPS: &[Step] = &[
             "warnings",
         ],
     ),
+    // The library alone as a user builds it (no feature unification with perf or
+    // conformance): default features, and none at all.
+    cargo(
+        "clippy transport alone",
+        &["clippy", "-p", "tickwire", "--", "-D", "warnings"],
+    ),
+    cargo(
+        "clippy transport alone, no features",
+        &[
+            "clippy",
+            "-p",
+            "tickwire",
+            "--no-default-features",
+            "--",
+            "-D",
+            "warnings",
+        ],
+    ),
     cargo(
         "test transport without tls",
         &[

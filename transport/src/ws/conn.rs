@@ -249,12 +249,14 @@ impl<S: Stream> Io<S> {
 
     /// Busy-poll receive mode, for drivers that wait elsewhere (tokio): a new wait for
     /// a message begins (a fresh spin budget).
+    #[cfg(feature = "tokio")]
     #[inline]
     pub fn spin_reset(&mut self) {
         self.spin.reset();
     }
 
     /// Busy-poll receive mode is on and its budget not spent.
+    #[cfg(feature = "tokio")]
     #[inline]
     pub fn spinning(&self) -> bool {
         self.spin.active()
@@ -263,6 +265,7 @@ impl<S: Stream> Io<S> {
     /// Busy-poll receive mode, for drivers that wait elsewhere (tokio): a read found
     /// nothing. `Some(true)`: read again now instead of waiting; `Some(false)`:
     /// `deadline` passed; `None`: not spinning (or the budget is spent): wait.
+    #[cfg(feature = "tokio")]
     #[inline]
     pub fn spin(&mut self, deadline: Option<Instant>) -> Option<bool> {
         let r = self.spin.spin(deadline);
