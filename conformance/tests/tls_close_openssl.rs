@@ -6,8 +6,10 @@
 //!
 //! The socket is backed up by stopping the peer (`SIGSTOP`): it reads nothing, the
 //! kernel buffers fill and our writes time out or would block; it is resumed
-//! (`SIGCONT`) while our side is closing, so the close must wait for it (within the close
-//! timeout) and then get out behind everything queued. Each test runs three ways: TLS
+//! (`SIGCONT`) while our side is closing, once our connection has stood still (bytes
+//! queued, nothing moving) for ten times the write timeout, as `/proc/net/tcp` shows: the
+//! close must wait for it (within the close timeout) and then get out behind everything
+//! queued. Each test runs three ways: TLS
 //! 1.3 with records mode (the codec's own record layer), TLS 1.3 on rustls's record
 //! layer (no secret extraction), and TLS 1.2.
 //!
@@ -37,14 +39,11 @@ use tls_util::{Ca, Leaf};
 
 /// The longest the test waits for the peer (to start, to log our close_notify).
 const T: Duration = Duration::from_secs(30);
-/// How long the peer stays stopped once our side starts closing: longer than the write
-/// timeouts below (so the old best-effort closes gave up before it), far shorter than
-/// the close timeouts (so a close that waits sees it resume).
-const STOPPED: Duration = Duration::from_millis(1500);
 /// How long a connection's send queue must stand still before
 /// [`OpenSsl::resume_when_stalled`] resumes the peer: ten times the write timeout (a
-/// loaded machine may not run the writer for a while), well within the default close
-/// timeout of the REST clients (5 s).
+/// loaded machine may not run the writer for a while; the old best-effort closes gave up
+/// after one write timeout), well within the default close timeout of the REST clients
+/// (5 s) and far within the close timeouts of the WebSocket tests ([`T`]).
 const STALL: Duration = Duration::from_secs(2);
 /// Write timeout of the connections under test: a write into the stopped peer's full
 /// buffers fails with it, leaving the bytes queued.
@@ -248,15 +247,6 @@ impl OpenSsl {
         Self::signal(self.child.id(), "-CONT");
     }
 
-    /// Resume it after [`STOPPED`], from another thread (our side is busy closing).
-    fn resume_later(&self) -> JoinHandle<()> {
-        let pid = self.child.id();
-        thread::spawn(move || {
-            thread::sleep(STOPPED);
-            Self::signal(pid, "-CONT");
-        })
-    }
-
     /// Resume it, from another thread, once our connection `local` -> `remote` is
     /// stalled: bytes wait in our send queue, and neither it nor the peer's receive
     /// queue (which the kernel grows while the peer reads nothing) has changed for
@@ -408,15 +398,17 @@ fn close_then_stop(peer: &mut OpenSsl, close: &[u8], local: SocketAddr, remote: 
     peer.stop();
 }
 
-/// With the socket backed up: resume the peer later while `recv_close` (which owns
-/// the connection: it is dropped when it returns) takes the peer's close (or says what
-/// came instead); then the peer must log our close_notify.
+/// With our connection `local` -> `remote` backed up: resume the peer once it is
+/// stalled (see [`OpenSsl::resume_when_stalled`]) while `recv_close` (which owns the
+/// connection: it is dropped when it returns) takes the peer's close (or says what came
+/// instead); then the peer must log our close_notify.
 fn recv_close_backed_up(
     peer: &OpenSsl,
     name: &str,
+    (local, remote): (SocketAddr, SocketAddr),
     recv_close: impl FnOnce() -> Result<(), String>,
 ) {
-    let resume = peer.resume_later();
+    let resume = peer.resume_when_stalled(local, remote);
     if let Err(other) = recv_close() {
         panic!("{name}: not the peer's close: {other}");
     }
@@ -450,7 +442,8 @@ fn ws_client_close_handshake_backed_up() {
         });
         peer.answer_upgrade();
         let mut c = connect.join().unwrap().unwrap();
-        close_then_stop(&mut peer, &CLOSE_FROM_SERVER, c.local_addr().unwrap(), addr);
+        let local = c.local_addr().unwrap();
+        close_then_stop(&mut peer, &CLOSE_FROM_SERVER, local, addr);
         flood(|b| c.send_binary(b));
         assert_eq!(
             c.tls().unwrap().codec().is_records_mode(),
@@ -458,7 +451,7 @@ fn ws_client_close_handshake_backed_up() {
             "{}",
             v.name
         );
-        recv_close_backed_up(&peer, v.name, move || is_close(c.recv()));
+        recv_close_backed_up(&peer, v.name, (local, addr), move || is_close(c.recv()));
     });
 }
 
@@ -483,7 +476,7 @@ fn ws_server_close_handshake_backed_up() {
         let (local, remote) = (c.local_addr().unwrap(), c.peer_addr().unwrap());
         close_then_stop(&mut peer, &CLOSE_FROM_CLIENT, local, remote);
         flood(|b| c.send_binary(b));
-        recv_close_backed_up(&peer, v.name, move || is_close(c.recv()));
+        recv_close_backed_up(&peer, v.name, (local, remote), move || is_close(c.recv()));
     });
 }
 
@@ -508,11 +501,12 @@ fn tokio_ws_client_close_handshake_backed_up() {
         });
         peer.answer_upgrade();
         let c = rt.block_on(connect).unwrap().unwrap();
-        close_then_stop(&mut peer, &CLOSE_FROM_SERVER, c.local_addr().unwrap(), addr);
+        let local = c.local_addr().unwrap();
+        close_then_stop(&mut peer, &CLOSE_FROM_SERVER, local, addr);
         let (mut rx, mut tx) = c.split();
         let rt = &rt;
         flood(|b| rt.block_on(tx.send_binary(b)));
-        recv_close_backed_up(&peer, v.name, move || {
+        recv_close_backed_up(&peer, v.name, (local, addr), move || {
             let got = is_close(rt.block_on(rx.recv()));
             drop(tx);
             got
@@ -546,7 +540,9 @@ fn tokio_ws_server_close_handshake_backed_up() {
         close_then_stop(&mut peer, &CLOSE_FROM_CLIENT, local, remote);
         let rt = &rt;
         flood(|b| rt.block_on(c.send_binary(b)));
-        recv_close_backed_up(&peer, v.name, move || is_close(rt.block_on(c.recv())));
+        recv_close_backed_up(&peer, v.name, (local, remote), move || {
+            is_close(rt.block_on(c.recv()))
+        });
     });
 }
 
