@@ -21,6 +21,9 @@ mod tls_util;
 
 mod openssl_util;
 
+#[path = "../../transport/tests/net_events/mod.rs"]
+mod net_events;
+
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -775,13 +778,21 @@ fn tls_stream_close_notify_into_a_full_buffer() {
             wait_arrived(s.tls.get_ref().local_addr().unwrap(), addr);
         }
         peer.stop();
-        // Fill the socket, then our buffer, with ever smaller records.
-        for size in [16 << 10, 1024, 64, 1] {
-            loop {
-                match s.tls.write(&vec![b'x'; size]) {
-                    Ok(_) => {}
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(e) => panic!("{}: write: {e}", v.name),
+        // Fill the socket, then our buffer, with ever smaller records; again once the
+        // peer's window is closed (an event: until then the kernel may still take
+        // bytes, as ACKs of what is in flight arrive, and the buffer would drain).
+        let local = s.tls.get_ref().local_addr().unwrap();
+        for round in 0..2 {
+            if round == 1 {
+                net_events::wait_zero_window(local, addr);
+            }
+            for size in [16 << 10, 1024, 64, 1] {
+                loop {
+                    match s.tls.write(&vec![b'x'; size]) {
+                        Ok(_) => {}
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                        Err(e) => panic!("{}: write: {e}", v.name),
+                    }
                 }
             }
         }

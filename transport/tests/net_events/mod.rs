@@ -23,7 +23,13 @@ pub struct Tcp {
     pub tx: u64,
     /// Bytes received but not yet read by the application.
     pub rx: u64,
+    /// The timer running (`tr`: 1 retransmit, 2 keepalive, 4 zero-window probe).
+    pub timer: u8,
 }
+
+/// `tr` when the peer's receive window is zero: the sender probes it, and no
+/// byte more goes out (nor room opens in the send buffer) until the peer reads.
+pub const ZERO_WINDOW_PROBE: u8 = 4;
 
 fn hex(a: SocketAddr) -> String {
     match a {
@@ -53,10 +59,12 @@ pub fn tcp_all(local: SocketAddr, remote: Option<SocketAddr>) -> Vec<Tcp> {
                 return None;
             }
             let (tx, rx) = f[4].split_once(':')?;
+            let (timer, _) = f.get(5)?.split_once(':')?;
             Some(Tcp {
                 state: u8::from_str_radix(f[3], 16).ok()?,
                 tx: u64::from_str_radix(tx, 16).ok()?,
                 rx: u64::from_str_radix(rx, 16).ok()?,
+                timer: u8::from_str_radix(timer, 16).ok()?,
             })
         })
         .collect()
@@ -126,4 +134,13 @@ pub fn wait_backed_up(local: SocketAddr, remote: SocketAddr) {
 /// own clock (a client's idle probe), a lower bound, not a guess about a peer.
 pub fn at_least(since: Instant, d: Duration) {
     thread::sleep(d.saturating_sub(since.elapsed()));
+}
+
+/// Wait until the peer of `local` -> `remote` has closed its receive window (it reads
+/// nothing and its buffer is full): our kernel probes the window, and our send buffer
+/// stays as full as it is until the peer reads again.
+pub fn wait_zero_window(local: SocketAddr, remote: SocketAddr) {
+    wait_for("the peer's window closes", || {
+        tcp(local, Some(remote)).is_some_and(|t| t.timer == ZERO_WINDOW_PROBE)
+    });
 }
