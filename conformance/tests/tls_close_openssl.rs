@@ -261,8 +261,8 @@ impl OpenSsl {
             let deadline = Instant::now() + T;
             let mut last = ((0, 0), Instant::now());
             while Instant::now() < deadline {
-                let ours = queues(local, remote).map_or(0, |(tx, _)| tx);
-                let theirs = queues(remote, local).map_or(0, |(_, rx)| rx);
+                let ours = net_events::tcp(local, Some(remote)).map_or(0, |t| t.tx);
+                let theirs = net_events::tcp(remote, Some(local)).map_or(0, |t| t.rx);
                 if ours == 0 || (ours, theirs) != last.0 {
                     last = ((ours, theirs), Instant::now());
                 } else if last.1.elapsed() >= STALL {
@@ -318,46 +318,6 @@ fn received_close_notify(log: &str) -> Option<usize> {
         .position(|l| l.starts_with("<<<") && l.contains("Alert") && l.contains("close_notify"))
 }
 
-/// Unsent (or unacknowledged) and unread bytes of our TCP connection `local` ->
-/// `remote` (Linux: /proc/net/tcp).
-fn queues(local: SocketAddr, remote: SocketAddr) -> Option<(u64, u64)> {
-    let hex = |a: SocketAddr| match a {
-        SocketAddr::V4(a) => format!(
-            "{:08X}:{:04X}",
-            u32::from_ne_bytes(a.ip().octets()),
-            a.port()
-        ),
-        SocketAddr::V6(_) => String::new(),
-    };
-    let (local, remote) = (hex(local), hex(remote));
-    let table = std::fs::read_to_string("/proc/net/tcp").ok()?;
-    table.lines().find_map(|line| {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() > 4 && f[1] == local && f[2] == remote {
-            let (tx, rx) = f[4].split_once(':')?;
-            Some((
-                u64::from_str_radix(tx, 16).ok()?,
-                u64::from_str_radix(rx, 16).ok()?,
-            ))
-        } else {
-            None
-        }
-    })
-}
-
-fn rx_queue(local: SocketAddr, remote: SocketAddr) -> Option<u64> {
-    queues(local, remote).map(|(_, rx)| rx)
-}
-
-/// Wait until what the peer sent has arrived (unread) on our connection.
-fn wait_arrived(local: SocketAddr, remote: SocketAddr) {
-    let deadline = Instant::now() + T;
-    while rx_queue(local, remote).unwrap_or(0) == 0 {
-        assert!(Instant::now() < deadline, "the peer's bytes never arrived");
-        thread::sleep(Duration::from_millis(5));
-    }
-}
-
 /// The peer's close frame (1000): unmasked from a server, masked from a client.
 const CLOSE_FROM_SERVER: [u8; 4] = [0x88, 0x02, 0x03, 0xe8];
 const CLOSE_FROM_CLIENT: [u8; 8] = [0x88, 0x82, 1, 2, 3, 4, 0x03 ^ 1, 0xe8 ^ 2];
@@ -397,7 +357,7 @@ fn flood(mut send: impl FnMut(&[u8]) -> Result<(), ws::Error>) {
 /// connection `local` -> `remote`, stops reading.
 fn close_then_stop(peer: &mut OpenSsl, close: &[u8], local: SocketAddr, remote: SocketAddr) {
     peer.send(close);
-    wait_arrived(local, remote);
+    net_events::wait_arrived(local, remote);
     peer.stop();
 }
 
@@ -654,7 +614,7 @@ fn rest_stale_connection_replaced_sends_close_notify() {
         });
         assert_eq!(answer.unwrap(), 200, "{}", v.name);
         peer.send(b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n");
-        wait_arrived(c.local_addr().unwrap(), addr);
+        net_events::wait_arrived(c.local_addr().unwrap(), addr);
         peer.stop();
         // The probe finds the 408 and closes; the reconnect meets the stopped server.
         let again = c.send(&w.get("/quote").finish().unwrap(), &mut r);
@@ -775,7 +735,7 @@ fn tls_stream_close_notify_into_a_full_buffer() {
         if v.tls13() {
             // s_server's `K`: a KeyUpdate that requests ours.
             peer.send(b"K\n");
-            wait_arrived(s.tls.get_ref().local_addr().unwrap(), addr);
+            net_events::wait_arrived(s.tls.get_ref().local_addr().unwrap(), addr);
         }
         peer.stop();
         // Fill the socket, then our buffer, with ever smaller records; again once the
