@@ -2,7 +2,10 @@
 //! 127.0.0.1): keep-alive counted from nginx's own access log, chunked and
 //! close-delimited bodies, `Connection: close`, HEAD, large bodies, stale connections.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+#[path = "../../transport/tests/net_events/mod.rs"]
+mod net_events;
 
 use tickwire::rest::{Client, ClientPool, PoolConfig, RequestWriter, ResponseReader};
 use tickwire_conformance::{Nginx, pattern, skip_or_fail};
@@ -177,7 +180,8 @@ fn stale_keep_alive_connection_is_replaced() {
         .unwrap();
     for i in 0..2 {
         if i > 0 {
-            std::thread::sleep(Duration::from_millis(1600));
+            // nginx's FIN has arrived (an event, however late nginx runs).
+            net_events::wait_peer_closed(c.local_addr().unwrap());
         }
         let resp = c.send(&w.get(path).finish().unwrap(), &mut r).unwrap();
         assert_eq!(resp.body(), Nginx::SMALL.as_bytes());
@@ -190,12 +194,12 @@ fn stale_keep_alive_connection_is_replaced() {
     let mut c = Client::builder().build(&n.url("")).unwrap();
     let resp = c.send(&w.get(path).finish().unwrap(), &mut r).unwrap();
     assert_eq!(resp.status(), 200);
-    std::thread::sleep(Duration::from_millis(1600));
+    idle_and_closed(&c, Instant::now());
     let resp = c
         .send(&w.post(path).body(b"x").finish().unwrap(), &mut r)
         .unwrap();
     assert_eq!(resp.status(), 405);
-    std::thread::sleep(Duration::from_millis(1600));
+    idle_and_closed(&c, Instant::now());
     let resp = c.send(&w.get(path).finish().unwrap(), &mut r).unwrap();
     assert_eq!(resp.status(), 200);
     let s = c.stats();
@@ -235,4 +239,12 @@ fn pool_uses_exactly_its_connections() {
     conns.sort_unstable();
     conns.dedup();
     assert!(conns.len() <= 3, "{conns:?}");
+}
+
+/// Wait until nginx has closed `c`'s idle connection (its FIN arrived: an event) and
+/// the connection has been idle, since `since`, longer than the client's idle probe
+/// threshold (1 s by default; a lower bound on the client's own clock).
+fn idle_and_closed(c: &Client, since: Instant) {
+    net_events::wait_peer_closed(c.local_addr().unwrap());
+    net_events::at_least(since, Duration::from_millis(1100));
 }

@@ -4,7 +4,7 @@
 //! close-delimited bodies over TLS, a stale TLS connection, TLS 1.3 only, and a wrong
 //! host name and an untrusted CA as typed errors.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tickwire::rest::{Client, Error, RequestWriter, ResponseReader};
 use tickwire::tls::{TlsConfig, TlsErrorKind, rustls};
@@ -12,6 +12,9 @@ use tickwire_conformance::{Nginx, TlsFiles, pattern, skip_or_fail};
 // The test PKI (rcgen) shared with the transport's TLS tests.
 #[path = "../../transport/tests/tls_util/mod.rs"]
 mod tls_util;
+
+#[path = "../../transport/tests/net_events/mod.rs"]
+mod net_events;
 use tls_util::Ca;
 
 type Reader = ResponseReader<Vec<u8>>;
@@ -149,14 +152,14 @@ fn https_stale_connection_is_replaced() {
     // nginx closes the idle TLS connection after 1 s (close_notify, FIN); the idle
     // probe before the GET reads that and connects afresh before sending. (The retry
     // path over TLS, probe off, is in transport/tests/https_loopback.rs.)
-    std::thread::sleep(Duration::from_millis(1600));
+    idle_and_closed(c.local_addr(), Instant::now());
     let resp = c.send(&w.get(path).finish().unwrap(), &mut r).unwrap();
     assert_eq!(resp.body(), Nginx::SMALL.as_bytes());
     let s = c.stats();
     assert_eq!((s.connects, s.retries, s.stale_probed), (2, 0, 1), "{s:?}");
     // A POST after the same idle time: the probe sees the close and reconnects before
     // sending (405: nginx does not take POSTs to static files; still a response).
-    std::thread::sleep(Duration::from_millis(1600));
+    idle_and_closed(c.local_addr(), Instant::now());
     let resp = c
         .send(&w.post(path).body(b"x").finish().unwrap(), &mut r)
         .unwrap();
@@ -201,4 +204,12 @@ fn https_wrong_host_and_untrusted_ca_are_typed_errors() {
         .send(&w.get("/small.txt").finish().unwrap(), &mut r)
         .unwrap();
     assert_eq!(resp.body_str().unwrap(), Nginx::SMALL);
+}
+
+/// Wait until nginx has closed the idle connection bound to `local` (its FIN arrived:
+/// an event) and the connection has been idle, since `since`, longer than the client's
+/// idle probe threshold (1 s by default; a lower bound on the client's own clock).
+fn idle_and_closed(local: Option<std::net::SocketAddr>, since: Instant) {
+    net_events::wait_peer_closed(local.unwrap());
+    net_events::at_least(since, Duration::from_millis(1100));
 }

@@ -7,7 +7,7 @@
 //! and multi-thread runtimes.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tickwire::tls::{TlsConfig, TlsErrorKind, rustls};
 use tickwire::tokio::rest::{Client, ClientPool, Error, PoolConfig, RequestWriter, ResponseReader};
@@ -15,6 +15,9 @@ use tickwire_conformance::{Nginx, TlsFiles, pattern, skip_or_fail};
 // The test PKI (rcgen) shared with the transport's TLS tests.
 #[path = "../../transport/tests/tls_util/mod.rs"]
 mod tls_util;
+
+#[path = "../../transport/tests/net_events/mod.rs"]
+mod net_events;
 use tls_util::Ca;
 
 type Reader = ResponseReader<Vec<u8>>;
@@ -115,8 +118,12 @@ async fn stale_connection_is_replaced(test: &str) {
         .unwrap();
     assert_eq!(resp.body(), Nginx::SMALL.as_bytes());
     // nginx closes the idle TLS connection after 1 s; the idle probe sees it and
-    // connects afresh before sending the POST.
-    tokio::time::sleep(Duration::from_millis(1600)).await;
+    // connects afresh before sending the POST. Once its FIN has arrived (an event) and
+    // the connection has been idle longer than the probe threshold (1 s by default; a
+    // lower bound on the client's own clock).
+    let idle_from = Instant::now();
+    net_events::wait_peer_closed(c.local_addr().unwrap());
+    net_events::at_least(idle_from, Duration::from_millis(1100));
     let resp = c
         .send(&w.post(path).body(b"x").finish().unwrap(), &mut r)
         .await

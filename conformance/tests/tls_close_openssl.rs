@@ -6,8 +6,10 @@
 //!
 //! The socket is backed up by stopping the peer (`SIGSTOP`): it reads nothing, the
 //! kernel buffers fill and our writes time out or would block; it is resumed
-//! (`SIGCONT`) while our side is closing, so the close must wait for it (within the close
-//! timeout) and then get out behind everything queued. Each test runs three ways: TLS
+//! (`SIGCONT`) while our side is closing, once our connection has stood still (bytes
+//! queued, nothing moving) for ten times the write timeout, as `/proc/net/tcp` shows: the
+//! close must wait for it (within the close timeout) and then get out behind everything
+//! queued. Each test runs three ways: TLS
 //! 1.3 with records mode (the codec's own record layer), TLS 1.3 on rustls's record
 //! layer (no secret extraction), and TLS 1.2.
 //!
@@ -18,6 +20,9 @@
 mod tls_util;
 
 mod openssl_util;
+
+#[path = "../../transport/tests/net_events/mod.rs"]
+mod net_events;
 
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
@@ -37,14 +42,11 @@ use tls_util::{Ca, Leaf};
 
 /// The longest the test waits for the peer (to start, to log our close_notify).
 const T: Duration = Duration::from_secs(30);
-/// How long the peer stays stopped once our side starts closing: longer than the write
-/// timeouts below (so the old best-effort closes gave up before it), far shorter than
-/// the close timeouts (so a close that waits sees it resume).
-const STOPPED: Duration = Duration::from_millis(1500);
 /// How long a connection's send queue must stand still before
 /// [`OpenSsl::resume_when_stalled`] resumes the peer: ten times the write timeout (a
-/// loaded machine may not run the writer for a while), well within the default close
-/// timeout of the REST clients (5 s).
+/// loaded machine may not run the writer for a while; the old best-effort closes gave up
+/// after one write timeout), well within the default close timeout of the REST clients
+/// (5 s) and far within the close timeouts of the WebSocket tests ([`T`]).
 const STALL: Duration = Duration::from_secs(2);
 /// Write timeout of the connections under test: a write into the stopped peer's full
 /// buffers fails with it, leaving the bytes queued.
@@ -248,15 +250,6 @@ impl OpenSsl {
         Self::signal(self.child.id(), "-CONT");
     }
 
-    /// Resume it after [`STOPPED`], from another thread (our side is busy closing).
-    fn resume_later(&self) -> JoinHandle<()> {
-        let pid = self.child.id();
-        thread::spawn(move || {
-            thread::sleep(STOPPED);
-            Self::signal(pid, "-CONT");
-        })
-    }
-
     /// Resume it, from another thread, once our connection `local` -> `remote` is
     /// stalled: bytes wait in our send queue, and neither it nor the peer's receive
     /// queue (which the kernel grows while the peer reads nothing) has changed for
@@ -268,8 +261,8 @@ impl OpenSsl {
             let deadline = Instant::now() + T;
             let mut last = ((0, 0), Instant::now());
             while Instant::now() < deadline {
-                let ours = queues(local, remote).map_or(0, |(tx, _)| tx);
-                let theirs = queues(remote, local).map_or(0, |(_, rx)| rx);
+                let ours = net_events::tcp(local, Some(remote)).map_or(0, |t| t.tx);
+                let theirs = net_events::tcp(remote, Some(local)).map_or(0, |t| t.rx);
                 if ours == 0 || (ours, theirs) != last.0 {
                     last = ((ours, theirs), Instant::now());
                 } else if last.1.elapsed() >= STALL {
@@ -325,46 +318,6 @@ fn received_close_notify(log: &str) -> Option<usize> {
         .position(|l| l.starts_with("<<<") && l.contains("Alert") && l.contains("close_notify"))
 }
 
-/// Unsent (or unacknowledged) and unread bytes of our TCP connection `local` ->
-/// `remote` (Linux: /proc/net/tcp).
-fn queues(local: SocketAddr, remote: SocketAddr) -> Option<(u64, u64)> {
-    let hex = |a: SocketAddr| match a {
-        SocketAddr::V4(a) => format!(
-            "{:08X}:{:04X}",
-            u32::from_ne_bytes(a.ip().octets()),
-            a.port()
-        ),
-        SocketAddr::V6(_) => String::new(),
-    };
-    let (local, remote) = (hex(local), hex(remote));
-    let table = std::fs::read_to_string("/proc/net/tcp").ok()?;
-    table.lines().find_map(|line| {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() > 4 && f[1] == local && f[2] == remote {
-            let (tx, rx) = f[4].split_once(':')?;
-            Some((
-                u64::from_str_radix(tx, 16).ok()?,
-                u64::from_str_radix(rx, 16).ok()?,
-            ))
-        } else {
-            None
-        }
-    })
-}
-
-fn rx_queue(local: SocketAddr, remote: SocketAddr) -> Option<u64> {
-    queues(local, remote).map(|(_, rx)| rx)
-}
-
-/// Wait until what the peer sent has arrived (unread) on our connection.
-fn wait_arrived(local: SocketAddr, remote: SocketAddr) {
-    let deadline = Instant::now() + T;
-    while rx_queue(local, remote).unwrap_or(0) == 0 {
-        assert!(Instant::now() < deadline, "the peer's bytes never arrived");
-        thread::sleep(Duration::from_millis(5));
-    }
-}
-
 /// The peer's close frame (1000): unmasked from a server, masked from a client.
 const CLOSE_FROM_SERVER: [u8; 4] = [0x88, 0x02, 0x03, 0xe8];
 const CLOSE_FROM_CLIENT: [u8; 8] = [0x88, 0x82, 1, 2, 3, 4, 0x03 ^ 1, 0xe8 ^ 2];
@@ -404,19 +357,21 @@ fn flood(mut send: impl FnMut(&[u8]) -> Result<(), ws::Error>) {
 /// connection `local` -> `remote`, stops reading.
 fn close_then_stop(peer: &mut OpenSsl, close: &[u8], local: SocketAddr, remote: SocketAddr) {
     peer.send(close);
-    wait_arrived(local, remote);
+    net_events::wait_arrived(local, remote);
     peer.stop();
 }
 
-/// With the socket backed up: resume the peer later while `recv_close` (which owns
-/// the connection: it is dropped when it returns) takes the peer's close (or says what
-/// came instead); then the peer must log our close_notify.
+/// With our connection `local` -> `remote` backed up: resume the peer once it is
+/// stalled (see [`OpenSsl::resume_when_stalled`]) while `recv_close` (which owns the
+/// connection: it is dropped when it returns) takes the peer's close (or says what came
+/// instead); then the peer must log our close_notify.
 fn recv_close_backed_up(
     peer: &OpenSsl,
     name: &str,
+    (local, remote): (SocketAddr, SocketAddr),
     recv_close: impl FnOnce() -> Result<(), String>,
 ) {
-    let resume = peer.resume_later();
+    let resume = peer.resume_when_stalled(local, remote);
     if let Err(other) = recv_close() {
         panic!("{name}: not the peer's close: {other}");
     }
@@ -450,7 +405,8 @@ fn ws_client_close_handshake_backed_up() {
         });
         peer.answer_upgrade();
         let mut c = connect.join().unwrap().unwrap();
-        close_then_stop(&mut peer, &CLOSE_FROM_SERVER, c.local_addr().unwrap(), addr);
+        let local = c.local_addr().unwrap();
+        close_then_stop(&mut peer, &CLOSE_FROM_SERVER, local, addr);
         flood(|b| c.send_binary(b));
         assert_eq!(
             c.tls().unwrap().codec().is_records_mode(),
@@ -458,7 +414,7 @@ fn ws_client_close_handshake_backed_up() {
             "{}",
             v.name
         );
-        recv_close_backed_up(&peer, v.name, move || is_close(c.recv()));
+        recv_close_backed_up(&peer, v.name, (local, addr), move || is_close(c.recv()));
     });
 }
 
@@ -483,7 +439,7 @@ fn ws_server_close_handshake_backed_up() {
         let (local, remote) = (c.local_addr().unwrap(), c.peer_addr().unwrap());
         close_then_stop(&mut peer, &CLOSE_FROM_CLIENT, local, remote);
         flood(|b| c.send_binary(b));
-        recv_close_backed_up(&peer, v.name, move || is_close(c.recv()));
+        recv_close_backed_up(&peer, v.name, (local, remote), move || is_close(c.recv()));
     });
 }
 
@@ -508,11 +464,12 @@ fn tokio_ws_client_close_handshake_backed_up() {
         });
         peer.answer_upgrade();
         let c = rt.block_on(connect).unwrap().unwrap();
-        close_then_stop(&mut peer, &CLOSE_FROM_SERVER, c.local_addr().unwrap(), addr);
+        let local = c.local_addr().unwrap();
+        close_then_stop(&mut peer, &CLOSE_FROM_SERVER, local, addr);
         let (mut rx, mut tx) = c.split();
         let rt = &rt;
         flood(|b| rt.block_on(tx.send_binary(b)));
-        recv_close_backed_up(&peer, v.name, move || {
+        recv_close_backed_up(&peer, v.name, (local, addr), move || {
             let got = is_close(rt.block_on(rx.recv()));
             drop(tx);
             got
@@ -547,7 +504,9 @@ fn tokio_ws_server_close_handshake_backed_up() {
         close_then_stop(&mut peer, &CLOSE_FROM_CLIENT, local, remote);
         let rt = &rt;
         flood(|b| rt.block_on(c.send_binary(b)));
-        recv_close_backed_up(&peer, v.name, move || is_close(rt.block_on(c.recv())));
+        recv_close_backed_up(&peer, v.name, (local, remote), move || {
+            is_close(rt.block_on(c.recv()))
+        });
     });
 }
 
@@ -656,7 +615,7 @@ fn rest_stale_connection_replaced_sends_close_notify() {
         });
         assert_eq!(answer.unwrap(), 200, "{}", v.name);
         peer.send(b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n");
-        wait_arrived(c.local_addr().unwrap(), addr);
+        net_events::wait_arrived(c.local_addr().unwrap(), addr);
         peer.stop();
         // The probe finds the 408 and closes; the reconnect meets the stopped server.
         let again = c.send(&w.get("/quote").finish().unwrap(), &mut r);
@@ -777,16 +736,24 @@ fn tls_stream_close_notify_into_a_full_buffer() {
         if v.tls13() {
             // s_server's `K`: a KeyUpdate that requests ours.
             peer.send(b"K\n");
-            wait_arrived(s.tls.get_ref().local_addr().unwrap(), addr);
+            net_events::wait_arrived(s.tls.get_ref().local_addr().unwrap(), addr);
         }
         peer.stop();
-        // Fill the socket, then our buffer, with ever smaller records.
-        for size in [16 << 10, 1024, 64, 1] {
-            loop {
-                match s.tls.write(&vec![b'x'; size]) {
-                    Ok(_) => {}
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(e) => panic!("{}: write: {e}", v.name),
+        // Fill the socket, then our buffer, with ever smaller records; again once the
+        // peer's window is closed (an event: until then the kernel may still take
+        // bytes, as ACKs of what is in flight arrive, and the buffer would drain).
+        let local = s.tls.get_ref().local_addr().unwrap();
+        for round in 0..2 {
+            if round == 1 {
+                net_events::wait_zero_window(local, addr);
+            }
+            for size in [16 << 10, 1024, 64, 1] {
+                loop {
+                    match s.tls.write(&vec![b'x'; size]) {
+                        Ok(_) => {}
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                        Err(e) => panic!("{}: write: {e}", v.name),
+                    }
                 }
             }
         }

@@ -7,6 +7,7 @@
 //! fails the test instead of hanging it.
 #![cfg(all(feature = "tls", unix))]
 
+mod net_events;
 mod tls_util;
 mod watchdog;
 
@@ -229,10 +230,13 @@ fn blocking_sends_against_a_slow_reader_keep_every_byte() {
         for mode in Mode::all() {
             const N: usize = 48;
             const SIZE: usize = 256 * 1024;
-            // 12 MiB against a reader that sleeps first: the client's blocking writes
-            // must wait for the socket, and every byte must arrive in order.
+            // 12 MiB against a reader that starts only once the client's writes wait
+            // for the socket (an event: its bytes queue in its send buffer); every byte
+            // must arrive in order.
             let (addr, h) = mode.serve(|mut s| {
-                thread::sleep(Duration::from_millis(300));
+                s.handshake().unwrap();
+                let (ours, theirs) = (s.local_addr().unwrap(), s.peer_addr().unwrap());
+                net_events::wait_backed_up(theirs, ours);
                 for i in 0..N {
                     match s.recv().unwrap() {
                         Some(Message::Binary(b)) => assert!(b == &pattern(SIZE, i)[..], "{i}"),

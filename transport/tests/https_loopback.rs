@@ -8,6 +8,7 @@
 #![cfg(feature = "tls")]
 
 mod https_util;
+mod net_events;
 mod tls_util;
 
 use std::io::{Read, Write};
@@ -147,7 +148,8 @@ fn stale_tls_connection_is_retried_for_get() {
     }
     assert_eq!(c.stats().retries, 1);
     c.send(&w.get("/b").finish().unwrap(), &mut r).unwrap();
-    thread::sleep(Duration::from_millis(20));
+    // Every byte the server sent (its session tickets too) has arrived.
+    net_events::wait_delivered(([127, 0, 0, 1], port).into(), c.local_addr().unwrap());
     // The idle probe finds this live connection alive (not closed by the server).
     let resp = c
         .send(&w.post("/c").body(b"x").finish().unwrap(), &mut r)
@@ -188,11 +190,16 @@ fn idle_probe_sees_close_notify_and_reconnects_before_post() {
                 .unwrap();
             s.flush().unwrap();
             if i == 0 {
-                // Idle close: close_notify, then FIN.
-                thread::sleep(Duration::from_millis(50));
+                // Idle close, once the client has read the response: close_notify,
+                // then FIN.
+                let (ours, theirs) = (
+                    s.get_ref().local_addr().unwrap(),
+                    s.get_ref().peer_addr().unwrap(),
+                );
+                net_events::wait_delivered(ours, theirs);
+                net_events::wait_read(theirs, ours);
                 s.send_close_notify().unwrap();
                 s.get_ref().shutdown(std::net::Shutdown::Write).unwrap();
-                thread::sleep(Duration::from_millis(200));
             }
         }
         posts
@@ -203,7 +210,10 @@ fn idle_probe_sees_close_notify_and_reconnects_before_post() {
         .unwrap();
     let (mut w, mut r) = parts(&c);
     c.send(&w.get("/a").finish().unwrap(), &mut r).unwrap();
-    thread::sleep(Duration::from_millis(150));
+    // The server's close_notify and FIN have arrived, and the connection has been idle
+    // longer than the probe threshold (a lower bound on the client's own clock).
+    net_events::wait_peer_closed(c.local_addr().unwrap());
+    thread::sleep(Duration::from_millis(110));
     let resp = c
         .send(&w.post("/b").body(b"x").finish().unwrap(), &mut r)
         .unwrap();

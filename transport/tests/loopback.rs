@@ -6,6 +6,8 @@ mod ws_util;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener as StdListener, TcpStream as StdStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -191,21 +193,26 @@ fn close_timeout_when_the_peer_never_answers() {
     // A raw peer that completes the handshake and then stays silent.
     let listener = StdListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
+    // It holds the connection open until the client has timed out (an event: a peer
+    // that slept a while could close first on a loaded machine).
+    let (done, wait) = std::sync::mpsc::channel::<()>();
     let h = thread::spawn(move || {
         let (mut s, _) = listener.accept().unwrap();
         let key = read_head(&mut s);
         s.write_all(accept_response(&key).as_bytes()).unwrap();
-        thread::sleep(Duration::from_secs(2));
+        let _ = wait.recv();
     });
     let mut c = client_builder()
         .close_timeout(Duration::from_millis(200))
         .connect(&url(addr))
         .unwrap();
-    c.close(CloseCode::NORMAL, "").unwrap();
     let start = Instant::now();
+    c.close(CloseCode::NORMAL, "").unwrap();
     assert!(matches!(c.recv(), Err(Error::CloseTimeout)));
-    assert!(start.elapsed() < Duration::from_secs(2));
+    // Not before the close timeout (how long after it depends on the machine).
+    assert!(start.elapsed() >= Duration::from_millis(200));
     assert!(c.is_closed());
+    done.send(()).unwrap();
     h.join().unwrap();
 }
 
@@ -239,8 +246,19 @@ fn read_timeout_leaves_the_connection_usable() {
 fn evented_backpressure_loses_nothing() {
     const COUNT: usize = 600;
     const SIZE: usize = 64 * 1024;
-    let (addr, h) = serve(server_builder(), |mut s| {
-        thread::sleep(Duration::from_millis(300));
+    // The server starts reading once the client met backpressure (an event, not a
+    // guess of how long the client takes to fill the socket and its buffer).
+    let full = Arc::new(AtomicBool::new(false));
+    let seen_full = Arc::clone(&full);
+    let (addr, h) = serve(server_builder(), move |mut s| {
+        let deadline = Instant::now() + T;
+        while !seen_full.load(Ordering::SeqCst) {
+            assert!(
+                Instant::now() < deadline,
+                "the client never met backpressure"
+            );
+            thread::sleep(Duration::from_millis(2));
+        }
         for i in 0..COUNT {
             match s.recv().unwrap() {
                 Some(Message::Binary(b)) => {
@@ -283,6 +301,7 @@ fn evented_backpressure_loses_nothing() {
                 Ok(()) => break,
                 Err(Error::Backpressure) => {
                     backpressure += 1;
+                    full.store(true, Ordering::SeqCst);
                     while {
                         c.flush().unwrap();
                         c.wants_write()

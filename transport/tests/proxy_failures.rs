@@ -39,7 +39,12 @@ fn fake(act: Act, n: usize) -> SocketAddr {
                     let _ = s.write_all(bytes);
                 }
                 Act::Close => {}
-                Act::Silent => thread::sleep(Duration::from_secs(3)),
+                // Says nothing, holding the connection until the client gives up (an
+                // event: a proxy that slept a while could close first on a loaded
+                // machine).
+                Act::Silent => {
+                    let _ = s.read_to_end(&mut Vec::new());
+                }
             }
         }
     });

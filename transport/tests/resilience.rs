@@ -7,6 +7,8 @@
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream as StdStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -236,7 +238,19 @@ fn peer_that_never_reads_is_throttled_not_buffered() {
         .bind("127.0.0.1:0")
         .unwrap();
     let addr = server.local_addr().unwrap();
-    let h = thread::spawn(move || echo_loop(server, |s| s.closed >= 1));
+    // Set once the server has met backpressure and paused reading from us (an event
+    // the client waits for: on a loaded machine the server may not have run at all by
+    // the time the client's sends stall on the kernel buffers).
+    let paused = Arc::new(AtomicBool::new(false));
+    let server_paused = Arc::clone(&paused);
+    let h = thread::spawn(move || {
+        echo_loop(server, |s| {
+            if s.backpressure > 0 && s.reads_paused > 0 {
+                server_paused.store(true, Ordering::SeqCst);
+            }
+            s.closed >= 1
+        })
+    });
 
     let mut c = Client::builder()
         .read_timeout(Some(T))
@@ -256,7 +270,8 @@ fn peer_that_never_reads_is_throttled_not_buffered() {
         m
     };
 
-    // Phase 1: send, never read, until sends have made no progress for 500 ms.
+    // Phase 1: send, never read, until the server has paused reading from us and our
+    // sends have made no progress for 500 ms since.
     let mut sent = 0;
     let mut stalled_since: Option<Instant> = None;
     let deadline = Instant::now() + T;
@@ -268,9 +283,11 @@ fn peer_that_never_reads_is_throttled_not_buffered() {
                 stalled_since = None;
             }
             Err(Error::Backpressure) => {
-                let since = *stalled_since.get_or_insert_with(Instant::now);
-                if since.elapsed() > Duration::from_millis(500) {
-                    break;
+                if paused.load(Ordering::SeqCst) {
+                    let since = *stalled_since.get_or_insert_with(Instant::now);
+                    if since.elapsed() > Duration::from_millis(500) {
+                        break;
+                    }
                 }
                 c.flush().unwrap();
                 poll.poll(&mut events, Some(Duration::from_millis(50)))

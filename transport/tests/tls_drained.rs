@@ -5,6 +5,7 @@
 
 #![cfg(feature = "tls")]
 
+mod net_events;
 mod tls_util;
 
 use std::io::{Read, Write};
@@ -23,6 +24,7 @@ fn drained_only_when_socket_and_stream_are_empty() {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap();
     let (go, wait) = mpsc::channel::<()>();
+    let (written_tx, written) = mpsc::channel::<()>();
     let h = thread::spawn(move || {
         let (s, _) = l.accept().unwrap();
         s.set_nodelay(true).unwrap();
@@ -34,6 +36,7 @@ fn drained_only_when_socket_and_stream_are_empty() {
         s.write_all(b"bb").unwrap();
         s.write_all(b"cc").unwrap();
         s.flush().unwrap();
+        written_tx.send(()).unwrap();
         wait.recv().unwrap();
     });
     let sock = TcpStream::connect(addr).unwrap();
@@ -47,7 +50,9 @@ fn drained_only_when_socket_and_stream_are_empty() {
     assert!(c.is_drained());
 
     go.send(()).unwrap();
-    thread::sleep(Duration::from_millis(100));
+    // Both records written, and arrived in our socket.
+    written.recv().unwrap();
+    net_events::wait_delivered(addr, c.get_ref().local_addr().unwrap());
     // One byte of the first record: the rest of it (and the second record) wait.
     let n = c.read(&mut buf[..1]).unwrap();
     assert_eq!(&buf[..n], b"b");

@@ -12,7 +12,7 @@ mod ws_util;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener as StdListener, TcpStream as StdStream};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::mpsc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -120,6 +120,11 @@ fn wss_evented_both_sides_under_backpressure() {
         .bind("127.0.0.1:0")
         .unwrap();
     let addr = server.local_addr().unwrap();
+    // Set by the client when a send meets backpressure: the server, stalled after the
+    // first message, reads on from then (an event, not a guess of how long the client
+    // takes to fill the socket and its buffer).
+    let full = Arc::new(AtomicBool::new(false));
+    let seen_full = Arc::clone(&full);
     let h = thread::spawn(move || {
         let mut poll = Poll::new().unwrap();
         poll.registry()
@@ -150,8 +155,12 @@ fn wss_evented_both_sides_under_backpressure() {
                 match c.try_recv().unwrap() {
                     Some(Message::Binary(b)) => {
                         if got == 0 {
-                            // Stop reading for a while once the burst is under way.
-                            thread::sleep(Duration::from_millis(300));
+                            // Stop reading once the burst is under way, until the
+                            // client's buffer is full.
+                            while !seen_full.load(Ordering::SeqCst) {
+                                assert!(Instant::now() < deadline, "no backpressure");
+                                thread::sleep(Duration::from_millis(2));
+                            }
                         }
                         assert_eq!(b.len(), SIZE);
                         assert_eq!(&b[..8], &(got as u64).to_le_bytes(), "order");
@@ -216,6 +225,7 @@ fn wss_evented_both_sides_under_backpressure() {
                 Ok(()) => break,
                 Err(Error::Backpressure) => {
                     backpressure += 1;
+                    full.store(true, Ordering::SeqCst);
                     while {
                         c.flush().unwrap();
                         c.wants_write()

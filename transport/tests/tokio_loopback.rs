@@ -5,6 +5,7 @@
 //! multi-thread).
 #![cfg(all(feature = "tokio", unix))]
 
+mod net_events;
 mod ws_util;
 
 use std::future::Future;
@@ -304,9 +305,11 @@ async fn server_initiated_close_discards_late_data() {
 
 #[tokio::test]
 async fn close_timeout_when_the_peer_never_answers() {
+    // The server holds the connection without reading it until the client has timed
+    // out (an event: a server that slept a while could close first on a loaded machine).
+    let (done, wait) = tokio::sync::oneshot::channel::<()>();
     let (addr, h) = serve(server_builder(), |s| async move {
-        // Hold the connection without reading it.
-        tokio::time::sleep(Duration::from_secs(2)).await;
+        let _ = wait.await;
         drop(s);
     })
     .await;
@@ -315,18 +318,22 @@ async fn close_timeout_when_the_peer_never_answers() {
         .connect(&url(addr))
         .await
         .unwrap();
-    c.close(CloseCode::NORMAL, "").await.unwrap();
     let started = std::time::Instant::now();
+    c.close(CloseCode::NORMAL, "").await.unwrap();
     assert!(matches!(c.recv().await, Err(Error::CloseTimeout)));
-    assert!(started.elapsed() < Duration::from_secs(2));
+    // Not before the close timeout (how long after it depends on the machine).
+    assert!(started.elapsed() >= Duration::from_millis(200));
     assert!(c.is_closed());
+    done.send(()).unwrap();
     h.await.unwrap();
 }
 
 #[tokio::test]
 async fn read_timeout_leaves_the_connection_usable() {
+    // The server sends once the client's first read has timed out (an event).
+    let (timed_out, wait) = tokio::sync::oneshot::channel::<()>();
     let (addr, h) = serve(server_builder(), |mut s| async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        wait.await.unwrap();
         s.send_text("late but fine").await.unwrap();
         while s.recv().await.unwrap().is_some() {}
     })
@@ -337,6 +344,7 @@ async fn read_timeout_leaves_the_connection_usable() {
         .await
         .unwrap();
     assert!(matches!(c.recv().await, Err(Error::ReadTimeout)));
+    timed_out.send(()).unwrap();
     let mut got = None;
     for _ in 0..100 {
         match c.recv().await {
@@ -360,7 +368,16 @@ async fn backpressure_waits_for_room_and_loses_nothing() {
     // sends await room instead of failing, and everything arrives in order.
     const N: usize = 200;
     let (addr, h) = serve(server_builder(), |mut s| async move {
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        // Start reading once the client's bytes wait in its socket (the socket is full).
+        let (ours, theirs) = (s.local_addr().unwrap(), s.peer_addr().unwrap());
+        let deadline = std::time::Instant::now() + T;
+        while net_events::tcp(theirs, Some(ours)).is_none_or(|t| t.tx == 0) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the client never backed up"
+            );
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
         for i in 0..N {
             match s.recv().await.unwrap() {
                 Some(Message::Binary(b)) => {
@@ -436,7 +453,7 @@ where
 #[tokio::test]
 async fn recv_is_cancellation_safe_in_select() {
     // Two binary messages, each trickled in pieces (a split header, then the payload in
-    // thirds) with pauses longer than the select! timer.
+    // thirds) with a pause after each piece until the select! timer has won.
     let payload: Vec<u8> = pattern(30_000);
     let frame = {
         let mut f = vec![0x82, 126, (30_000u16 >> 8) as u8, 30_000u16 as u8];
@@ -444,6 +461,9 @@ async fn recv_is_cancellation_safe_in_select() {
         f
     };
     let pieces = [0..1, 1..4, 4..10_004, 10_004..20_004, 20_004..frame.len()];
+    // After each piece the server waits for a timer win of the client (an event, sent
+    // on `tick`), not for a time the client may or may not get to run in.
+    let (tick, ticked) = std::sync::mpsc::channel::<()>();
     let (addr, h) = raw_server({
         let frame = frame.clone();
         move |mut s| {
@@ -451,7 +471,8 @@ async fn recv_is_cancellation_safe_in_select() {
                 for r in pieces.clone() {
                     s.write_all(&frame[r]).unwrap();
                     s.flush().unwrap();
-                    std::thread::sleep(Duration::from_millis(120));
+                    while ticked.try_recv().is_ok() {}
+                    ticked.recv_timeout(T).unwrap();
                 }
             }
             // Close 1000, unmasked (server to client).
@@ -476,7 +497,10 @@ async fn recv_is_cancellation_safe_in_select() {
                 }
                 other => panic!("{other:?}"),
             },
-            _ = tokio::time::sleep(Duration::from_millis(40)) => ticks += 1,
+            _ = tokio::time::sleep(Duration::from_millis(40)) => {
+                ticks += 1;
+                let _ = tick.send(());
+            }
         }
     }
     assert_eq!(got, 2);

@@ -94,10 +94,13 @@ async fn stream_and_sink_echo_owned_messages() {
 async fn stream_reports_the_close_timeout() {
     let mut server = Server::bind("127.0.0.1:0").await.unwrap();
     let addr = server.local_addr().unwrap();
+    // The server holds the connection, reading nothing, until the client has timed out
+    // (an event: a server that slept a while could close first on a loaded machine).
+    let (done, wait) = tokio::sync::oneshot::channel::<()>();
     let h = tokio::spawn(async move {
         let mut s = server.accept().await.unwrap();
         s.handshake().await.unwrap();
-        tokio::time::sleep(Duration::from_secs(2)).await;
+        let _ = wait.await;
         drop(s);
     });
     let mut c = Client::builder()
@@ -108,5 +111,6 @@ async fn stream_reports_the_close_timeout() {
         .into_messages();
     poll_fn(|cx| Pin::new(&mut c).poll_close(cx)).await.unwrap();
     assert!(matches!(next(&mut c).await, Some(Err(Error::CloseTimeout))));
+    done.send(()).unwrap();
     h.await.unwrap();
 }

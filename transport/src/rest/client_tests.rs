@@ -3,13 +3,16 @@
 //! large requests written in pieces.
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
 use tickwire_codec::http::{Error as HttpError, RequestWriter, ResponseReader};
 
 use super::*;
+
+#[path = "../../tests/net_events/mod.rs"]
+mod net_events;
 
 const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
 
@@ -93,7 +96,9 @@ fn stale_connection_is_retried_for_idempotent_requests() {
         read_request(&mut s).unwrap();
         s.write_all(OK).unwrap();
     });
-    let mut c = Client::builder().build(&url).unwrap();
+    // No idle probe: however long the machine takes, the stale connection is found by
+    // the request itself, which is then retried.
+    let mut c = Client::builder().idle_probe(None).build(&url).unwrap();
     let (mut w, mut r) = parts(&c);
     assert_eq!(
         c.send(&w.get("/1").finish().unwrap(), &mut r)
@@ -101,7 +106,8 @@ fn stale_connection_is_retried_for_idempotent_requests() {
             .status(),
         200
     );
-    thread::sleep(Duration::from_millis(50));
+    // The server closed the connection after answering: its FIN has arrived.
+    net_events::wait_peer_closed(c.local_addr().unwrap());
     let resp = c.send(&w.delete("/2").finish().unwrap(), &mut r).unwrap();
     assert_eq!(resp.status(), 200);
     let s = c.stats();
@@ -121,7 +127,7 @@ fn stale_connection_is_not_retried_for_post() {
     let (mut w, mut r) = parts(&c);
     c.send(&w.post("/1").body(b"a").finish().unwrap(), &mut r)
         .unwrap();
-    thread::sleep(Duration::from_millis(50));
+    net_events::wait_peer_closed(c.local_addr().unwrap());
     match c.send(&w.post("/2").body(b"b").finish().unwrap(), &mut r) {
         Err(Error::ConnectionLost | Error::Io(_)) => {}
         other => panic!("{other:?}"),
@@ -150,7 +156,11 @@ fn idle_probe_replaces_a_closed_connection_before_a_post() {
     let (mut w, mut r) = parts(&c);
     c.send(&w.post("/1").body(b"a").finish().unwrap(), &mut r)
         .unwrap();
-    thread::sleep(Duration::from_millis(100));
+    // The server's FIN has arrived, and the connection has been idle longer than the
+    // probe threshold (a lower bound on the client's own clock, not a guess about the
+    // server).
+    net_events::wait_peer_closed(c.local_addr().unwrap());
+    thread::sleep(Duration::from_millis(40));
     let resp = c
         .send(&w.patch("/2").body(b"b").finish().unwrap(), &mut r)
         .unwrap();
@@ -195,9 +205,12 @@ fn response_in_single_bytes_and_head_request() {
         read_request(&mut s).unwrap();
         s.set_nodelay(true).unwrap();
         let resp = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2;x=y\r\nde\r\n0\r\nT: 1\r\n\r\n";
+        // One byte at a time, each read by the client before the next is sent.
+        let (ours, theirs) = (s.local_addr().unwrap(), s.peer_addr().unwrap());
         for b in resp {
             s.write_all(&[*b]).unwrap();
-            thread::sleep(Duration::from_micros(200));
+            net_events::wait_delivered(ours, theirs);
+            net_events::wait_read(theirs, ours);
         }
         read_request(&mut s).unwrap();
         // A HEAD response announces a length but has no body.
@@ -230,7 +243,8 @@ fn response_in_single_bytes_and_head_request() {
 fn large_request_is_written_whole_to_a_slow_reader() {
     const LEN: usize = 8 << 20;
     let (url, h) = server(1, |_, mut s| {
-        thread::sleep(Duration::from_millis(200)); // let the client fill the socket
+        // Read only once the client's writes back up against the full socket.
+        net_events::wait_backed_up(s.peer_addr().unwrap(), s.local_addr().unwrap());
         let req = read_request(&mut s).unwrap();
         s.write_all(OK).unwrap();
         req
@@ -249,11 +263,15 @@ fn large_request_is_written_whole_to_a_slow_reader() {
 
 #[test]
 fn read_timeout_is_a_typed_error() {
-    let (url, h) = server(1, |_, mut s| {
+    // Half a response, then silence: the socket stays open until the client has seen
+    // its timeout (an event; a server that slept a while could close first on a
+    // loaded machine, and the client would see the end of the stream instead).
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let done_rx = std::sync::Mutex::new(done_rx);
+    let (url, h) = server(1, move |_, mut s| {
         read_request(&mut s).unwrap();
-        // Half a response, then silence.
         s.write_all(b"HTTP/1.1 200 OK\r\n").unwrap();
-        thread::sleep(Duration::from_millis(600));
+        let _ = done_rx.lock().unwrap().recv();
     });
     let mut c = Client::builder()
         .read_timeout(Some(Duration::from_millis(150)))
@@ -265,6 +283,7 @@ fn read_timeout_is_a_typed_error() {
         other => panic!("{other:?}"),
     }
     assert!(!c.is_connected());
+    done_tx.send(()).unwrap();
     h.join().unwrap();
 }
 
@@ -528,17 +547,29 @@ fn reader_is_cleared_for_a_connection_opened_ahead_of_the_request() {
 
 #[test]
 fn a_connection_with_unsolicited_bytes_is_replaced() {
-    // 0: the 408 comes with the response (it lands in the reader);
-    // 1: it comes later (it waits in the socket: the idle probe sees it).
-    let (url, h) = server(3, |i, mut s| {
+    // 0: the 408 comes with the response (it may land in the reader);
+    // 1: it comes once the client has read the response (it waits in the socket: the
+    //    idle probe sees it).
+    // The client sends its next request only once the 408 has arrived (`sent`, then the
+    // server's send queue empty); the server holds the connection open until the client
+    // drops it (end of stream), so nothing but the 408 can tell the client it is stale.
+    let (sent_tx, sent_rx) = std::sync::mpsc::channel::<(SocketAddr, SocketAddr)>();
+    let sent_tx = std::sync::Mutex::new(sent_tx);
+    let (url, h) = server(3, move |i, mut s| {
         read_request(&mut s).unwrap();
         s.write_all(OK).unwrap();
+        let (ours, theirs) = (s.local_addr().unwrap(), s.peer_addr().unwrap());
+        if i == 1 {
+            net_events::wait_delivered(ours, theirs);
+            net_events::wait_read(theirs, ours);
+        }
         if i < 2 {
-            thread::sleep(Duration::from_millis(50 * i as u64));
             // A server giving up on an idle connection, before closing it.
             s.write_all(b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n")
                 .unwrap();
-            thread::sleep(Duration::from_millis(300));
+            sent_tx.lock().unwrap().send((ours, theirs)).unwrap();
+            let mut rest = Vec::new();
+            let _ = s.read_to_end(&mut rest);
         }
     });
     let mut c = Client::builder()
@@ -551,7 +582,13 @@ fn a_connection_with_unsolicited_bytes_is_replaced() {
         // Never answered by the 408: the connection is replaced first.
         assert_eq!((resp.status(), resp.body()), (200, &b"ok"[..]));
         assert_eq!(c.stats().connects, i);
-        thread::sleep(Duration::from_millis(100));
+        if i < 3 {
+            let (server, client) = sent_rx.recv().unwrap();
+            net_events::wait_delivered(server, client);
+            // Idle longer than the probe threshold (a lower bound on the client's own
+            // clock).
+            thread::sleep(Duration::from_millis(40));
+        }
     }
     let s = c.stats();
     assert_eq!((s.connects, s.stale_probed, s.retries), (3, 2, 0));

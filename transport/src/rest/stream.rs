@@ -166,6 +166,15 @@ mod tests {
         HttpUrl::parse(&format!("http://{host}:{port}")).unwrap()
     }
 
+    /// Poll `stale` until it says so (within a generous deadline).
+    fn wait_stale(c: &mut TcpStream) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !c.stale().unwrap() {
+            assert!(Instant::now() < deadline, "never stale");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     #[test]
     fn tcp_connector_sets_nodelay_and_timeouts() {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -210,14 +219,14 @@ mod tests {
         let (mut srv, _) = l.accept().unwrap();
         assert!(!c.stale().unwrap());
         srv.write_all(b"x").unwrap();
-        std::thread::sleep(Duration::from_millis(50));
-        assert!(c.stale().unwrap());
+        // Stale once the byte arrives (polled: an event, not a guess of how long).
+        wait_stale(&mut c);
         let mut b = [0u8; 1];
         c.read_exact(&mut b).unwrap();
         assert!(!c.stale().unwrap());
         drop(srv);
-        std::thread::sleep(Duration::from_millis(50));
-        assert!(c.stale().unwrap());
+        // Stale once the FIN arrives.
+        wait_stale(&mut c);
         // Still blocking afterwards.
         c.set_read_timeout(Some(Duration::from_millis(10))).unwrap();
         assert_eq!(c.read(&mut b).unwrap(), 0);

@@ -11,7 +11,7 @@
 //! - UTF-8 validation of 128 bytes ([`utf8`]);
 //! - permessage-deflate: inflate and deflate of the 128 B and 2 KiB texts
 //!   ([`deflate`]), beside the uncompressed parse and encode rows.
-//! - floor rows beside the 2 KiB text parse and the server-role encode
+//! - floor rows beside the unmasked text parses and the server-role encode
 //!   ([`floor`]).
 
 mod batch;
