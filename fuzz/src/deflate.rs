@@ -34,9 +34,9 @@ pub struct DeflateSetup {
 
 impl DeflateSetup {
     /// byte 0: bit 0 role, bit 1 client_no_context_takeover, bit 2 server_no_context_takeover,
-    /// bits 3..=5 client window - 8, bits 6..=7 mode (3 is 0); byte 1: bits 0..=2 server window
-    /// - 8, bits 3..=7 fragment size; bytes 2-3: inflated limit (u16 LE); byte 4: chunk seed;
-    /// byte 5: reserved (key seed).
+    /// bits 3..=5 client window minus 8, bits 6..=7 mode (3 is 0); byte 1: bits 0..=2 server
+    /// window minus 8, bits 3..=7 fragment size; bytes 2-3: inflated limit (u16 LE); byte 4:
+    /// chunk seed; byte 5: reserved (key seed).
     pub fn decode(input: &[u8]) -> Option<(DeflateSetup, &[u8])> {
         let (h, rest) = input.split_at_checked(DEFLATE_SETUP_LEN)?;
         let negotiated = Negotiated::new(

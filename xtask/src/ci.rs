@@ -268,6 +268,22 @@ const STEPS: &[Step] = &[
         args: &["test", "--manifest-path", "fuzz/Cargo.toml", "--lib"],
         env: &[("CARGO_TARGET_DIR", "target")],
     },
+    // The fuzz crate's own lints (it is outside the workspace, so the workspace's clippy
+    // step does not see it).
+    Step {
+        name: "fuzz clippy",
+        program: "cargo",
+        args: &[
+            "clippy",
+            "--manifest-path",
+            "fuzz/Cargo.toml",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        env: &[("CARGO_TARGET_DIR", "target")],
+    },
     // Runs this very binary: every cargo-fuzz target for 10 s.
     Step {
         name: "fuzz",

@@ -15,8 +15,11 @@ pub mod ws_frame_reader;
 pub mod ws_handshake_client;
 pub mod ws_handshake_server;
 
+/// A fuzz target's body: one input through the target's invariants.
+pub type Target = fn(&[u8]);
+
 /// Every target by name, as its seed directory under `fuzz/seeds/` is named.
-pub const ALL: &[(&str, fn(&[u8]))] = &[
+pub const ALL: &[(&str, Target)] = &[
     ("http_chunked", http_chunked::run),
     ("http_request_reader", http_request_reader::run),
     ("http_request_writer", http_request_writer::run),
