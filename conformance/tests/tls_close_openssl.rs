@@ -45,8 +45,9 @@ const T: Duration = Duration::from_secs(30);
 /// How long a connection's send queue must stand still before
 /// [`OpenSsl::resume_when_stalled`] resumes the peer: ten times the write timeout (a
 /// loaded machine may not run the writer for a while; the old best-effort closes gave up
-/// after one write timeout), well within the default close timeout of the REST clients
-/// (5 s) and far within the close timeouts of the WebSocket tests ([`T`]).
+/// after one write timeout), far within the close timeouts every test sets ([`T`]). (The
+/// REST tests once kept the default 5 s: on a loaded machine the resumed peer then did
+/// not drain the queue in time and the client dropped the connection mid-record.)
 const STALL: Duration = Duration::from_secs(2);
 /// Write timeout of the connections under test: a write into the stopped peer's full
 /// buffers fails with it, leaving the bytes queued.
@@ -543,9 +544,13 @@ fn big_body_len() -> usize {
 fn rest_failed_write_backed_up() {
     each_variant("restw", |v, ca, _, files| {
         let (peer, addr) = OpenSsl::s_server(files, v.flag);
+        // The close (the queued bytes, then close_notify) waits for the resumed server
+        // to drain megabytes: on a loaded machine that can take longer than the default
+        // 5 s close timeout, after which the client drops the connection mid-record.
         let mut c = rest::Client::builder()
             .tls(v.client_config(ca))
             .write_timeout(Some(WRITE_TIMEOUT))
+            .close_timeout(T)
             .read_timeout(Some(T))
             .connect(&format!("https://localhost:{}", addr.port()))
             .unwrap();
@@ -677,7 +682,10 @@ fn tokio_rest_cancelled_send_backed_up() {
     each_variant("trest", |v, ca, _, files| {
         for how in ["cancelled", "write-timeout"] {
             let (peer, addr) = OpenSsl::s_server(files, v.flag);
-            let mut builder = tickwire::tokio::rest::Client::builder().tls(v.client_config(ca));
+            // As in rest_failed_write_backed_up: the close may wait longer than 5 s here.
+            let mut builder = tickwire::tokio::rest::Client::builder()
+                .tls(v.client_config(ca))
+                .close_timeout(T);
             if how == "write-timeout" {
                 builder = builder.write_timeout(Some(WRITE_TIMEOUT));
             }
