@@ -556,7 +556,7 @@ fn rest_failed_write_backed_up() {
         let resume = peer.resume_when_stalled(c.local_addr().unwrap(), addr);
         let req = w.post("/orders").body(&body).finish().unwrap();
         match c.send(&req, &mut r) {
-            Err(rest::Error::WriteTimeout) => {}
+            Err(rest::Error::WriteTimeout { .. }) => {}
             other => panic!("{}: {other:?}", v.name),
         }
         resume.join().unwrap();
@@ -580,7 +580,7 @@ fn rest_failed_read_sends_close_notify() {
         let mut r: ResponseReader<Vec<u8>> = ResponseReader::new(vec![0; 4096]);
         peer.stop();
         match c.send(&w.get("/quote").finish().unwrap(), &mut r) {
-            Err(rest::Error::ReadTimeout) => {}
+            Err(rest::Error::ReadTimeout { .. }) => {}
             other => panic!("{}: {other:?}", v.name),
         }
         peer.resume();
@@ -700,7 +700,7 @@ fn tokio_rest_cancelled_send_backed_up() {
                 let sent = tokio::time::timeout(wait, c.send(&req, &mut r));
                 match (how, sent.await) {
                     ("cancelled", Err(_elapsed)) => {}
-                    ("write-timeout", Ok(Err(rest::Error::WriteTimeout))) => {}
+                    ("write-timeout", Ok(Err(rest::Error::WriteTimeout { .. }))) => {}
                     (_, other) => panic!("{} {how}: {other:?}", v.name),
                 }
             });

@@ -18,7 +18,9 @@ use crate::tls::{TlsError, tls_error};
 /// [`Error::Build`], [`Error::RequestTooLarge`] (found before anything is sent) and
 /// [`Error::PoolExhausted`] the connection is dropped; the next call connects again.
 ///
-/// `Display` (`{}`) says what failed and where, once; the variants that add context to
+/// `Display` (`{}`) says what failed and where, once: the errors of a request in flight
+/// name it (`GET http://127.0.0.1:8080/api/x: read timed out (raise `read_timeout` in
+/// the builder)`); the variants that add context to
 /// an underlying error (`Resolve`, `Connect`) return it from
 /// [`source`](std::error::Error::source) and leave its text out. The alternate form
 /// `{:#}` appends each source's text: `cannot connect to 127.0.0.1:9: Connection
@@ -65,16 +67,39 @@ pub enum Error {
     },
     /// No response byte (or no further response byte) arrived within the read timeout
     /// (`read_timeout` in the builder).
-    ReadTimeout,
+    ReadTimeout {
+        /// The request's method.
+        method: Method,
+        /// The URL it was sent to (`http://host[:port]/path?query`).
+        url: String,
+    },
     /// The socket took no request bytes within the write timeout (`write_timeout` in
     /// the builder).
-    WriteTimeout,
+    WriteTimeout {
+        /// The request's method.
+        method: Method,
+        /// The URL it was sent to.
+        url: String,
+    },
     /// The server closed the connection before the first byte of the response, and the
     /// request was not retried (its method is not idempotent, or it was the retry).
     /// The server may or may not have processed it.
-    ConnectionLost,
-    /// The response broke HTTP/1.1 (or a size limit of the reader).
-    Http(HttpError),
+    ConnectionLost {
+        /// The request's method.
+        method: Method,
+        /// The URL it was sent to.
+        url: String,
+    },
+    /// The response broke HTTP/1.1 (or a size limit of the reader). `error` says how;
+    /// its text is part of this error's text.
+    Http {
+        /// The request's method.
+        method: Method,
+        /// The URL it was sent to.
+        url: String,
+        /// What was wrong with the response.
+        error: HttpError,
+    },
     /// The request could not be built (a [`tickwire_codec::http::RequestWriter`] error).
     Build(BuildError),
     /// Every connection of the pool is in use.
@@ -120,14 +145,71 @@ impl Error {
         match e.kind() {
             io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
                 if write {
-                    Error::WriteTimeout
+                    Error::WriteTimeout {
+                        method: Method::Get,
+                        url: String::new(),
+                    }
                 } else {
-                    Error::ReadTimeout
+                    Error::ReadTimeout {
+                        method: Method::Get,
+                        url: String::new(),
+                    }
                 }
             }
             _ => Error::Io(e),
         }
     }
+
+    /// [`Error::ConnectionLost`] before the request is named
+    /// ([`Error::named`]); allocates nothing.
+    pub(crate) fn connection_lost() -> Error {
+        Error::ConnectionLost {
+            method: Method::Get,
+            url: String::new(),
+        }
+    }
+
+    /// [`Error::Http`] before the request is named ([`Error::named`]); allocates
+    /// nothing.
+    pub(crate) fn http(error: HttpError) -> Error {
+        Error::Http {
+            method: Method::Get,
+            url: String::new(),
+            error,
+        }
+    }
+
+    /// Put `method` and `url` into the error when it is one of the variants that name
+    /// the request they failed (off the success path: the URL is built here).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn named(mut self, method: Method, url: impl FnOnce() -> String) -> Error {
+        match &mut self {
+            Error::ReadTimeout { method: m, url: u }
+            | Error::WriteTimeout { method: m, url: u }
+            | Error::ConnectionLost { method: m, url: u }
+            | Error::Http {
+                method: m, url: u, ..
+            }
+            | Error::RequestTimeout {
+                method: m, url: u, ..
+            } => {
+                *m = method;
+                *u = url();
+            }
+            _ => {}
+        }
+        self
+    }
+}
+
+/// "`METHOD url`: " before the text of an error that names its request (nothing when
+/// it was never named).
+fn request(f: &mut fmt::Formatter<'_>, method: Method, url: &str) -> fmt::Result {
+    if url.is_empty() {
+        return Ok(());
+    }
+    write!(f, "{} {url}: ", method.as_str())
 }
 
 impl fmt::Display for Error {
@@ -149,17 +231,32 @@ impl fmt::Display for Error {
                 f,
                 "connect to {target} timed out (raise `connect_timeout` in the builder)"
             ),
-            Error::ReadTimeout => f.write_str("read timed out (`read_timeout` in the builder)"),
-            Error::WriteTimeout => f.write_str("write timed out (`write_timeout` in the builder)"),
-            Error::ConnectionLost => f.write_str("server closed the connection before responding"),
-            Error::Http(e) => write!(f, "HTTP error: {e}"),
+            Error::ReadTimeout { method, url } => {
+                request(f, *method, url)?;
+                f.write_str("read timed out (raise `read_timeout` in the builder)")
+            }
+            Error::WriteTimeout { method, url } => {
+                request(f, *method, url)?;
+                f.write_str("write timed out (raise `write_timeout` in the builder)")
+            }
+            Error::ConnectionLost { method, url } => {
+                request(f, *method, url)?;
+                f.write_str("server closed the connection before responding")
+            }
+            Error::Http { method, url, error } => {
+                request(f, *method, url)?;
+                write!(f, "invalid HTTP response: {error}")
+            }
             Error::Build(e) => write!(f, "cannot build the request: {e}"),
             Error::PoolExhausted => f.write_str("all pooled connections are in use"),
-            Error::RequestTimeout { method, url, after } => write!(
-                f,
-                "{} {url}: no complete response within the request timeout ({after:?})",
-                method.as_str()
-            ),
+            Error::RequestTimeout { method, url, after } => {
+                request(f, *method, url)?;
+                write!(
+                    f,
+                    "no complete response within the request timeout ({after:?}; raise \
+                     `timeout` in the builder or on the request)"
+                )
+            }
             Error::RequestTooLarge { buffer } => write!(
                 f,
                 "the request does not fit the client's {buffer}-byte request buffer: raise \
@@ -186,8 +283,9 @@ impl std::error::Error for Error {
 }
 
 impl From<HttpError> for Error {
+    /// [`Error::Http`], its request named when the client returns it.
     fn from(e: HttpError) -> Self {
-        Error::Http(e)
+        Error::http(e)
     }
 }
 

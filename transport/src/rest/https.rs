@@ -76,7 +76,9 @@ fn tls_handshake(
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => {
                 return Err(match Error::from_io(e, false) {
-                    Error::ReadTimeout | Error::WriteTimeout => connect_timeout(&tls, host),
+                    Error::ReadTimeout { .. } | Error::WriteTimeout { .. } => {
+                        connect_timeout(&tls, host)
+                    }
                     e => e,
                 });
             }

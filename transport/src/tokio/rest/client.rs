@@ -20,7 +20,7 @@ use super::stream::AsyncStream;
 use crate::net::ClientTls;
 use crate::proxy::{ProxyRules, proxy_options};
 use crate::rest::client::{
-    Failure, methods, name_timeout, read_failed, retryable, timed_out, wait_bound,
+    Failure, methods, name_error, read_failed, retryable, timed_out, wait_bound,
 };
 use crate::rest::options::{RequestOptions, request_options, request_writer, too_large};
 use crate::rest::request::builder_methods;
@@ -353,7 +353,7 @@ impl Core {
         let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         match self.send_by(req, reader, deadline).await {
             Ok(resp) => Ok(resp),
-            Err(e) => Err(name_timeout(e, req, &self.url, &self.host_header, timeout)),
+            Err(e) => Err(name_error(e, req, &self.url, timeout)),
         }
     }
 
@@ -391,7 +391,7 @@ impl Core {
         }
         reader
             .response()
-            .ok_or(Error::Http(HttpError::UnexpectedEof))
+            .ok_or_else(|| Error::http(HttpError::UnexpectedEof))
     }
 
     fn probe_if_idle(&mut self) {
@@ -469,15 +469,15 @@ where
     B: AsRef<[u8]> + AsMut<[u8]>,
 {
     loop {
-        if r.advance().map_err(Error::Http)? {
+        if r.advance().map_err(Error::http)? {
             return Ok(r.response().is_some_and(|resp| resp.keep_alive()));
         }
         if r.is_eof() {
-            return Err(Error::Http(HttpError::UnexpectedEof));
+            return Err(Error::http(HttpError::UnexpectedEof));
         }
         let spare = r.spare_mut();
         if spare.is_empty() {
-            return Err(Error::Http(HttpError::BodyTooLarge));
+            return Err(Error::http(HttpError::BodyTooLarge));
         }
         match conn
             .stream
@@ -486,7 +486,7 @@ where
         {
             Ok(0) => {
                 if *received == 0 {
-                    return Err(Error::ConnectionLost);
+                    return Err(Error::connection_lost());
                 }
                 r.signal_eof();
             }

@@ -139,9 +139,11 @@ impl AsyncStream {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     return Err(match Error::from_io(e, false) {
-                        Error::ReadTimeout | Error::WriteTimeout => Error::ConnectTimeout {
-                            target: crate::error::peer_target(host, tls.get_ref().peer_addr()),
-                        },
+                        Error::ReadTimeout { .. } | Error::WriteTimeout { .. } => {
+                            Error::ConnectTimeout {
+                                target: crate::error::peer_target(host, tls.get_ref().peer_addr()),
+                            }
+                        }
                         e => e,
                     });
                 }
