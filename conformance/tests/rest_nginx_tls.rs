@@ -62,7 +62,7 @@ fn text_served() -> String {
 fn tls_version(c: &Client) -> Option<rustls::ProtocolVersion> {
     c.stream()
         .and_then(|s| s.tls())
-        .and_then(|t| t.codec().protocol_version())
+        .and_then(|t| t.protocol_version())
 }
 
 #[test]

@@ -69,7 +69,7 @@ async fn keep_alive_counted_by_nginx(test: &str) {
             assert!(resp.keep_alive());
         }
     }
-    let version = c.tls().and_then(|t| t.codec().protocol_version());
+    let version = c.tls().and_then(|t| t.protocol_version());
     assert_eq!(version, Some(rustls::ProtocolVersion::TLSv1_3));
     assert_eq!(c.stats().connects, 1);
     let log = n.access_log_of(12);

@@ -409,7 +409,7 @@ fn ws_client_close_handshake_backed_up() {
         close_then_stop(&mut peer, &CLOSE_FROM_SERVER, local, addr);
         flood(|b| c.send_binary(b));
         assert_eq!(
-            c.tls().unwrap().codec().is_records_mode(),
+            c.tls().unwrap().is_records_mode(),
             v.records && v.tls13(),
             "{}",
             v.name
@@ -728,7 +728,7 @@ fn tls_stream_close_notify_into_a_full_buffer() {
         peer.send(b"welcome\n");
         s.read_until(|b| b.ends_with(b"\n"));
         assert_eq!(
-            s.tls.codec().is_records_mode(),
+            s.tls.is_records_mode(),
             v.records && v.tls13(),
             "{}",
             v.name

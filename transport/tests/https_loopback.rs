@@ -355,5 +355,5 @@ fn http_server_on_https_url_is_a_tls_error() {
 fn c_version(c: &Client) -> Option<rustls::ProtocolVersion> {
     c.stream()
         .and_then(|s| s.tls())
-        .and_then(|t| t.codec().protocol_version())
+        .and_then(|t| t.protocol_version())
 }

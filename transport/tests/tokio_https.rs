@@ -66,7 +66,7 @@ async fn keep_alive_chunked_and_sni() {
         .await
         .unwrap();
     assert_eq!(c.host_header(), format!("localhost:{port}"));
-    let version = c.tls().and_then(|t| t.codec().protocol_version());
+    let version = c.tls().and_then(|t| t.protocol_version());
     assert_eq!(version, Some(rustls::ProtocolVersion::TLSv1_3));
     let (mut w, mut r) = parts(&c);
     for i in 0..20 {

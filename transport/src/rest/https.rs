@@ -109,12 +109,14 @@ pub enum HttpStream {
 }
 
 impl HttpStream {
-    /// The TLS stream of an `https://` connection (protocol version, ALPN).
+    /// What the TLS handshake of an `https://` connection agreed on: protocol
+    /// version, ALPN protocol, cipher suite, the server's certificates
+    /// ([`TlsCodec`](crate::tls::TlsCodec)'s getters).
     #[cfg(feature = "tls")]
-    pub fn tls(&self) -> Option<&TlsStream<TcpStream>> {
+    pub fn tls(&self) -> Option<&crate::tls::TlsCodec<Vec<u8>>> {
         match self {
             HttpStream::Tcp(_) => None,
-            HttpStream::Tls(s) => Some(s),
+            HttpStream::Tls(s) => Some(s.codec()),
         }
     }
 }

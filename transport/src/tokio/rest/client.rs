@@ -7,8 +7,6 @@
 //! response borrowed from the client's reader.
 
 use std::net::SocketAddr;
-#[cfg(feature = "tls")]
-use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use tickwire_codec::http::{
@@ -28,7 +26,7 @@ use crate::rest::{Error, HttpUrl, Stats, Timeouts};
 use crate::socket::tokio::dial;
 use crate::socket::{SocketOptions, socket_options};
 #[cfg(feature = "tls")]
-use crate::tls::{TlsConfig, TlsStream};
+use crate::tls::TlsConfig;
 
 /// Settings of an async [`Client`] (and of each connection of a
 /// [`ClientPool`](super::ClientPool)): the blocking
@@ -268,9 +266,11 @@ impl Client {
             .and_then(|c| c.stream.local_addr().ok())
     }
 
-    /// The TLS stream of an open `https://` connection (protocol version, ALPN).
+    /// What the TLS handshake of the open `https://` connection agreed on: protocol
+    /// version, ALPN protocol, cipher suite, the server's certificates
+    /// ([`TlsCodec`](crate::tls::TlsCodec)'s getters).
     #[cfg(feature = "tls")]
-    pub fn tls(&self) -> Option<&TlsStream<TcpStream>> {
+    pub fn tls(&self) -> Option<&crate::tls::TlsCodec<Vec<u8>>> {
         self.core.conn.as_ref().and_then(|c| c.stream.tls())
     }
 

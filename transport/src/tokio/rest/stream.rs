@@ -171,11 +171,11 @@ impl AsyncStream {
         })
     }
 
-    /// The TLS stream of an `https://` connection (protocol version, ALPN).
+    /// What the TLS handshake of an `https://` connection agreed on.
     #[cfg(feature = "tls")]
-    pub fn tls(&self) -> Option<&TlsStream<TcpStream>> {
+    pub fn tls(&self) -> Option<&crate::tls::TlsCodec<Vec<u8>>> {
         match &self.stream {
-            ConnStream::Tls(s) => Some(s),
+            ConnStream::Tls(s) => Some(s.codec()),
             ConnStream::Tcp(_) | ConnStream::Gone => None,
         }
     }
