@@ -175,7 +175,7 @@ async fn pool_from_tasks_and_typed_errors(test: &str) {
     assert!(conns.len() <= 3, "{log:?}");
 
     let kind = |r: Result<Client, Error>| match r {
-        Err(Error::Tls(e)) => e.kind(),
+        Err(Error::Tls { error: e, .. }) => e.kind(),
         other => panic!("not a TLS error: {other:?}"),
     };
     // The certificate names `localhost`, not the IP address.

@@ -728,7 +728,7 @@ fn tls_stream_close_notify_into_a_full_buffer() {
         peer.send(b"welcome\n");
         s.read_until(|b| b.ends_with(b"\n"));
         assert_eq!(
-            s.tls.is_records_mode(),
+            s.tls.codec().is_records_mode(),
             v.records && v.tls13(),
             "{}",
             v.name

@@ -1,6 +1,6 @@
 //! Errors of a request in flight and of an opening handshake name what they failed:
-//! a REST read or write timeout, a connection lost before the response and a garbage
-//! response name the request (`GET http://127.0.0.1:port/api/x`), and a timeout names
+//! a REST read or write timeout, a connection lost before the response, a socket
+//! error and a garbage response name the request (`GET http://127.0.0.1:port/api/x`), and a timeout names
 //! the setting to raise; a WebSocket client's refused or timed-out handshake names the
 //! URL, a server's names the client's address. Blocking and tokio. Each server is a
 //! small thread on 127.0.0.1 that does one thing and then waits for the test to say it
@@ -58,6 +58,21 @@ fn garbage(s: &mut TcpStream) {
 fn hang_up(s: &mut TcpStream) {
     read_head(s);
     s.shutdown(std::net::Shutdown::Write).unwrap();
+}
+
+/// A server on 127.0.0.1 for one connection that reads the request head and resets
+/// the connection (RST: linger 0, then close).
+fn resetting() -> (SocketAddr, JoinHandle<()>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let h = thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        read_head(&mut s);
+        socket2::SockRef::from(&s)
+            .set_linger(Some(Duration::ZERO))
+            .unwrap();
+    });
+    (addr, h)
 }
 
 fn contains(e: &impl std::fmt::Display, needles: &[&str]) {
@@ -128,6 +143,20 @@ fn rest_garbage_response_names_the_request() {
     contains(&e, &[&url, "invalid HTTP response: "]);
     done.send(()).unwrap();
     h.join().unwrap();
+}
+
+#[test]
+fn rest_socket_error_names_the_request() {
+    let (addr, h) = resetting();
+    let mut c = rest::Client::connect(&format!("http://{addr}")).unwrap();
+    let e = c.get("/depth").send().map(|_| ()).unwrap_err();
+    h.join().unwrap();
+    assert!(
+        matches!(&e, rest::Error::Io { error, .. } if error.kind() == std::io::ErrorKind::ConnectionReset),
+        "{e:?}"
+    );
+    let url = format!("http://{addr}/depth: ");
+    contains(&e, &[&url]);
 }
 
 /// What the codec said is part of the text, and matching on it stays one pattern.
@@ -309,6 +338,21 @@ mod on_tokio {
             contains(&e, &[&url, "invalid HTTP response: "]);
         });
         done.send(()).unwrap();
+        h.join().unwrap();
+    }
+
+    #[test]
+    fn rest_socket_error() {
+        let (addr, h) = resetting();
+        run(async {
+            let mut c = trest::Client::builder()
+                .build(&format!("http://{addr}"))
+                .unwrap();
+            let e = c.get("/depth").send().await.map(|_| ()).unwrap_err();
+            assert!(matches!(e, rest::Error::Io { .. }), "{e:?}");
+            let url = format!("http://{addr}/depth: ");
+            contains(&e, &[&url]);
+        });
         h.join().unwrap();
     }
 

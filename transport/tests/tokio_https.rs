@@ -44,9 +44,17 @@ fn parts(c: &Client) -> (RequestWriter<Vec<u8>>, ResponseReader<Vec<u8>>) {
     )
 }
 
+/// The kind of the TLS error `r` failed with; the error names the client's URL.
 fn tls_kind(r: Result<Client, Error>) -> TlsErrorKind {
     match r {
-        Err(Error::Tls(e)) => e.kind(),
+        Err(e @ Error::Tls { .. }) => {
+            let text = e.to_string();
+            assert!(text.starts_with("https://"), "{text}");
+            let Error::Tls { error, .. } = e else {
+                unreachable!()
+            };
+            error.kind()
+        }
         other => panic!("not a TLS error: {other:?}"),
     }
 }
@@ -138,7 +146,11 @@ async fn stale_tls_connection_is_retried_for_get() {
         .await
         .unwrap();
     match c.send(&w.get("/hangup").finish().unwrap(), &mut r).await {
-        Err(Error::Tls(e)) => assert_eq!(e.kind(), TlsErrorKind::Truncated),
+        Err(Error::Tls { url, error }) => {
+            assert_eq!(error.kind(), TlsErrorKind::Truncated);
+            // The error names the request it failed.
+            assert_eq!(url, format!("https://localhost:{port}/hangup"));
+        }
         other => panic!("{other:?}"),
     }
     assert_eq!(c.stats().retries, 1);
@@ -288,9 +300,11 @@ async fn mtls_and_tls13_only() {
     // alert on its first read, a typed TLS error.
     let mut c = builder(ca.client_config()).build(&url).unwrap();
     match c.send(&w.get("/m").finish().unwrap(), &mut r).await {
-        Err(Error::Tls(e)) => assert_eq!(e.kind(), TlsErrorKind::AlertReceived, "{e:?}"),
+        Err(Error::Tls { error: e, .. }) => {
+            assert_eq!(e.kind(), TlsErrorKind::AlertReceived, "{e:?}")
+        }
         // The server's RST can overtake its alert.
-        Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
+        Err(Error::Io { error: e, .. }) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
         other => panic!("{other:?}"),
     }
     join(h).await;

@@ -424,7 +424,7 @@ async fn stale_connection_is_not_retried_for_post() {
         .send(&w.post("/2").body(b"b").finish().unwrap(), &mut r)
         .await
     {
-        Err(Error::ConnectionLost { .. } | Error::Io(_)) => {}
+        Err(Error::ConnectionLost { .. } | Error::Io { .. }) => {}
         other => panic!("{:?}", other.map(|r| r.status())),
     }
     assert_eq!(c.stats().retries, 0);

@@ -269,7 +269,7 @@ impl Failure {
     /// Writing the request failed with `e`.
     pub(crate) fn on_write(e: io::Error) -> Failure {
         match Error::from_io(e, true) {
-            Error::Io(e) if is_disconnect(&e) => Failure::BeforeResponse(Error::Io(e)),
+            e if is_disconnect(&e) => Failure::BeforeResponse(e),
             e => Failure::Fatal(e),
         }
     }
@@ -281,11 +281,14 @@ impl Failure {
         }
         match e {
             Error::ConnectionLost { .. } => Failure::BeforeResponse(e),
-            Error::Io(io) if is_disconnect(&io) => Failure::BeforeResponse(Error::Io(io)),
+            e if is_disconnect(&e) => Failure::BeforeResponse(e),
             // TLS: the server closed without close_notify (nginx does on an idle
             // keep-alive connection).
             #[cfg(feature = "tls")]
-            Error::Tls(TlsError::UnexpectedEof) => Failure::BeforeResponse(e),
+            Error::Tls {
+                error: TlsError::UnexpectedEof,
+                ..
+            } => Failure::BeforeResponse(e),
             e => Failure::Fatal(e),
         }
     }
@@ -428,7 +431,8 @@ impl<C: Connector> Client<C> {
 
     /// Open a connection if none is open.
     pub fn ensure_connected(&mut self) -> Result<(), Error> {
-        self.core.ensure_connected()
+        let r = self.core.ensure_connected();
+        r.map_err(|e| e.at_url(|| self.core.url.display(&self.core.url.path)))
     }
 
     /// Send `req` and read its response into `reader`; the response borrows the reader
@@ -685,7 +689,7 @@ fn set_bound<S: Stream>(
         Ok(()) => conn.shortened = deadline.is_some(),
         // Checked between reads only (see `Stream::set_read_timeout`).
         Err(e) if e.kind() == io::ErrorKind::Unsupported => {}
-        Err(e) => return Err(Error::Io(e)),
+        Err(e) => return Err(Error::io(e)),
     }
     Ok(())
 }
@@ -742,7 +746,10 @@ fn read_some<S: Stream>(stream: &mut S, buf: &mut [u8]) -> io::Result<usize> {
 }
 
 /// Errors that mean the peer dropped the connection.
-fn is_disconnect(e: &io::Error) -> bool {
+fn is_disconnect(e: &Error) -> bool {
+    let Error::Io { error: e, .. } = e else {
+        return false;
+    };
     matches!(
         e.kind(),
         io::ErrorKind::ConnectionReset

@@ -28,15 +28,28 @@ use crate::tls::{TlsError, tls_error};
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
-    /// A socket error (connect refused, reset, ...).
-    Io(io::Error),
+    /// A socket error (reset, broken pipe, ...) on the connection to `url`.
+    Io {
+        /// The URL of the request that met it (the client's URL when no request was
+        /// in flight, as in [`Client::connect`](super::Client::connect)).
+        url: String,
+        /// The socket's error; its text is part of this error's text.
+        error: io::Error,
+    },
     /// The URL could not be parsed (or is not `http://` / `https://`).
     Url(UrlError),
     /// TLS failed (`https://`): the handshake (untrusted CA, wrong host name, expired
     /// certificate, no common version...), a record, or a stream cut without
     /// close_notify. [`TlsError::kind`] classifies it.
     #[cfg(feature = "tls")]
-    Tls(TlsError),
+    Tls {
+        /// The URL of the request that met it (the client's URL when no request was
+        /// in flight).
+        url: String,
+        /// What failed; its text (and what to change, for a certificate error) is
+        /// part of this error's text.
+        error: TlsError,
+    },
     /// An `https://` URL in a build without the `tls` feature: enable it
     /// (`tickwire = { features = ["tls"] }`, on by default).
     TlsDisabled,
@@ -140,7 +153,7 @@ impl Error {
     pub(crate) fn from_io(e: io::Error, write: bool) -> Error {
         #[cfg(feature = "tls")]
         if let Some(tls) = tls_error(&e) {
-            return Error::Tls(tls.clone());
+            return Error::tls(tls.clone());
         }
         match e.kind() {
             io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
@@ -156,7 +169,24 @@ impl Error {
                     }
                 }
             }
-            _ => Error::Io(e),
+            _ => Error::io(e),
+        }
+    }
+
+    /// [`Error::Io`] before the URL is named ([`Error::named`]); allocates nothing.
+    pub(crate) fn io(error: io::Error) -> Error {
+        Error::Io {
+            url: String::new(),
+            error,
+        }
+    }
+
+    /// [`Error::Tls`] before the URL is named ([`Error::named`]); allocates nothing.
+    #[cfg(feature = "tls")]
+    pub(crate) fn tls(error: TlsError) -> Error {
+        Error::Tls {
+            url: String::new(),
+            error,
         }
     }
 
@@ -197,10 +227,33 @@ impl Error {
                 *m = method;
                 *u = url();
             }
+            _ => return self.at_url(url),
+        }
+        self
+    }
+
+    /// Put `url` into an [`Error::Io`] or [`Error::Tls`] not named yet (a failure
+    /// while connecting, outside any request: the client's URL).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn at_url(mut self, url: impl FnOnce() -> String) -> Error {
+        match &mut self {
+            Error::Io { url: u, .. } if u.is_empty() => *u = url(),
+            #[cfg(feature = "tls")]
+            Error::Tls { url: u, .. } if u.is_empty() => *u = url(),
             _ => {}
         }
         self
     }
+}
+
+/// "`url`: " before the text of an error that names where it happened (nothing when it
+/// was never named).
+fn at(f: &mut fmt::Formatter<'_>, url: &str) -> fmt::Result {
+    if url.is_empty() {
+        return Ok(());
+    }
+    write!(f, "{url}: ")
 }
 
 /// "`METHOD url`: " before the text of an error that names its request (nothing when
@@ -215,10 +268,16 @@ fn request(f: &mut fmt::Formatter<'_>, method: Method, url: &str) -> fmt::Result
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Io(e) => e.fmt(f),
+            Error::Io { url, error } => {
+                at(f, url)?;
+                error.fmt(f)
+            }
             Error::Url(e) => write!(f, "invalid URL: {e}"),
             #[cfg(feature = "tls")]
-            Error::Tls(e) => write!(f, "{e}{}", crate::tls::hint(e)),
+            Error::Tls { url, error } => {
+                at(f, url)?;
+                write!(f, "{error}{}", crate::tls::hint(error))
+            }
             Error::TlsDisabled => f.write_str(
                 "https:// needs TLS, and tickwire was built without its `tls` feature: enable it",
             ),
@@ -272,7 +331,7 @@ impl std::error::Error for Error {
     /// their own text; `Io` passes on its own source).
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Io(e) => e.source(),
+            Error::Io { error, .. } => error.source(),
             Error::Resolve {
                 source: Some(e), ..
             } => Some(e),
@@ -309,6 +368,6 @@ impl From<DialError> for Error {
 #[cfg(feature = "tls")]
 impl From<TlsError> for Error {
     fn from(e: TlsError) -> Self {
-        Error::Tls(e)
+        Error::tls(e)
     }
 }

@@ -66,8 +66,8 @@ fn tls_handshake(
             _ => return Err(connect_timeout(&tls, host)),
         };
         let sock = tls.get_ref();
-        sock.set_read_timeout(Some(left)).map_err(Error::Io)?;
-        sock.set_write_timeout(Some(left)).map_err(Error::Io)?;
+        sock.set_read_timeout(Some(left)).map_err(Error::io)?;
+        sock.set_write_timeout(Some(left)).map_err(Error::io)?;
         // `Ok(false)`: the socket timed out (blocking mode); the deadline check above
         // turns that into ConnectTimeout.
         match tls.handshake() {
@@ -85,8 +85,8 @@ fn tls_handshake(
         }
     }
     let sock = tls.get_ref();
-    sock.set_read_timeout(timeouts.read).map_err(Error::Io)?;
-    sock.set_write_timeout(timeouts.write).map_err(Error::Io)?;
+    sock.set_read_timeout(timeouts.read).map_err(Error::io)?;
+    sock.set_write_timeout(timeouts.write).map_err(Error::io)?;
     Ok(tls)
 }
 

@@ -293,7 +293,13 @@ impl Client {
     /// Open a connection if none is open.
     pub async fn ensure_connected(&mut self) -> Result<(), Error> {
         if self.core.conn.is_none() {
-            self.core.conn = Some(self.core.open().await?);
+            match self.core.open().await {
+                Ok(conn) => self.core.conn = Some(conn),
+                Err(e) => {
+                    let url = &self.core.url;
+                    return Err(e.at_url(|| url.display(&url.path)));
+                }
+            }
         }
         Ok(())
     }
@@ -328,7 +334,7 @@ impl Core {
         let tcp = dial(host, port, secure, b.proxy.as_ref(), &b.socket, deadline).await?;
         // Out of tokio (non-blocking stays on); readiness comes back through the
         // stream's registration.
-        let tcp = tcp.into_std().map_err(Error::Io)?;
+        let tcp = tcp.into_std().map_err(Error::io)?;
         let (secure, host) = (self.url.secure, self.url.host.as_str());
         let stream =
             AsyncStream::open(tcp, secure, &b.tls, host, deadline, b.timeouts.close).await?;

@@ -103,7 +103,7 @@ impl AsyncStream {
         deadline: Option<Instant>,
         close_timeout: Duration,
     ) -> Result<AsyncStream, Error> {
-        let ready = Readiness::new(&tcp).map_err(Error::Io)?;
+        let ready = Readiness::new(&tcp).map_err(Error::io)?;
         if !secure {
             return Ok(AsyncStream {
                 stream: ConnStream::Tcp(tcp),
@@ -156,7 +156,7 @@ impl AsyncStream {
             if !ready
                 .wait_for(interest, deadline)
                 .await
-                .map_err(Error::Io)?
+                .map_err(Error::io)?
             {
                 return Err(Error::ConnectTimeout {
                     target: crate::error::peer_target(host, tls.get_ref().peer_addr()),
