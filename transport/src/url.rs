@@ -20,22 +20,37 @@ pub(crate) struct Parts {
     pub resource: String,
 }
 
-/// What [`parse`] found wrong; each side maps it to its own `UrlError`.
+/// What [`parse`] found wrong; each side's `UrlError` has a variant of the same name
+/// that says it in its own words (documented there).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Fault {
-    /// Neither of the two schemes.
     Scheme,
-    /// No host, or a host with characters a host cannot have.
     Host,
-    /// A port that is not a number from 0 to 65535.
     Port,
-    /// `user@host`.
     UserInfo,
-    /// `#fragment`.
     Fragment,
-    /// Whitespace or control characters in the path or query.
     Path,
 }
+
+/// `From<Fault>` for a side's `UrlError`: each fault is the variant of the same name.
+macro_rules! url_error_from_fault {
+    ($error:ty) => {
+        impl From<$crate::url::Fault> for $error {
+            fn from(f: $crate::url::Fault) -> Self {
+                use $crate::url::Fault;
+                match f {
+                    Fault::Scheme => Self::Scheme,
+                    Fault::Host => Self::Host,
+                    Fault::Port => Self::Port,
+                    Fault::UserInfo => Self::UserInfo,
+                    Fault::Fragment => Self::Fragment,
+                    Fault::Path => Self::Path,
+                }
+            }
+        }
+    };
+}
+pub(crate) use url_error_from_fault;
 
 /// Parse `scheme://host[:port][/path][?query]`, where `scheme` is `plain` or `secure`
 /// (ASCII case-insensitive).

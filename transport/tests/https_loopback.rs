@@ -16,7 +16,7 @@ use std::net::TcpListener;
 use std::thread::{self};
 use std::time::Duration;
 
-use https_util::serve;
+use https_util::{serve, tls_kind};
 use tickwire::codec::http::RequestReader;
 use tickwire::rest::{
     Client, ClientBuilder, ClientPool, Error, PoolConfig, RequestWriter, ResponseReader,
@@ -39,21 +39,6 @@ fn parts(c: &Client) -> (RequestWriter<Vec<u8>>, ResponseReader<Vec<u8>>) {
         RequestWriter::new(vec![0; 16 << 10], c.host_header()).unwrap(),
         ResponseReader::new(vec![0; 64 << 10]),
     )
-}
-
-/// The kind of the TLS error `r` failed with; the error names the client's URL.
-fn tls_kind(r: Result<Client, Error>) -> TlsErrorKind {
-    match r {
-        Err(e @ Error::Tls { .. }) => {
-            let text = e.to_string();
-            assert!(text.starts_with("https://"), "{text}");
-            let Error::Tls { error, .. } = e else {
-                unreachable!()
-            };
-            error.kind()
-        }
-        other => panic!("not a TLS error: {other:?}"),
-    }
 }
 
 #[test]

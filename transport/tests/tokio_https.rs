@@ -19,7 +19,7 @@ use std::sync::mpsc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use https_util::serve;
+use https_util::{serve, tls_kind};
 use tickwire::codec::http::RequestReader;
 use tickwire::tls::{TlsConfig, TlsErrorKind, TlsServerConfig, TlsStream, rustls};
 use tickwire::tokio::rest::{
@@ -42,21 +42,6 @@ fn parts(c: &Client) -> (RequestWriter<Vec<u8>>, ResponseReader<Vec<u8>>) {
         RequestWriter::new(vec![0; 64 << 10], c.host_header()).unwrap(),
         ResponseReader::new(vec![0; 64 << 10]),
     )
-}
-
-/// The kind of the TLS error `r` failed with; the error names the client's URL.
-fn tls_kind(r: Result<Client, Error>) -> TlsErrorKind {
-    match r {
-        Err(e @ Error::Tls { .. }) => {
-            let text = e.to_string();
-            assert!(text.starts_with("https://"), "{text}");
-            let Error::Tls { error, .. } = e else {
-                unreachable!()
-            };
-            error.kind()
-        }
-        other => panic!("not a TLS error: {other:?}"),
-    }
 }
 
 /// Join a server thread without blocking the runtime's thread.

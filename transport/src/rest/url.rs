@@ -3,8 +3,6 @@
 
 use std::fmt;
 
-use crate::url::Fault;
-
 /// Why a REST URL was refused.
 ///
 /// ```
@@ -52,18 +50,7 @@ impl fmt::Display for UrlError {
 
 impl std::error::Error for UrlError {}
 
-impl UrlError {
-    fn from_fault(f: Fault) -> UrlError {
-        match f {
-            Fault::Scheme => UrlError::Scheme,
-            Fault::Host => UrlError::Host,
-            Fault::Port => UrlError::Port,
-            Fault::UserInfo => UrlError::UserInfo,
-            Fault::Fragment => UrlError::Fragment,
-            Fault::Path => UrlError::Path,
-        }
-    }
-}
+crate::url::url_error_from_fault!(UrlError);
 
 /// A parsed base URL of a REST endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,7 +69,7 @@ pub struct HttpUrl {
 impl HttpUrl {
     /// Parse `http://host[:port][/path]` or the `https://` form (no query, no fragment).
     pub fn parse(url: &str) -> Result<HttpUrl, UrlError> {
-        let p = crate::url::parse(url, "http", "https").map_err(UrlError::from_fault)?;
+        let p = crate::url::parse(url, "http", "https").map_err(UrlError::from)?;
         if p.resource.contains('?') {
             return Err(UrlError::Query);
         }

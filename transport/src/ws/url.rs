@@ -2,8 +2,6 @@
 
 use std::fmt;
 
-use crate::url::Fault;
-
 /// A parsed WebSocket URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Url {
@@ -53,7 +51,7 @@ impl std::error::Error for UrlError {}
 impl Url {
     /// Parse `ws://host[:port][/path][?query]` or the `wss://` form.
     pub fn parse(url: &str) -> Result<Url, UrlError> {
-        let p = crate::url::parse(url, "ws", "wss").map_err(UrlError::from_fault)?;
+        let p = crate::url::parse(url, "ws", "wss").map_err(UrlError::from)?;
         Ok(Url {
             secure: p.secure,
             host: p.host,
@@ -75,18 +73,7 @@ impl Url {
     }
 }
 
-impl UrlError {
-    fn from_fault(f: Fault) -> UrlError {
-        match f {
-            Fault::Scheme => UrlError::Scheme,
-            Fault::Host => UrlError::Host,
-            Fault::Port => UrlError::Port,
-            Fault::UserInfo => UrlError::UserInfo,
-            Fault::Fragment => UrlError::Fragment,
-            Fault::Path => UrlError::Path,
-        }
-    }
-}
+crate::url::url_error_from_fault!(UrlError);
 
 #[cfg(test)]
 mod tests {
