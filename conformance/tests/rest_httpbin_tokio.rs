@@ -140,7 +140,7 @@ async fn read_timeout_then_a_clean_request() {
     let mut w = RequestWriter::new(vec![0; 4096], c.host_header()).unwrap();
     let mut r: Reader = ResponseReader::new(vec![0; 64 << 10]);
     match c.send(&w.get("/delay/2").finish().unwrap(), &mut r).await {
-        Err(Error::ReadTimeout) => {}
+        Err(Error::ReadTimeout { .. }) => {}
         other => panic!("{:?}", other.map(|r| r.status())),
     }
     assert!(!c.is_connected());

@@ -62,7 +62,7 @@ fn text_served() -> String {
 fn tls_version(c: &Client) -> Option<rustls::ProtocolVersion> {
     c.stream()
         .and_then(|s| s.tls())
-        .and_then(|t| t.codec().protocol_version())
+        .and_then(|t| t.protocol_version())
 }
 
 #[test]
@@ -175,7 +175,7 @@ fn https_wrong_host_and_untrusted_ca_are_typed_errors() {
         return;
     };
     let kind = |r: Result<Client, Error>| match r {
-        Err(Error::Tls(e)) => e.kind(),
+        Err(Error::Tls { error: e, .. }) => e.kind(),
         other => panic!("not a TLS error: {other:?}"),
     };
     // The certificate names `localhost`, not the IP address.

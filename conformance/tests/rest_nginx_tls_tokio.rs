@@ -69,7 +69,7 @@ async fn keep_alive_counted_by_nginx(test: &str) {
             assert!(resp.keep_alive());
         }
     }
-    let version = c.tls().and_then(|t| t.codec().protocol_version());
+    let version = c.tls().and_then(|t| t.protocol_version());
     assert_eq!(version, Some(rustls::ProtocolVersion::TLSv1_3));
     assert_eq!(c.stats().connects, 1);
     let log = n.access_log_of(12);
@@ -175,7 +175,7 @@ async fn pool_from_tasks_and_typed_errors(test: &str) {
     assert!(conns.len() <= 3, "{log:?}");
 
     let kind = |r: Result<Client, Error>| match r {
-        Err(Error::Tls(e)) => e.kind(),
+        Err(Error::Tls { error: e, .. }) => e.kind(),
         other => panic!("not a TLS error: {other:?}"),
     };
     // The certificate names `localhost`, not the IP address.

@@ -410,7 +410,7 @@ fn ws_client_close_handshake_backed_up() {
         close_then_stop(&mut peer, &CLOSE_FROM_SERVER, local, addr);
         flood(|b| c.send_binary(b));
         assert_eq!(
-            c.tls().unwrap().codec().is_records_mode(),
+            c.tls().unwrap().is_records_mode(),
             v.records && v.tls13(),
             "{}",
             v.name
@@ -561,7 +561,7 @@ fn rest_failed_write_backed_up() {
         let resume = peer.resume_when_stalled(c.local_addr().unwrap(), addr);
         let req = w.post("/orders").body(&body).finish().unwrap();
         match c.send(&req, &mut r) {
-            Err(rest::Error::WriteTimeout) => {}
+            Err(rest::Error::WriteTimeout { .. }) => {}
             other => panic!("{}: {other:?}", v.name),
         }
         resume.join().unwrap();
@@ -585,7 +585,7 @@ fn rest_failed_read_sends_close_notify() {
         let mut r: ResponseReader<Vec<u8>> = ResponseReader::new(vec![0; 4096]);
         peer.stop();
         match c.send(&w.get("/quote").finish().unwrap(), &mut r) {
-            Err(rest::Error::ReadTimeout) => {}
+            Err(rest::Error::ReadTimeout { .. }) => {}
             other => panic!("{}: {other:?}", v.name),
         }
         peer.resume();
@@ -708,7 +708,7 @@ fn tokio_rest_cancelled_send_backed_up() {
                 let sent = tokio::time::timeout(wait, c.send(&req, &mut r));
                 match (how, sent.await) {
                     ("cancelled", Err(_elapsed)) => {}
-                    ("write-timeout", Ok(Err(rest::Error::WriteTimeout))) => {}
+                    ("write-timeout", Ok(Err(rest::Error::WriteTimeout { .. }))) => {}
                     (_, other) => panic!("{} {how}: {other:?}", v.name),
                 }
             });

@@ -137,6 +137,7 @@ pub mod socket;
 pub mod tls;
 #[cfg(all(feature = "tokio", unix))]
 pub mod tokio;
+mod url;
 pub mod ws;
 
 /// The sans-IO codec this transport runs on.

@@ -16,7 +16,7 @@ use std::net::TcpListener;
 use std::thread::{self};
 use std::time::Duration;
 
-use https_util::serve;
+use https_util::{serve, tls_kind};
 use tickwire::codec::http::RequestReader;
 use tickwire::rest::{
     Client, ClientBuilder, ClientPool, Error, PoolConfig, RequestWriter, ResponseReader,
@@ -39,13 +39,6 @@ fn parts(c: &Client) -> (RequestWriter<Vec<u8>>, ResponseReader<Vec<u8>>) {
         RequestWriter::new(vec![0; 16 << 10], c.host_header()).unwrap(),
         ResponseReader::new(vec![0; 64 << 10]),
     )
-}
-
-fn tls_kind(r: Result<Client, Error>) -> TlsErrorKind {
-    match r {
-        Err(Error::Tls(e)) => e.kind(),
-        other => panic!("not a TLS error: {other:?}"),
-    }
 }
 
 #[test]
@@ -143,7 +136,11 @@ fn stale_tls_connection_is_retried_for_get() {
     // more on a new connection; that one is dropped too, and its error is returned:
     // the stream was cut without close_notify.
     match c.send(&w.get("/hangup").finish().unwrap(), &mut r) {
-        Err(Error::Tls(e)) => assert_eq!(e.kind(), TlsErrorKind::Truncated),
+        Err(Error::Tls { url, error }) => {
+            assert_eq!(error.kind(), TlsErrorKind::Truncated);
+            // The error names the request it failed.
+            assert_eq!(url, format!("https://localhost:{port}/hangup"));
+        }
         other => panic!("{other:?}"),
     }
     assert_eq!(c.stats().retries, 1);
@@ -285,9 +282,11 @@ fn mtls_and_tls13_only() {
     // read: a typed TLS error either way.
     let mut c = builder(ca.client_config()).build(&url).unwrap();
     match c.send(&w.get("/m").finish().unwrap(), &mut r) {
-        Err(Error::Tls(e)) => assert_eq!(e.kind(), TlsErrorKind::AlertReceived, "{e:?}"),
+        Err(Error::Tls { error: e, .. }) => {
+            assert_eq!(e.kind(), TlsErrorKind::AlertReceived, "{e:?}")
+        }
         // The server's RST can overtake its alert.
-        Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
+        Err(Error::Io { error: e, .. }) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
         other => panic!("{other:?}"),
     }
     h.join().unwrap();
@@ -355,5 +354,5 @@ fn http_server_on_https_url_is_a_tls_error() {
 fn c_version(c: &Client) -> Option<rustls::ProtocolVersion> {
     c.stream()
         .and_then(|s| s.tls())
-        .and_then(|t| t.codec().protocol_version())
+        .and_then(|t| t.protocol_version())
 }

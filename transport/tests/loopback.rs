@@ -478,7 +478,13 @@ fn bad_request_is_refused_with_400() {
     );
     assert!(resp.starts_with("HTTP/1.1 400 "), "{resp}");
     assert!(
-        matches!(err, Error::Handshake(HandshakeError::MissingKey)),
+        matches!(
+            err,
+            Error::Handshake {
+                error: HandshakeError::MissingKey,
+                ..
+            }
+        ),
         "{err:?}"
     );
 }
@@ -492,7 +498,13 @@ fn wrong_version_is_refused_with_426() {
     assert!(resp.starts_with("HTTP/1.1 426 "), "{resp}");
     assert!(resp.contains("Sec-WebSocket-Version: 13"), "{resp}");
     assert!(
-        matches!(err, Error::Handshake(HandshakeError::BadVersion)),
+        matches!(
+            err,
+            Error::Handshake {
+                error: HandshakeError::BadVersion,
+                ..
+            }
+        ),
         "{err:?}"
     );
 }
@@ -509,7 +521,13 @@ fn client_rejects_a_non_101_answer() {
     });
     let err = client_builder().connect(&url(addr)).unwrap_err();
     assert!(
-        matches!(err, Error::Handshake(HandshakeError::BadStatus(404))),
+        matches!(
+            err,
+            Error::Handshake {
+                error: HandshakeError::BadStatus(404),
+                ..
+            }
+        ),
         "{err:?}"
     );
     h.join().unwrap();
@@ -525,7 +543,7 @@ fn handshake_timeout_against_a_listener_that_never_accepts() {
         .handshake_timeout(Duration::from_millis(300))
         .connect(&url(addr))
         .unwrap_err();
-    assert!(matches!(err, Error::HandshakeTimeout), "{err:?}");
+    assert!(matches!(err, Error::HandshakeTimeout { .. }), "{err:?}");
     assert!(start.elapsed() < Duration::from_secs(5));
     drop(listener);
 }
@@ -539,7 +557,7 @@ fn server_handshake_timeout() {
     let addr = server.local_addr().unwrap();
     let h = thread::spawn(move || server.accept().unwrap().handshake().err().unwrap());
     let s = StdStream::connect(addr).unwrap(); // says nothing
-    assert!(matches!(h.join().unwrap(), Error::HandshakeTimeout));
+    assert!(matches!(h.join().unwrap(), Error::HandshakeTimeout { .. }));
     drop(s);
 }
 

@@ -209,7 +209,13 @@ fn check_gate(addr: SocketAddr) {
     // Refused: the ws client sees the status, the raw client the body too.
     let err = Client::connect(&url).unwrap_err();
     assert!(
-        matches!(err, Error::Handshake(HandshakeError::BadStatus(401))),
+        matches!(
+            err,
+            Error::Handshake {
+                error: HandshakeError::BadStatus(401),
+                ..
+            }
+        ),
         "{err:?}"
     );
     let raw = raw_upgrade(addr, "");
@@ -238,7 +244,13 @@ fn check_outcomes(outcomes: Vec<Result<Option<String>, Error>>) {
     assert_eq!(outcomes.len(), 4);
     for o in &outcomes[..2] {
         assert!(
-            matches!(o, Err(Error::Handshake(HandshakeError::Refused(401)))),
+            matches!(
+                o,
+                Err(Error::Handshake {
+                    error: HandshakeError::Refused(401),
+                    ..
+                })
+            ),
             "{o:?}"
         );
     }
@@ -328,7 +340,13 @@ fn hook_mistakes_and_evented_handshake() {
         thread::sleep(Duration::from_millis(1));
     };
     assert!(
-        matches!(err, Error::Handshake(HandshakeError::ProtocolMismatch)),
+        matches!(
+            err,
+            Error::Handshake {
+                error: HandshakeError::ProtocolMismatch,
+                ..
+            }
+        ),
         "{err:?}"
     );
     // The refusal goes out as the socket takes it.
@@ -337,7 +355,13 @@ fn hook_mistakes_and_evented_handshake() {
     }
     let err = c.join().unwrap();
     assert!(
-        matches!(err, Error::Handshake(HandshakeError::BadStatus(400))),
+        matches!(
+            err,
+            Error::Handshake {
+                error: HandshakeError::BadStatus(400),
+                ..
+            }
+        ),
         "{err:?}"
     );
 }

@@ -90,7 +90,7 @@ fn echo_loop(mut server: Server, stop: impl Fn(&Stats) -> bool) -> Stats {
         let mut gone = Vec::new();
         for (&token, e) in conns.iter_mut() {
             if let Err(err) = e.conn.handle_timeout(now) {
-                assert!(matches!(err, Error::HandshakeTimeout), "{err}");
+                assert!(matches!(err, Error::HandshakeTimeout { .. }), "{err}");
                 stats.handshake_timeouts += 1;
                 gone.push(token);
                 continue;

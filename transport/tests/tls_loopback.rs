@@ -18,6 +18,8 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use mio::{Events, Interest, Poll, Token};
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject;
 use tickwire::tls::{TlsConfig, TlsErrorKind, TlsServerConfig, rustls};
 use tickwire::ws::{Client, ClientBuilder, CloseCode, Error, Message, Server, ServerConnection};
 use tls_util::Ca;
@@ -80,11 +82,13 @@ fn wss_echo_blocking_both_directions() {
     let mut c = client(ca.client_config())
         .connect(&format!("wss://localhost:{}/feed", addr.port()))
         .unwrap();
-    let tls = c.tls().unwrap().codec();
+    let tls = c.tls().unwrap();
     assert_eq!(
         tls.protocol_version(),
         Some(rustls::ProtocolVersion::TLSv1_3)
     );
+    let leaf_der = CertificateDer::from_pem_slice(leaf.cert.as_bytes()).unwrap();
+    assert_eq!(tls.peer_certificates().unwrap()[0], leaf_der);
     assert_eq!(c.recv().unwrap(), Some(Message::Text("welcome")));
     for size in [0, 1, 40, 128, 16_384, 16_385, 100_000, 700_000] {
         let data = pattern(size);
@@ -100,6 +104,14 @@ fn wss_echo_blocking_both_directions() {
         c.recv().unwrap(),
         Some(Message::Text(r#"{"px":101.25,"qty":3}"#))
     );
+    // What the handshake agreed on outlives rustls's state (records mode).
+    let tls = c.tls().unwrap();
+    assert!(tls.is_records_mode());
+    assert_eq!(
+        tls.negotiated_cipher_suite().map(|s| s.version().version),
+        Some(rustls::ProtocolVersion::TLSv1_3)
+    );
+    assert_eq!(tls.peer_certificates().unwrap()[0], leaf_der);
     close(&mut c);
     h.join().unwrap();
 }
@@ -384,7 +396,7 @@ fn tls12_only_server() {
     let mut c = client(ca.client_config())
         .connect(&format!("wss://localhost:{}/", addr.port()))
         .unwrap();
-    let version = c.tls().unwrap().codec().protocol_version();
+    let version = c.tls().unwrap().protocol_version();
     assert_eq!(version, Some(rustls::ProtocolVersion::TLSv1_2));
     let data = pattern(70_000);
     c.send_binary(&data).unwrap();
@@ -425,10 +437,7 @@ fn alpn_and_no_verify() {
         .build()
         .unwrap();
     let mut c = client(tls).connect(&format!("wss://{addr}/")).unwrap();
-    assert_eq!(
-        c.tls().unwrap().codec().alpn_protocol(),
-        Some(&b"tickwire/1"[..])
-    );
+    assert_eq!(c.tls().unwrap().alpn_protocol(), Some(&b"tickwire/1"[..]));
     c.send_text("unverified").unwrap();
     assert_eq!(c.recv().unwrap(), Some(Message::Text("unverified")));
     close(&mut c);

@@ -19,7 +19,7 @@ use std::sync::mpsc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use https_util::serve;
+use https_util::{serve, tls_kind};
 use tickwire::codec::http::RequestReader;
 use tickwire::tls::{TlsConfig, TlsErrorKind, TlsServerConfig, TlsStream, rustls};
 use tickwire::tokio::rest::{
@@ -44,13 +44,6 @@ fn parts(c: &Client) -> (RequestWriter<Vec<u8>>, ResponseReader<Vec<u8>>) {
     )
 }
 
-fn tls_kind(r: Result<Client, Error>) -> TlsErrorKind {
-    match r {
-        Err(Error::Tls(e)) => e.kind(),
-        other => panic!("not a TLS error: {other:?}"),
-    }
-}
-
 /// Join a server thread without blocking the runtime's thread.
 async fn join<R: Send + 'static>(h: JoinHandle<R>) -> R {
     ::tokio::task::spawn_blocking(move || h.join().unwrap())
@@ -66,7 +59,7 @@ async fn keep_alive_chunked_and_sni() {
         .await
         .unwrap();
     assert_eq!(c.host_header(), format!("localhost:{port}"));
-    let version = c.tls().and_then(|t| t.codec().protocol_version());
+    let version = c.tls().and_then(|t| t.protocol_version());
     assert_eq!(version, Some(rustls::ProtocolVersion::TLSv1_3));
     let (mut w, mut r) = parts(&c);
     for i in 0..20 {
@@ -138,7 +131,11 @@ async fn stale_tls_connection_is_retried_for_get() {
         .await
         .unwrap();
     match c.send(&w.get("/hangup").finish().unwrap(), &mut r).await {
-        Err(Error::Tls(e)) => assert_eq!(e.kind(), TlsErrorKind::Truncated),
+        Err(Error::Tls { url, error }) => {
+            assert_eq!(error.kind(), TlsErrorKind::Truncated);
+            // The error names the request it failed.
+            assert_eq!(url, format!("https://localhost:{port}/hangup"));
+        }
         other => panic!("{other:?}"),
     }
     assert_eq!(c.stats().retries, 1);
@@ -288,9 +285,11 @@ async fn mtls_and_tls13_only() {
     // alert on its first read, a typed TLS error.
     let mut c = builder(ca.client_config()).build(&url).unwrap();
     match c.send(&w.get("/m").finish().unwrap(), &mut r).await {
-        Err(Error::Tls(e)) => assert_eq!(e.kind(), TlsErrorKind::AlertReceived, "{e:?}"),
+        Err(Error::Tls { error: e, .. }) => {
+            assert_eq!(e.kind(), TlsErrorKind::AlertReceived, "{e:?}")
+        }
         // The server's RST can overtake its alert.
-        Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
+        Err(Error::Io { error: e, .. }) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
         other => panic!("{other:?}"),
     }
     join(h).await;

@@ -568,7 +568,10 @@ async fn bad_request_is_refused_with_400() {
         out
     });
     let mut conn = server.accept().await.unwrap();
-    assert!(matches!(conn.handshake().await, Err(Error::Handshake(_))));
+    assert!(matches!(
+        conn.handshake().await,
+        Err(Error::Handshake { .. })
+    ));
     assert!(raw.await.unwrap().starts_with("HTTP/1.1 400"));
 }
 
@@ -586,7 +589,7 @@ async fn server_handshake_timeout_and_subprotocol() {
     let mut conn = server.accept().await.unwrap();
     assert!(matches!(
         conn.handshake().await,
-        Err(Error::HandshakeTimeout)
+        Err(Error::HandshakeTimeout { .. })
     ));
     drop(silent);
     // Then a real one, offering subprotocols.

@@ -229,7 +229,7 @@ async fn read_timeout_drops_the_connection() {
     let (mut w, mut r) = parts(&c);
     let t0 = Instant::now();
     match c.send(&w.get("/slow").finish().unwrap(), &mut r).await {
-        Err(Error::ReadTimeout) => {}
+        Err(Error::ReadTimeout { .. }) => {}
         other => panic!("{:?}", other.map(|r| r.status())),
     }
     // Not before the read timeout (how long after it depends on the machine).
@@ -424,7 +424,7 @@ async fn stale_connection_is_not_retried_for_post() {
         .send(&w.post("/2").body(b"b").finish().unwrap(), &mut r)
         .await
     {
-        Err(Error::ConnectionLost | Error::Io(_)) => {}
+        Err(Error::ConnectionLost { .. } | Error::Io { .. }) => {}
         other => panic!("{:?}", other.map(|r| r.status())),
     }
     assert_eq!(c.stats().retries, 0);

@@ -12,13 +12,13 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use rustls::client::UnbufferedClientConnection;
-use rustls::pki_types::ServerName;
+use rustls::pki_types::{CertificateDer, ServerName};
 use rustls::server::UnbufferedServerConnection;
 use rustls::unbuffered::{
     ConnectionState, EncodeError, EncodeTlsData, EncryptError, InsufficientSizeError,
     UnbufferedStatus, WriteTraffic,
 };
-use rustls::{ClientConfig, ProtocolVersion, ServerConfig};
+use rustls::{ClientConfig, ProtocolVersion, ServerConfig, SupportedCipherSuite};
 
 use super::error::TlsError;
 use crate::buf::{ReadBuf, WriteBuf};
@@ -291,6 +291,28 @@ impl<B> TlsCodec<B> {
             Side::Client(c) => c.alpn_protocol(),
             Side::Server(s) => s.alpn_protocol(),
             Side::Records(r) => r.alpn(),
+            Side::Gone => None,
+        }
+    }
+
+    /// The cipher suite the handshake agreed on (after the handshake).
+    pub fn negotiated_cipher_suite(&self) -> Option<SupportedCipherSuite> {
+        match &self.side {
+            Side::Client(c) => c.negotiated_cipher_suite(),
+            Side::Server(s) => s.negotiated_cipher_suite(),
+            Side::Records(r) => Some(r.suite()),
+            Side::Gone => None,
+        }
+    }
+
+    /// The peer's certificate chain, end-entity certificate first (DER): the server's
+    /// on a client; on a server, the client's when it presented one. `None` before the
+    /// handshake got that far.
+    pub fn peer_certificates(&self) -> Option<&[CertificateDer<'static>]> {
+        match &self.side {
+            Side::Client(c) => c.peer_certificates(),
+            Side::Server(s) => s.peer_certificates(),
+            Side::Records(r) => r.peer_certificates(),
             Side::Gone => None,
         }
     }
@@ -605,25 +627,31 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> TlsCodec<B> {
         let side = core::mem::replace(&mut self.side, Side::Gone);
         let converted = match side {
             Side::Client(c) => {
-                let alpn = c.alpn_protocol().map(<[u8]>::to_vec);
+                let kept = (
+                    c.alpn_protocol().map(<[u8]>::to_vec),
+                    c.peer_certificates().map(<[_]>::to_vec),
+                );
                 let suite = c.negotiated_cipher_suite();
                 c.dangerous_into_kernel_connection()
-                    .map(|(secrets, k)| (secrets, Kernel::Client(k), suite, alpn))
+                    .map(|(secrets, k)| (secrets, Kernel::Client(k), suite, kept))
             }
             Side::Server(s) => {
-                let alpn = s.alpn_protocol().map(<[u8]>::to_vec);
+                let kept = (
+                    s.alpn_protocol().map(<[u8]>::to_vec),
+                    s.peer_certificates().map(<[_]>::to_vec),
+                );
                 let suite = s.negotiated_cipher_suite();
                 s.dangerous_into_kernel_connection()
-                    .map(|(secrets, k)| (secrets, Kernel::Server(k), suite, alpn))
+                    .map(|(secrets, k)| (secrets, Kernel::Server(k), suite, kept))
             }
             other => {
                 self.side = other;
                 return Ok(());
             }
         };
-        let records = converted.and_then(|(secrets, kernel, suite, alpn)| {
+        let records = converted.and_then(|(secrets, kernel, suite, kept)| {
             let suite = suite.ok_or(rustls::Error::HandshakeNotComplete)?;
-            Records::new(secrets, kernel, suite, alpn)
+            Records::new(secrets, kernel, suite, kept)
         });
         match records {
             Ok(r) => {

@@ -26,6 +26,7 @@ use rustls::crypto::cipher::{
     InboundOpaqueMessage, MessageDecrypter, MessageEncrypter, OutboundChunks, OutboundPlainMessage,
 };
 use rustls::kernel::KernelConnection;
+use rustls::pki_types::CertificateDer;
 use rustls::server::ServerConnectionData;
 use rustls::{
     AlertDescription, ConnectionTrafficSecrets, ContentType, Error, HandshakeType, InvalidMessage,
@@ -72,6 +73,10 @@ impl Kernel {
     }
 }
 
+/// What the handshake agreed on that records mode keeps: the ALPN protocol and the
+/// peer's certificate chain.
+pub(super) type Negotiated = (Option<Vec<u8>>, Option<Vec<CertificateDer<'static>>>);
+
 /// The record layer state of one connection in records mode.
 pub(super) struct Records {
     kernel: Kernel,
@@ -93,6 +98,9 @@ pub(super) struct Records {
     /// Our close_notify went out: we write nothing more (no KeyUpdate answer either).
     tx_closed: bool,
     alpn: Option<Vec<u8>>,
+    /// The peer's certificate chain as the handshake presented it (rustls's state is
+    /// gone in records mode).
+    peer_certs: Option<Vec<CertificateDer<'static>>>,
 }
 
 /// What one [`Records::read`] call ended with.
@@ -148,7 +156,7 @@ impl Records {
         secrets: rustls::ExtractedSecrets,
         kernel: Kernel,
         suite: SupportedCipherSuite,
-        alpn: Option<Vec<u8>>,
+        (alpn, peer_certs): Negotiated,
     ) -> Result<Self, Error> {
         #[allow(unreachable_patterns)] // TLS 1.2 suites exist only with rustls's `tls12`
         let suite = match suite {
@@ -172,12 +180,23 @@ impl Records {
             empty_run: 0,
             tx_closed: false,
             alpn,
+            peer_certs,
         })
     }
 
     /// The ALPN protocol the handshake agreed on.
     pub(super) fn alpn(&self) -> Option<&[u8]> {
         self.alpn.as_deref()
+    }
+
+    /// The cipher suite the handshake agreed on.
+    pub(super) fn suite(&self) -> SupportedCipherSuite {
+        SupportedCipherSuite::Tls13(self.suite)
+    }
+
+    /// The peer's certificate chain, end-entity first.
+    pub(super) fn peer_certificates(&self) -> Option<&[CertificateDer<'static>]> {
+        self.peer_certs.as_deref()
     }
 
     /// Open every complete record in `incoming` (until the caller's slice is full),

@@ -269,7 +269,7 @@ impl Failure {
     /// Writing the request failed with `e`.
     pub(crate) fn on_write(e: io::Error) -> Failure {
         match Error::from_io(e, true) {
-            Error::Io(e) if is_disconnect(&e) => Failure::BeforeResponse(Error::Io(e)),
+            e if is_disconnect(&e) => Failure::BeforeResponse(e),
             e => Failure::Fatal(e),
         }
     }
@@ -280,12 +280,15 @@ impl Failure {
             return Failure::Fatal(e);
         }
         match e {
-            Error::ConnectionLost => Failure::BeforeResponse(e),
-            Error::Io(io) if is_disconnect(&io) => Failure::BeforeResponse(Error::Io(io)),
+            Error::ConnectionLost { .. } => Failure::BeforeResponse(e),
+            e if is_disconnect(&e) => Failure::BeforeResponse(e),
             // TLS: the server closed without close_notify (nginx does on an idle
             // keep-alive connection).
             #[cfg(feature = "tls")]
-            Error::Tls(TlsError::UnexpectedEof) => Failure::BeforeResponse(e),
+            Error::Tls {
+                error: TlsError::UnexpectedEof,
+                ..
+            } => Failure::BeforeResponse(e),
             e => Failure::Fatal(e),
         }
     }
@@ -428,7 +431,8 @@ impl<C: Connector> Client<C> {
 
     /// Open a connection if none is open.
     pub fn ensure_connected(&mut self) -> Result<(), Error> {
-        self.core.ensure_connected()
+        let r = self.core.ensure_connected();
+        r.map_err(|e| e.at_url(|| self.core.url.display(&self.core.url.path)))
     }
 
     /// Send `req` and read its response into `reader`; the response borrows the reader
@@ -501,7 +505,7 @@ impl<C: Connector> Core<C> {
         }
         let reused = self.conn.as_ref().is_some_and(|c| c.responses > 0);
         // Errors get the request's name here, off the success path.
-        let name = |c: &Self, e| name_timeout(e, req, &c.url, &c.host_header, timeout);
+        let name = |c: &Self, e| name_error(e, req, &c.url, timeout);
         match self.attempt(req, reader, deadline) {
             Ok(()) => {}
             Err(Failure::BeforeResponse(_)) if reused && idempotent => {
@@ -515,9 +519,13 @@ impl<C: Connector> Core<C> {
             Err(Failure::BeforeResponse(e) | Failure::Fatal(e)) => return Err(name(self, e)),
         }
         // `attempt` returned Ok only after `advance` finished a response.
-        reader
-            .response()
-            .ok_or(Error::Http(tickwire_codec::http::Error::UnexpectedEof))
+        let lost = || {
+            name(
+                self,
+                Error::http(tickwire_codec::http::Error::UnexpectedEof),
+            )
+        };
+        reader.response().ok_or_else(lost)
     }
 
     /// Replace the connection before sending when it was idle long enough and the server
@@ -552,7 +560,7 @@ impl<C: Connector> Core<C> {
             return Err(Failure::Fatal(timed_out()));
         }
         let Some(conn) = self.conn.as_mut() else {
-            return Err(Failure::Fatal(Error::ConnectionLost));
+            return Err(Failure::Fatal(Error::connection_lost()));
         };
         if conn.responses == 0 {
             // A new connection: whatever the reader holds came from an earlier one.
@@ -602,33 +610,30 @@ pub(crate) fn timed_out() -> Error {
     }
 }
 
-/// Put the request's method and URL and the timeout into a [`timed_out`] error.
+/// Name the request an error of [`Client::send`] failed: its method and URL (the
+/// request target, between the method and " HTTP/1.1", under the client's URL), and for
+/// a [`timed_out`] error the timeout. Only on the way out with an error.
 #[cold]
 #[inline(never)]
-pub(crate) fn name_timeout(
+pub(crate) fn name_error(
     e: Error,
     req: &Request<'_>,
     url: &HttpUrl,
-    host_header: &str,
     timeout: Option<Duration>,
 ) -> Error {
-    match e {
-        Error::RequestTimeout { .. } => {
-            // The request target: between the method and " HTTP/1.1".
-            let line = req.as_bytes().split(|&b| b == b'\r').next().unwrap_or(&[]);
-            let target = line
-                .split(|&b| b == b' ')
-                .nth(1)
-                .map_or(String::new(), |t| String::from_utf8_lossy(t).into_owned());
-            let scheme = if url.secure { "https" } else { "http" };
-            Error::RequestTimeout {
-                method: req.method(),
-                url: format!("{scheme}://{host_header}{target}"),
-                after: timeout.unwrap_or_default(),
-            }
-        }
+    let e = match e {
+        Error::RequestTimeout { method, url, .. } => Error::RequestTimeout {
+            method,
+            url,
+            after: timeout.unwrap_or_default(),
+        },
         e => e,
-    }
+    };
+    e.named(req.method(), || {
+        let line = req.as_bytes().split(|&b| b == b'\r').next().unwrap_or(&[]);
+        let target = line.split(|&b| b == b' ').nth(1).unwrap_or(&[]);
+        url.display(&String::from_utf8_lossy(target))
+    })
 }
 
 /// The longest the next wait for response bytes may take: the read timeout, or what is
@@ -651,7 +656,7 @@ pub(crate) fn wait_bound(
 /// timeout ([`timed_out`]), not the read timeout.
 pub(crate) fn read_failed(e: io::Error, deadline: Option<Instant>) -> Error {
     match Error::from_io(e, false) {
-        Error::ReadTimeout if deadline.is_some_and(|d| Instant::now() >= d) => timed_out(),
+        Error::ReadTimeout { .. } if deadline.is_some_and(|d| Instant::now() >= d) => timed_out(),
         e => e,
     }
 }
@@ -684,7 +689,7 @@ fn set_bound<S: Stream>(
         Ok(()) => conn.shortened = deadline.is_some(),
         // Checked between reads only (see `Stream::set_read_timeout`).
         Err(e) if e.kind() == io::ErrorKind::Unsupported => {}
-        Err(e) => return Err(Error::Io(e)),
+        Err(e) => return Err(Error::io(e)),
     }
     Ok(())
 }
@@ -704,21 +709,21 @@ where
     B: AsRef<[u8]> + AsMut<[u8]>,
 {
     loop {
-        if r.advance().map_err(Error::Http)? {
+        if r.advance().map_err(Error::http)? {
             return Ok(r.response().is_some_and(|resp| resp.keep_alive()));
         }
         if r.is_eof() {
             // `advance` after EOF either completes a close-delimited body or errors.
-            return Err(Error::Http(tickwire_codec::http::Error::UnexpectedEof));
+            return Err(Error::http(tickwire_codec::http::Error::UnexpectedEof));
         }
         if r.spare_mut().is_empty() {
-            return Err(Error::Http(tickwire_codec::http::Error::BodyTooLarge));
+            return Err(Error::http(tickwire_codec::http::Error::BodyTooLarge));
         }
         bound_read(conn, deadline, read)?;
         match read_some(&mut conn.stream, r.spare_mut()) {
             Ok(0) => {
                 if *received == 0 {
-                    return Err(Error::ConnectionLost);
+                    return Err(Error::connection_lost());
                 }
                 r.signal_eof();
             }
@@ -741,7 +746,10 @@ fn read_some<S: Stream>(stream: &mut S, buf: &mut [u8]) -> io::Result<usize> {
 }
 
 /// Errors that mean the peer dropped the connection.
-fn is_disconnect(e: &io::Error) -> bool {
+fn is_disconnect(e: &Error) -> bool {
+    let Error::Io { error: e, .. } = e else {
+        return false;
+    };
     matches!(
         e.kind(),
         io::ErrorKind::ConnectionReset

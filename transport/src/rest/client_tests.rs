@@ -129,7 +129,7 @@ fn stale_connection_is_not_retried_for_post() {
         .unwrap();
     net_events::wait_peer_closed(c.local_addr().unwrap());
     match c.send(&w.post("/2").body(b"b").finish().unwrap(), &mut r) {
-        Err(Error::ConnectionLost | Error::Io(_)) => {}
+        Err(Error::ConnectionLost { .. } | Error::Io { .. }) => {}
         other => panic!("{other:?}"),
     }
     assert_eq!(c.stats().retries, 0);
@@ -279,7 +279,7 @@ fn read_timeout_is_a_typed_error() {
         .unwrap();
     let (mut w, mut r) = parts(&c);
     match c.send(&w.get("/slow").finish().unwrap(), &mut r) {
-        Err(Error::ReadTimeout) => {}
+        Err(Error::ReadTimeout { .. }) => {}
         other => panic!("{other:?}"),
     }
     assert!(!c.is_connected());
@@ -507,7 +507,10 @@ fn malformed_response_is_an_http_error_and_drops_the_connection() {
     let mut c = Client::connect(&url).unwrap();
     let (mut w, mut r) = parts(&c);
     match c.send(&w.get("/").finish().unwrap(), &mut r) {
-        Err(Error::Http(HttpError::ConflictingContentLength)) => {}
+        Err(Error::Http {
+            error: HttpError::ConflictingContentLength,
+            ..
+        }) => {}
         other => panic!("{other:?}"),
     }
     assert!(!c.is_connected());
@@ -614,7 +617,7 @@ fn write_timeout_is_a_typed_error() {
     let mut w = RequestWriter::new(vec![0; (32 << 20) + 4096], c.host_header()).unwrap();
     let mut r: ResponseReader<Vec<u8>> = ResponseReader::new(vec![0; 4096]);
     match c.send(&w.post("/big").body(&body).finish().unwrap(), &mut r) {
-        Err(Error::WriteTimeout) => {}
+        Err(Error::WriteTimeout { .. }) => {}
         other => panic!("{:?}", other.map(|r| r.status())),
     }
     assert!(!c.is_connected());

@@ -66,8 +66,8 @@ fn tls_handshake(
             _ => return Err(connect_timeout(&tls, host)),
         };
         let sock = tls.get_ref();
-        sock.set_read_timeout(Some(left)).map_err(Error::Io)?;
-        sock.set_write_timeout(Some(left)).map_err(Error::Io)?;
+        sock.set_read_timeout(Some(left)).map_err(Error::io)?;
+        sock.set_write_timeout(Some(left)).map_err(Error::io)?;
         // `Ok(false)`: the socket timed out (blocking mode); the deadline check above
         // turns that into ConnectTimeout.
         match tls.handshake() {
@@ -76,15 +76,17 @@ fn tls_handshake(
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => {
                 return Err(match Error::from_io(e, false) {
-                    Error::ReadTimeout | Error::WriteTimeout => connect_timeout(&tls, host),
+                    Error::ReadTimeout { .. } | Error::WriteTimeout { .. } => {
+                        connect_timeout(&tls, host)
+                    }
                     e => e,
                 });
             }
         }
     }
     let sock = tls.get_ref();
-    sock.set_read_timeout(timeouts.read).map_err(Error::Io)?;
-    sock.set_write_timeout(timeouts.write).map_err(Error::Io)?;
+    sock.set_read_timeout(timeouts.read).map_err(Error::io)?;
+    sock.set_write_timeout(timeouts.write).map_err(Error::io)?;
     Ok(tls)
 }
 
@@ -107,12 +109,14 @@ pub enum HttpStream {
 }
 
 impl HttpStream {
-    /// The TLS stream of an `https://` connection (protocol version, ALPN).
+    /// What the TLS handshake of an `https://` connection agreed on: protocol
+    /// version, ALPN protocol, cipher suite, the server's certificates
+    /// ([`TlsCodec`](crate::tls::TlsCodec)'s getters).
     #[cfg(feature = "tls")]
-    pub fn tls(&self) -> Option<&TlsStream<TcpStream>> {
+    pub fn tls(&self) -> Option<&crate::tls::TlsCodec<Vec<u8>>> {
         match self {
             HttpStream::Tcp(_) => None,
-            HttpStream::Tls(s) => Some(s),
+            HttpStream::Tls(s) => Some(s.codec()),
         }
     }
 }

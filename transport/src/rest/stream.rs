@@ -151,8 +151,8 @@ impl TcpConnector {
             &self.socket,
             Some(deadline),
         )?;
-        s.set_read_timeout(timeouts.read).map_err(Error::Io)?;
-        s.set_write_timeout(timeouts.write).map_err(Error::Io)?;
+        s.set_read_timeout(timeouts.read).map_err(Error::io)?;
+        s.set_write_timeout(timeouts.write).map_err(Error::io)?;
         Ok(s)
     }
 }

@@ -1,10 +1,7 @@
-//! `http://` and `https://` base URLs: scheme, host, port and base path. Host and port
-//! are checked by the same rules as WebSocket URLs ([`crate::ws::Url`]); the errors are
-//! REST's own ([`UrlError`]).
+//! `http://` and `https://` base URLs: scheme, host, port and base path. Parsed by the
+//! same rule as WebSocket URLs (`crate::url`); the errors are REST's own ([`UrlError`]).
 
 use std::fmt;
-
-use crate::ws::{Url as WsUrl, UrlError as WsUrlError};
 
 /// Why a REST URL was refused.
 ///
@@ -53,19 +50,7 @@ impl fmt::Display for UrlError {
 
 impl std::error::Error for UrlError {}
 
-impl UrlError {
-    /// The same fault found by the WebSocket URL parser.
-    fn from_ws(e: WsUrlError) -> UrlError {
-        match e {
-            WsUrlError::Scheme => UrlError::Scheme,
-            WsUrlError::Port => UrlError::Port,
-            WsUrlError::UserInfo => UrlError::UserInfo,
-            WsUrlError::Fragment => UrlError::Fragment,
-            WsUrlError::Path => UrlError::Path,
-            _ => UrlError::Host,
-        }
-    }
-}
+crate::url::url_error_from_fault!(UrlError);
 
 /// A parsed base URL of a REST endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,32 +69,28 @@ pub struct HttpUrl {
 impl HttpUrl {
     /// Parse `http://host[:port][/path]` or the `https://` form (no query, no fragment).
     pub fn parse(url: &str) -> Result<HttpUrl, UrlError> {
-        let (scheme, rest) = url.split_once("://").ok_or(UrlError::Scheme)?;
-        let secure = if scheme.eq_ignore_ascii_case("http") {
-            false
-        } else if scheme.eq_ignore_ascii_case("https") {
-            true
-        } else {
-            return Err(UrlError::Scheme);
-        };
-        // Same authority and path rules as ws:// (80) and wss:// (443).
-        let ws = WsUrl::parse(&format!("{}://{rest}", if secure { "wss" } else { "ws" }))
-            .map_err(UrlError::from_ws)?;
-        if ws.resource.contains('?') {
+        let p = crate::url::parse(url, "http", "https").map_err(UrlError::from)?;
+        if p.resource.contains('?') {
             return Err(UrlError::Query);
         }
         Ok(HttpUrl {
-            secure,
-            host: ws.host,
-            port: ws.port,
-            path: ws.resource,
+            secure: p.secure,
+            host: p.host,
+            port: p.port,
+            path: p.resource,
         })
     }
 
     /// The `Host` header value: the host (IPv6 in brackets) and the port when it is not
     /// the scheme's default.
     pub fn host_header(&self) -> String {
-        crate::ws::url::host_header(&self.host, self.port, self.secure)
+        crate::url::host_header(&self.host, self.port, self.secure)
+    }
+
+    /// `http[s]://host[:port]` + `target` (a request target): the URL an error names.
+    pub(crate) fn display(&self, target: &str) -> String {
+        let scheme = if self.secure { "https" } else { "http" };
+        crate::url::display(scheme, &self.host, self.port, self.secure, target)
     }
 }
 

@@ -1,5 +1,5 @@
 //! TLS for the transport: [`TlsConfig`] / [`TlsServerConfig`] (built once, shared) and
-//! [`TlsStream`], the codec's sans-IO [`TlsCodec`](tickwire_codec::tls::TlsCodec) over
+//! [`TlsStream`], the codec's sans-IO [`TlsCodec`] over
 //! a mio socket. `wss://` in [`ws::Client`](crate::ws::Client) and TLS on
 //! [`ws::Server`](crate::ws::Server) run on it.
 //!
@@ -13,7 +13,7 @@ pub use config::{
     ConfigError, TlsConfig, TlsConfigBuilder, TlsServerConfig, TlsServerConfigBuilder, provider,
 };
 pub use stream::{TlsStream, tls_error};
-pub use tickwire_codec::tls::{TlsError, TlsErrorKind, rustls};
+pub use tickwire_codec::tls::{TlsCodec, TlsError, TlsErrorKind, rustls};
 
 /// What to change for a certificate error, in the transport's setting names: appended
 /// to a [`TlsError`]'s text by [`ws::Error`](crate::ws::Error) and

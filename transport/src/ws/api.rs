@@ -203,10 +203,14 @@ macro_rules! connection_api {
                 self.conn.io.stream.tcp()
             }
 
-            /// The TLS layer, for a TLS connection (negotiated ALPN protocol, version).
+            /// What the TLS handshake agreed on, for a TLS connection: protocol
+            /// version, ALPN protocol, cipher suite, the peer's certificates
+            /// ([`TlsCodec`]'s getters).
+            ///
+            /// [`TlsCodec`]: $crate::tls::TlsCodec
             #[cfg(feature = "tls")]
-            pub fn tls(&self) -> Option<&$crate::tls::TlsStream> {
-                self.conn.io.stream.tls()
+            pub fn tls(&self) -> Option<&$crate::tls::TlsCodec<Vec<u8>>> {
+                self.conn.io.stream.tls().map(|t| t.codec())
             }
         }
 

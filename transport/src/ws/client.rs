@@ -125,7 +125,8 @@ impl ClientBuilder {
         // first writes and reads below, under the same handshake timeout.
         let stream = NetStream::client(stream, url.secure, &self.tls, &url.host)?;
         let mut conn = self.start(stream, url, true)?;
-        conn.handshake_blocking(|ws| ws.poll_handshake())?;
+        conn.handshake_blocking(|ws| ws.poll_handshake())
+            .map_err(|e| e.at_peer(|| url.display()))?;
         Ok(Client { conn })
     }
 

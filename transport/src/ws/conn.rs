@@ -40,8 +40,8 @@ pub(crate) type Tx<M> = Sender<Vec<u8>, M>;
 impl From<ConnectionError> for Error {
     fn from(e: ConnectionError) -> Self {
         match e {
-            ConnectionError::Handshake(e) => Error::Handshake(e),
-            ConnectionError::HandshakeTimeout => Error::HandshakeTimeout,
+            ConnectionError::Handshake(e) => Error::from(e),
+            ConnectionError::HandshakeTimeout => Error::handshake_timeout(),
             ConnectionError::Protocol(e) => Error::Protocol(e),
             ConnectionError::CloseTimeout => Error::CloseTimeout,
             ConnectionError::DeadPeer => Error::DeadPeer,
@@ -532,12 +532,12 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                     {
                         Ok(())
                     } else {
-                        Err(Error::HandshakeTimeout)
+                        Err(Error::handshake_timeout())
                     };
                 }
                 Ok(false) => {}
                 Err(e) => {
-                    if matches!(e, Error::Handshake(_)) {
+                    if matches!(e, Error::Handshake { .. }) {
                         let deadline = Instant::now().checked_add(self.io.close_timeout);
                         let _ = self.io.write_all(self.ws.sender(), Deadline::At(deadline));
                         let mut scratch = [0u8; 512];

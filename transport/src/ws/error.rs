@@ -22,7 +22,9 @@ use crate::tls::{TlsError, tls_error};
 ///   `WriteTimeout`, `Encode`, `MessageTooLarge`, `HandshakeInProgress`;
 /// - setup: `Url`, `Resolve`, `Proxy`, `Entropy`, `TlsDisabled`.
 ///
-/// `Display` (`{}`) says what failed and where, once; the variants that add context to
+/// `Display` (`{}`) says what failed and where, once (a handshake error names the URL
+/// or the client's address: `ws://127.0.0.1:9001/feed: opening handshake failed:
+/// unexpected HTTP status 403`); the variants that add context to
 /// an underlying error (`Resolve`, `Connect`) return it from
 /// [`source`](std::error::Error::source) and leave its text out. The alternate form
 /// `{:#}` appends each source's text: `cannot connect to 127.0.0.1:9: Connection
@@ -69,11 +71,21 @@ pub enum Error {
         /// `host:port` connected to.
         target: String,
     },
-    /// The opening handshake did not finish within the handshake timeout.
-    HandshakeTimeout,
+    /// The opening handshake did not finish within the handshake timeout
+    /// (`handshake_timeout` in the builder).
+    HandshakeTimeout {
+        /// Who the handshake was with: the URL (client) or the client's address (server).
+        peer: String,
+    },
     /// The opening handshake failed: the server's answer was not a valid upgrade
     /// (client), or the request was refused with the codec's 4xx response (server).
-    Handshake(HandshakeError),
+    /// `error` says how; its text is part of this error's text.
+    Handshake {
+        /// Who the handshake was with: the URL (client) or the client's address (server).
+        peer: String,
+        /// What was wrong.
+        error: HandshakeError,
+    },
     /// An evented server connection is still in its opening handshake; drive it with
     /// `try_recv` or `handshake` until it is done.
     HandshakeInProgress,
@@ -131,10 +143,16 @@ impl fmt::Display for Error {
                 f,
                 "connect to {target} timed out (raise `connect_timeout` in the builder)"
             ),
-            Error::HandshakeTimeout => f.write_str(
-                "opening handshake timed out (raise `handshake_timeout` in the builder)",
-            ),
-            Error::Handshake(e) => write!(f, "opening handshake failed: {e}"),
+            Error::HandshakeTimeout { peer } => {
+                with_peer(f, peer)?;
+                f.write_str(
+                    "opening handshake timed out (raise `handshake_timeout` in the builder)",
+                )
+            }
+            Error::Handshake { peer, error } => {
+                with_peer(f, peer)?;
+                write!(f, "opening handshake failed: {error}")
+            }
             Error::HandshakeInProgress => f.write_str("opening handshake still in progress"),
             Error::Protocol(e) => {
                 write!(f, "protocol error (close {}): {e}", e.close_code().0)?;
@@ -166,6 +184,37 @@ impl fmt::Display for Error {
             Error::AlreadyClosed => f.write_str("connection already closed"),
         }?;
         crate::error::write_sources(f, self)
+    }
+}
+
+/// "`peer`: " before the text of a handshake error (nothing when it was never named).
+fn with_peer(f: &mut fmt::Formatter<'_>, peer: &str) -> fmt::Result {
+    if peer.is_empty() {
+        return Ok(());
+    }
+    write!(f, "{peer}: ")
+}
+
+impl Error {
+    /// [`Error::HandshakeTimeout`] before the peer is named ([`Error::at_peer`]);
+    /// allocates nothing.
+    pub(crate) fn handshake_timeout() -> Error {
+        Error::HandshakeTimeout {
+            peer: String::new(),
+        }
+    }
+
+    /// Name who a handshake error was with (the client's URL, the server's peer
+    /// address); other errors pass unchanged. Only on the way out with an error.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn at_peer(mut self, name: impl FnOnce() -> String) -> Error {
+        if let Error::Handshake { peer, .. } | Error::HandshakeTimeout { peer } = &mut self
+            && peer.is_empty()
+        {
+            *peer = name();
+        }
+        self
     }
 }
 
@@ -220,8 +269,12 @@ impl From<UrlError> for Error {
 }
 
 impl From<HandshakeError> for Error {
-    fn from(e: HandshakeError) -> Self {
-        Error::Handshake(e)
+    /// [`Error::Handshake`], its peer named when the connection returns it.
+    fn from(error: HandshakeError) -> Self {
+        Error::Handshake {
+            peer: String::new(),
+            error,
+        }
     }
 }
 

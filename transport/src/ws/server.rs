@@ -91,12 +91,12 @@ impl ServerBuilder {
     ///     let mut refused = server.accept()?;
     ///     assert!(matches!(
     ///         refused.handshake(),
-    ///         Err(Error::Handshake(HandshakeError::Refused(401)))
+    ///         Err(Error::Handshake { error: HandshakeError::Refused(401), .. })
     ///     ));
     ///     server.accept()?.handshake()
     /// });
     /// let err = Client::connect(&url).unwrap_err();
-    /// assert!(matches!(err, Error::Handshake(HandshakeError::BadStatus(401))));
+    /// assert!(matches!(err, Error::Handshake { error: HandshakeError::BadStatus(401), .. }));
     /// let client = Client::builder()
     ///     .header("Authorization", "Bearer s3cret")
     ///     .protocol("v2.feed")
@@ -462,12 +462,20 @@ impl ServerConnection {
                 upgrade::answer(decision, fallback, &mut headers, &shared.headers)
             })
         };
-        if self.conn.io.is_blocking() {
-            self.conn.handshake_blocking(advance)?;
-            Ok(true)
+        let r = if self.conn.io.is_blocking() {
+            self.conn.handshake_blocking(advance).map(|()| true)
         } else {
             self.conn.handshake_step(advance)
-        }
+        };
+        r.map_err(|e| self.name_peer(e))
+    }
+
+    /// A handshake error names the client's address.
+    fn name_peer(&self, e: Error) -> Error {
+        e.at_peer(|| match self.conn.io.stream.tcp().peer_addr() {
+            Ok(addr) => format!("client {addr}"),
+            Err(_) => "client (address unknown)".to_owned(),
+        })
     }
 
     pub(super) fn ready(&mut self) -> Result<(), Error> {
@@ -510,6 +518,6 @@ impl ServerConnection {
     }
 
     fn handle_timeout_inner(&mut self, now: Instant) -> Result<(), Error> {
-        self.conn.handle_timeout(now)
+        self.conn.handle_timeout(now).map_err(|e| self.name_peer(e))
     }
 }

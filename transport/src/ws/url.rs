@@ -1,7 +1,6 @@
 //! `ws://` and `wss://` URLs (RFC 6455 §3): scheme, host, port and resource name.
 
 use std::fmt;
-use std::net::Ipv6Addr;
 
 /// A parsed WebSocket URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,106 +51,29 @@ impl std::error::Error for UrlError {}
 impl Url {
     /// Parse `ws://host[:port][/path][?query]` or the `wss://` form.
     pub fn parse(url: &str) -> Result<Url, UrlError> {
-        let (scheme, rest) = url.split_once("://").ok_or(UrlError::Scheme)?;
-        let secure = if scheme.eq_ignore_ascii_case("ws") {
-            false
-        } else if scheme.eq_ignore_ascii_case("wss") {
-            true
-        } else {
-            return Err(UrlError::Scheme);
-        };
-        if rest.contains('#') {
-            return Err(UrlError::Fragment);
-        }
-        let split = rest.find(['/', '?']).unwrap_or(rest.len());
-        let (authority, resource) = rest.split_at(split);
-        if authority.contains('@') {
-            return Err(UrlError::UserInfo);
-        }
-        if !resource.bytes().all(|b| b > b' ' && b != 0x7F) {
-            return Err(UrlError::Path);
-        }
-        let resource = match resource.as_bytes().first() {
-            None => "/".to_owned(),
-            Some(b'?') => format!("/{resource}"),
-            Some(_) => resource.to_owned(),
-        };
-        let (host, port) = split_host_port(authority)?;
-        let port = match port {
-            None => {
-                if secure {
-                    443
-                } else {
-                    80
-                }
-            }
-            Some(p) => parse_port(p)?,
-        };
+        let p = crate::url::parse(url, "ws", "wss").map_err(UrlError::from)?;
         Ok(Url {
-            secure,
-            host: host.to_owned(),
-            port,
-            resource,
+            secure: p.secure,
+            host: p.host,
+            port: p.port,
+            resource: p.resource,
         })
     }
 
     /// The `Host` header value: the host (IPv6 in brackets) and the port when it is
     /// not the scheme's default.
     pub fn host_header(&self) -> String {
-        host_header(&self.host, self.port, self.secure)
+        crate::url::host_header(&self.host, self.port, self.secure)
+    }
+
+    /// The URL as an error names it: `ws[s]://host[:port]/resource`.
+    pub(crate) fn display(&self) -> String {
+        let scheme = if self.secure { "wss" } else { "ws" };
+        crate::url::display(scheme, &self.host, self.port, self.secure, &self.resource)
     }
 }
 
-/// The `Host` header value for `host:port` (IPv6 in brackets), the port left out
-/// when it is the scheme's default (443 when `secure`, else 80). Shared with
-/// `rest::HttpUrl`.
-pub(crate) fn host_header(host: &str, port: u16, secure: bool) -> String {
-    let default = if secure { 443 } else { 80 };
-    let host = if host.contains(':') {
-        format!("[{host}]")
-    } else {
-        host.to_owned()
-    };
-    if port == default {
-        host
-    } else {
-        format!("{host}:{port}")
-    }
-}
-
-/// Split an authority into host and optional port text; check the host.
-fn split_host_port(authority: &str) -> Result<(&str, Option<&str>), UrlError> {
-    if let Some(inner) = authority.strip_prefix('[') {
-        let (v6, after) = inner.split_once(']').ok_or(UrlError::Host)?;
-        v6.parse::<Ipv6Addr>().map_err(|_| UrlError::Host)?;
-        return match after {
-            "" => Ok((v6, None)),
-            _ => match after.strip_prefix(':') {
-                Some(p) => Ok((v6, Some(p))),
-                None => Err(UrlError::Host),
-            },
-        };
-    }
-    let (host, port) = match authority.rsplit_once(':') {
-        Some((h, p)) => (h, Some(p)),
-        None => (authority, None),
-    };
-    let host_ok = !host.is_empty()
-        && host
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'%'));
-    if !host_ok {
-        return Err(UrlError::Host);
-    }
-    Ok((host, port))
-}
-
-fn parse_port(p: &str) -> Result<u16, UrlError> {
-    if p.is_empty() || p.len() > 5 || !p.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(UrlError::Port);
-    }
-    p.parse().map_err(|_| UrlError::Port)
-}
+crate::url::url_error_from_fault!(UrlError);
 
 #[cfg(test)]
 mod tests {

@@ -12,6 +12,7 @@ use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
 use tickwire::codec::http::{RequestReader, ResponseWriter};
+use tickwire::tls::TlsErrorKind;
 use tickwire::tls::rustls::server::{ClientHello, ResolvesServerCert};
 use tickwire::tls::rustls::sign::CertifiedKey;
 use tickwire::tls::{TlsServerConfig, TlsStream};
@@ -157,5 +158,21 @@ fn connection(s: TcpStream, tls: &TlsServerConfig, seen: &Seen, i: usize) {
             }
             Ok(n) => reader.commit(n),
         }
+    }
+}
+
+/// The kind of the TLS error a REST call (blocking or tokio) failed with; the error
+/// names the client's URL.
+pub fn tls_kind<T: std::fmt::Debug>(r: Result<T, tickwire::rest::Error>) -> TlsErrorKind {
+    match r {
+        Err(e @ tickwire::rest::Error::Tls { .. }) => {
+            let text = e.to_string();
+            assert!(text.starts_with("https://"), "{text}");
+            let tickwire::rest::Error::Tls { error, .. } = e else {
+                unreachable!()
+            };
+            error.kind()
+        }
+        other => panic!("not a TLS error: {other:?}"),
     }
 }

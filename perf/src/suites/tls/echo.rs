@@ -145,13 +145,13 @@ fn tickwire(cfg: &RunConfig, peer: usize, n: usize, busy: bool) -> Measurement {
         Ok(Some(Message::Binary(b))) => assert_eq!(b, &p[..], "echo"),
         other => unexpected(&other),
     }
-    let version = c.tls().and_then(|t| t.codec().protocol_version());
+    let version = c.tls().and_then(|t| t.protocol_version());
     assert_eq!(
         version,
         Some(tickwire::tls::rustls::ProtocolVersion::TLSv1_3)
     );
     assert!(
-        c.tls().is_some_and(|t| t.codec().is_records_mode()),
+        c.tls().is_some_and(|t| t.is_records_mode()),
         "TLS 1.3 records mode"
     );
     if busy {

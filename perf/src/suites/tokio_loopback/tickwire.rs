@@ -158,7 +158,7 @@ fn tokio_row(cfg: &RunConfig, peer: usize, tls: bool, text: bool) -> Measurement
     let mut c = rt
         .block_on(builder.connect(&url(tls, addr.port())))
         .expect("connect");
-    check_tls13(c.tls().and_then(|t| t.codec().protocol_version()), tls);
+    check_tls13(c.tls().and_then(|t| t.protocol_version()), tls);
     let p = payload(text);
     let round = async |c: &mut Client| -> u64 {
         let sent = if text {
@@ -194,7 +194,7 @@ fn blocking_row(cfg: &RunConfig, peer: usize, tls: bool, text: bool) -> Measurem
         builder = builder.tls(c);
     }
     let mut c = builder.connect(&url(tls, addr.port())).expect("connect");
-    check_tls13(c.tls().and_then(|t| t.codec().protocol_version()), tls);
+    check_tls13(c.tls().and_then(|t| t.protocol_version()), tls);
     let p = payload(text);
     let round = |c: &mut ws::Client| -> u64 {
         let sent = if text {

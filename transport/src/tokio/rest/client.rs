@@ -7,8 +7,6 @@
 //! response borrowed from the client's reader.
 
 use std::net::SocketAddr;
-#[cfg(feature = "tls")]
-use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use tickwire_codec::http::{
@@ -20,7 +18,7 @@ use super::stream::AsyncStream;
 use crate::net::ClientTls;
 use crate::proxy::{ProxyRules, proxy_options};
 use crate::rest::client::{
-    Failure, methods, name_timeout, read_failed, retryable, timed_out, wait_bound,
+    Failure, methods, name_error, read_failed, retryable, timed_out, wait_bound,
 };
 use crate::rest::options::{RequestOptions, request_options, request_writer, too_large};
 use crate::rest::request::builder_methods;
@@ -28,7 +26,7 @@ use crate::rest::{Error, HttpUrl, Stats, Timeouts};
 use crate::socket::tokio::dial;
 use crate::socket::{SocketOptions, socket_options};
 #[cfg(feature = "tls")]
-use crate::tls::{TlsConfig, TlsStream};
+use crate::tls::TlsConfig;
 
 /// Settings of an async [`Client`] (and of each connection of a
 /// [`ClientPool`](super::ClientPool)): the blocking
@@ -268,9 +266,11 @@ impl Client {
             .and_then(|c| c.stream.local_addr().ok())
     }
 
-    /// The TLS stream of an open `https://` connection (protocol version, ALPN).
+    /// What the TLS handshake of the open `https://` connection agreed on: protocol
+    /// version, ALPN protocol, cipher suite, the server's certificates
+    /// ([`TlsCodec`](crate::tls::TlsCodec)'s getters).
     #[cfg(feature = "tls")]
-    pub fn tls(&self) -> Option<&TlsStream<TcpStream>> {
+    pub fn tls(&self) -> Option<&crate::tls::TlsCodec<Vec<u8>>> {
         self.core.conn.as_ref().and_then(|c| c.stream.tls())
     }
 
@@ -293,7 +293,13 @@ impl Client {
     /// Open a connection if none is open.
     pub async fn ensure_connected(&mut self) -> Result<(), Error> {
         if self.core.conn.is_none() {
-            self.core.conn = Some(self.core.open().await?);
+            match self.core.open().await {
+                Ok(conn) => self.core.conn = Some(conn),
+                Err(e) => {
+                    let url = &self.core.url;
+                    return Err(e.at_url(|| url.display(&url.path)));
+                }
+            }
         }
         Ok(())
     }
@@ -328,7 +334,7 @@ impl Core {
         let tcp = dial(host, port, secure, b.proxy.as_ref(), &b.socket, deadline).await?;
         // Out of tokio (non-blocking stays on); readiness comes back through the
         // stream's registration.
-        let tcp = tcp.into_std().map_err(Error::Io)?;
+        let tcp = tcp.into_std().map_err(Error::io)?;
         let (secure, host) = (self.url.secure, self.url.host.as_str());
         let stream =
             AsyncStream::open(tcp, secure, &b.tls, host, deadline, b.timeouts.close).await?;
@@ -353,7 +359,7 @@ impl Core {
         let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         match self.send_by(req, reader, deadline).await {
             Ok(resp) => Ok(resp),
-            Err(e) => Err(name_timeout(e, req, &self.url, &self.host_header, timeout)),
+            Err(e) => Err(name_error(e, req, &self.url, timeout)),
         }
     }
 
@@ -391,7 +397,7 @@ impl Core {
         }
         reader
             .response()
-            .ok_or(Error::Http(HttpError::UnexpectedEof))
+            .ok_or_else(|| Error::http(HttpError::UnexpectedEof))
     }
 
     fn probe_if_idle(&mut self) {
@@ -469,15 +475,15 @@ where
     B: AsRef<[u8]> + AsMut<[u8]>,
 {
     loop {
-        if r.advance().map_err(Error::Http)? {
+        if r.advance().map_err(Error::http)? {
             return Ok(r.response().is_some_and(|resp| resp.keep_alive()));
         }
         if r.is_eof() {
-            return Err(Error::Http(HttpError::UnexpectedEof));
+            return Err(Error::http(HttpError::UnexpectedEof));
         }
         let spare = r.spare_mut();
         if spare.is_empty() {
-            return Err(Error::Http(HttpError::BodyTooLarge));
+            return Err(Error::http(HttpError::BodyTooLarge));
         }
         match conn
             .stream
@@ -486,7 +492,7 @@ where
         {
             Ok(0) => {
                 if *received == 0 {
-                    return Err(Error::ConnectionLost);
+                    return Err(Error::connection_lost());
                 }
                 r.signal_eof();
             }

@@ -103,7 +103,7 @@ impl AsyncStream {
         deadline: Option<Instant>,
         close_timeout: Duration,
     ) -> Result<AsyncStream, Error> {
-        let ready = Readiness::new(&tcp).map_err(Error::Io)?;
+        let ready = Readiness::new(&tcp).map_err(Error::io)?;
         if !secure {
             return Ok(AsyncStream {
                 stream: ConnStream::Tcp(tcp),
@@ -139,9 +139,11 @@ impl AsyncStream {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     return Err(match Error::from_io(e, false) {
-                        Error::ReadTimeout | Error::WriteTimeout => Error::ConnectTimeout {
-                            target: crate::error::peer_target(host, tls.get_ref().peer_addr()),
-                        },
+                        Error::ReadTimeout { .. } | Error::WriteTimeout { .. } => {
+                            Error::ConnectTimeout {
+                                target: crate::error::peer_target(host, tls.get_ref().peer_addr()),
+                            }
+                        }
                         e => e,
                     });
                 }
@@ -154,7 +156,7 @@ impl AsyncStream {
             if !ready
                 .wait_for(interest, deadline)
                 .await
-                .map_err(Error::Io)?
+                .map_err(Error::io)?
             {
                 return Err(Error::ConnectTimeout {
                     target: crate::error::peer_target(host, tls.get_ref().peer_addr()),
@@ -169,11 +171,11 @@ impl AsyncStream {
         })
     }
 
-    /// The TLS stream of an `https://` connection (protocol version, ALPN).
+    /// What the TLS handshake of an `https://` connection agreed on.
     #[cfg(feature = "tls")]
-    pub fn tls(&self) -> Option<&TlsStream<TcpStream>> {
+    pub fn tls(&self) -> Option<&crate::tls::TlsCodec<Vec<u8>>> {
         match &self.stream {
-            ConnStream::Tls(s) => Some(s),
+            ConnStream::Tls(s) => Some(s.codec()),
             ConnStream::Tcp(_) | ConnStream::Gone => None,
         }
     }

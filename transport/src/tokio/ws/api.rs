@@ -352,9 +352,13 @@ macro_rules! async_api {
                 self.ws.peer_addr()
             }
 
-            /// The TLS layer, for a TLS connection (negotiated ALPN protocol, version).
+            /// What the TLS handshake agreed on, for a TLS connection: protocol
+            /// version, ALPN protocol, cipher suite, the peer's certificates
+            /// ([`TlsCodec`]'s getters).
+            ///
+            /// [`TlsCodec`]: $crate::tls::TlsCodec
             #[cfg(feature = "tls")]
-            pub fn tls(&self) -> Option<&$crate::tls::TlsStream> {
+            pub fn tls(&self) -> Option<&$crate::tls::TlsCodec<Vec<u8>>> {
                 self.ws.tls()
             }
         }

@@ -86,7 +86,13 @@ impl ClientBuilder {
         self.handshake(stream, &url).await
     }
 
+    /// [`handshake_inner`](Self::handshake_inner); a handshake error names `url`.
     async fn handshake(&self, stream: TcpStream, url: &Url) -> Result<Client, Error> {
+        let r = self.handshake_inner(stream, url).await;
+        r.map_err(|e| e.at_peer(|| url.display()))
+    }
+
+    async fn handshake_inner(&self, stream: TcpStream, url: &Url) -> Result<Client, Error> {
         let opts = &self.inner.opts;
         // The socket moves out of tokio into the transport's stream; readiness comes
         // back from tokio's reactor through `Readiness`.

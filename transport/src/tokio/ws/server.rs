@@ -57,7 +57,7 @@ impl ServerBuilder {
     ///     }
     /// });
     /// let err = Client::connect(&url).await.unwrap_err();
-    /// assert!(matches!(err, Error::Handshake(HandshakeError::BadStatus(403))));
+    /// assert!(matches!(err, Error::Handshake { error: HandshakeError::BadStatus(403), .. }));
     /// Client::builder()
     ///     .header("Origin", "https://app.example")
     ///     .connect(&url)
