@@ -26,7 +26,7 @@ use crate::rest::options::{RequestOptions, request_options, request_writer, too_
 use crate::rest::request::builder_methods;
 use crate::rest::{Error, HttpUrl, Stats, Timeouts};
 use crate::socket::tokio::dial;
-use crate::socket::{SocketOptions, socket_options};
+use crate::socket::{RecvMode, SocketOptions, socket_options};
 #[cfg(feature = "tls")]
 use crate::tls::{TlsConfig, TlsStream};
 
@@ -39,6 +39,7 @@ pub struct ClientBuilder {
     socket: SocketOptions,
     proxy: Option<ProxyRules>,
     idle_probe: Option<Duration>,
+    recv_mode: RecvMode,
     tls: ClientTls,
     options: RequestOptions,
 }
@@ -50,6 +51,7 @@ impl Default for ClientBuilder {
             socket: SocketOptions::default(),
             proxy: None,
             idle_probe: Some(Duration::from_secs(1)),
+            recv_mode: RecvMode::Sleep,
             tls: ClientTls::default(),
             options: RequestOptions::default(),
         }
@@ -94,6 +96,17 @@ impl ClientBuilder {
     /// has not closed it (default 1 s; `None`: never check).
     pub fn idle_probe(mut self, after: Option<Duration>) -> Self {
         self.idle_probe = after;
+        self
+    }
+
+    /// How a request waits for its response (default [`RecvMode::Sleep`]: on the
+    /// reactor). `Spin` / `SpinFor`: a read that finds nothing reads again at once,
+    /// never yielding to the runtime (for a task alone on its core's runtime thread;
+    /// other tasks there do not run while it spins), the read and request timeouts
+    /// still holding; `SpinFor` waits on the reactor once its budget per response is
+    /// spent.
+    pub fn recv_mode(mut self, mode: RecvMode) -> Self {
+        self.recv_mode = mode;
         self
     }
 
@@ -330,8 +343,9 @@ impl Core {
         // stream's registration.
         let tcp = tcp.into_std().map_err(Error::Io)?;
         let (secure, host) = (self.url.secure, self.url.host.as_str());
-        let stream =
+        let mut stream =
             AsyncStream::open(tcp, secure, &b.tls, host, deadline, b.timeouts.close).await?;
+        stream.set_recv(b.recv_mode, b.socket.quickack);
         self.stats.connects += 1;
         Ok(Conn {
             stream,
@@ -468,6 +482,7 @@ async fn read_response<B, const N: usize>(
 where
     B: AsRef<[u8]> + AsMut<[u8]>,
 {
+    conn.stream.spin_reset();
     loop {
         if r.advance().map_err(Error::Http)? {
             return Ok(r.response().is_some_and(|resp| resp.keep_alive()));
