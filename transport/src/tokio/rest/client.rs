@@ -576,3 +576,7 @@ macro_rules! send {
     )*};
 }
 send!(codec::Line, codec::Fields, codec::Complete);
+
+#[cfg(all(test, unix))]
+#[path = "socket_tests.rs"]
+mod socket_tests;
