@@ -7,6 +7,9 @@
 //! connections, reconnected ones too, carry the builder's options.
 
 #![cfg(all(feature = "tokio", unix))]
+// `Error::ReadTimeout { .. }`: the pattern holds whether the variant carries fields
+// (such as the request's URL) or not.
+#![allow(clippy::unneeded_struct_pattern)]
 
 use std::cell::Cell;
 use std::io::{Read, Write};
