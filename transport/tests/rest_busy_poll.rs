@@ -11,6 +11,11 @@
 // (such as the request's URL) or not.
 #![allow(clippy::unneeded_struct_pattern)]
 
+#[cfg(feature = "tls")]
+mod https_util;
+#[cfg(feature = "tls")]
+mod tls_util;
+
 use std::cell::Cell;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};
@@ -341,4 +346,60 @@ fn tokio_busy_poll_honours_the_read_timeout() {
         let (r, ()) = tokio::join!(send, server);
         assert!(matches!(r, Err(rest::Error::ReadTimeout { .. })), "{r:?}");
     });
+}
+
+/// Over TLS too: the spinning reads go through the TLS stream on the non-blocking
+/// socket (records that arrive in pieces, a chunked body), blocking and tokio, and the
+/// socket is blocking again between requests.
+#[cfg(feature = "tls")]
+#[test]
+fn busy_poll_over_tls() {
+    let ca = tls_util::Ca::new("busy-poll CA");
+    let leaf = ca.server(&["localhost"]);
+    let (port, seen, h) = https_util::serve(leaf.server_config(), 2);
+    let url = format!("https://localhost:{port}");
+    let want: String = (0..50).map(|i| format!("line {i:02}\n")).collect();
+    let mut c = rest::Client::builder()
+        .tls(ca.client_config())
+        .recv_mode(RecvMode::Spin)
+        .connect(&url)
+        .unwrap();
+    let fd = match c.stream() {
+        Some(HttpStream::Tls(s)) => s.get_ref().as_raw_fd(),
+        other => panic!("{other:?}"),
+    };
+    for i in 0..10 {
+        let r = c
+            .post("/order")
+            .body(format!("{i}").as_bytes())
+            .send()
+            .unwrap();
+        assert_eq!(r.body_str().unwrap(), format!("POST /order {i}"));
+        let r = c.get("/chunked").send().unwrap();
+        assert_eq!(r.body_str().unwrap(), want);
+        assert!(!nonblocking(fd), "left non-blocking");
+    }
+    drop(c);
+    runtime().block_on(async {
+        let mut c = tickwire::tokio::rest::Client::builder()
+            .tls(ca.client_config())
+            .recv_mode(RecvMode::Spin)
+            .connect(&url)
+            .await
+            .unwrap();
+        for i in 0..10 {
+            let r = c
+                .post("/order")
+                .body(format!("{i}").as_bytes())
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.body_str().unwrap(), format!("POST /order {i}"));
+            let r = c.get("/chunked").send().await.unwrap();
+            assert_eq!(r.body_str().unwrap(), want);
+        }
+        c.close().await;
+    });
+    h.join().unwrap();
+    assert_eq!(seen.per_connection(), [20, 20]);
 }
