@@ -270,6 +270,23 @@ fn statm(field: usize) -> u64 {
 /// Raise the open-file limit for `need` sockets and then some: to the hard limit, or
 /// beyond it where that is allowed (root).
 fn raise_nofile(need: usize) {
+    let max = open_files_max(need);
+    assert!(
+        max > need + 64,
+        "open-file hard limit {max} too low for {need} sockets"
+    );
+}
+
+/// How many sockets this process may open, after raising the open-file limit for
+/// `want` of them (see [`raise_nofile`]): what is left of the hard limit after room for
+/// everything else.
+pub fn socket_budget(want: usize) -> usize {
+    open_files_max(want).saturating_sub(1024 + 64)
+}
+
+/// Raise the open-file limit to the hard limit, first raising that to `need` sockets
+/// and then some where that is allowed (root); returns the limit.
+fn open_files_max(need: usize) -> usize {
     let want = (need + 1024) as libc::rlim_t;
     let mut lim = libc::rlimit {
         rlim_cur: 0,
@@ -290,36 +307,7 @@ fn raise_nofile(need: usize) {
         lim.rlim_cur = lim.rlim_max;
         assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &lim), 0);
     }
-    assert!(
-        lim.rlim_cur as usize > need + 64,
-        "open-file hard limit {} too low for {need} sockets",
-        lim.rlim_cur
-    );
-}
-
-/// How many sockets this process may open, after raising the open-file limit to
-/// `want` and then some where that is allowed (root): what is left of the hard limit
-/// after room for everything else.
-pub fn socket_budget(want: usize) -> usize {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `lim` is a valid rlimit for getrlimit/setrlimit to read and write.
-    unsafe {
-        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim), 0);
-        let raised = (want + 1024) as libc::rlim_t;
-        if lim.rlim_max < raised {
-            let r = libc::rlimit {
-                rlim_cur: raised,
-                rlim_max: raised,
-            };
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &r) == 0 {
-                lim = r;
-            }
-        }
-    }
-    (lim.rlim_max as usize).saturating_sub(1024 + 64)
+    lim.rlim_cur as usize
 }
 
 /// Every tenth connection's big message per round: more than a tickwire server

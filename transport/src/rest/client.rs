@@ -233,6 +233,36 @@ struct Recv {
     quickack: bool,
 }
 
+impl Recv {
+    /// A wait for a response begins (a fresh spin budget). Busy-poll: the socket goes
+    /// non-blocking for it (`true`; requests are written, and the idle probe runs, on
+    /// a blocking socket).
+    #[inline]
+    fn begin<S: Stream>(&mut self, stream: &mut S) -> Result<bool, Error> {
+        self.spin.reset();
+        if !self.spin.active() {
+            return Ok(false);
+        }
+        stream.set_nonblocking(true).map_err(Error::Io)
+    }
+
+    /// The wait ended with `result`: the socket back in blocking mode if it spun.
+    #[inline]
+    fn end<S: Stream>(
+        stream: &mut S,
+        spinning: bool,
+        result: Result<bool, Error>,
+    ) -> Result<bool, Error> {
+        if spinning {
+            let back = stream.set_nonblocking(false);
+            if result.is_ok() {
+                back.map_err(Error::Io)?;
+            }
+        }
+        result
+    }
+}
+
 /// One keep-alive HTTP/1.1 connection to one server (see the module docs), with its
 /// own request writer and response reader.
 ///
@@ -602,7 +632,11 @@ impl<C: Connector> Core<C> {
         }
         let mut received = 0usize;
         let read = self.timeouts.read;
-        let outcome = read_response(conn, reader, &mut received, deadline, read, &mut self.recv);
+        let recv = &mut self.recv;
+        let outcome = recv.begin(&mut conn.stream).and_then(|spinning| {
+            let r = read_response(conn, reader, &mut received, deadline, read, recv, spinning);
+            Recv::end(&mut conn.stream, spinning, r)
+        });
         match outcome {
             Ok(keep_alive) => {
                 if keep_alive {
@@ -722,38 +756,9 @@ fn set_bound<S: Stream>(
 /// Read from the connection into `reader` until it has a response ready; returns
 /// whether that response keeps the connection alive. `received` counts the bytes read.
 /// The peer closing before any byte is [`Error::ConnectionLost`]; `deadline` passing
-/// is [`timed_out`].
+/// is [`timed_out`]. `spinning` ([`Recv::begin`]): the socket is non-blocking and a
+/// read that finds nothing asks the spinner whether to read again at once.
 fn read_response<S: Stream, B, const N: usize>(
-    conn: &mut Conn<S>,
-    r: &mut ResponseReader<B, N>,
-    received: &mut usize,
-    deadline: Option<Instant>,
-    read: Option<Duration>,
-    recv: &mut Recv,
-) -> Result<bool, Error>
-where
-    B: AsRef<[u8]> + AsMut<[u8]>,
-{
-    recv.spin.reset();
-    if !recv.spin.active() {
-        return read_loop(conn, r, received, deadline, read, recv, false);
-    }
-    // Busy-poll: non-blocking reads for this response, then blocking again (requests
-    // are written, and the idle probe runs, on a blocking socket).
-    let spinning = conn.stream.set_nonblocking(true).map_err(Error::Io)?;
-    let result = read_loop(conn, r, received, deadline, read, recv, spinning);
-    if spinning {
-        let back = conn.stream.set_nonblocking(false);
-        if result.is_ok() {
-            back.map_err(Error::Io)?;
-        }
-    }
-    result
-}
-
-/// [`read_response`]'s loop; `spinning`: the socket is non-blocking and a read that
-/// finds nothing asks the spinner whether to read again at once.
-fn read_loop<S: Stream, B, const N: usize>(
     conn: &mut Conn<S>,
     r: &mut ResponseReader<B, N>,
     received: &mut usize,
