@@ -34,17 +34,6 @@ fn serve(
     (url, t)
 }
 
-/// The client's view of a refused message: the server's close code.
-fn close_code(c: &mut Client) -> Option<u16> {
-    loop {
-        match c.recv() {
-            Ok(Some(Message::Close(frame))) => return frame.map(|f| f.code.0),
-            Ok(Some(_)) => {}
-            _ => return None,
-        }
-    }
-}
-
 #[test]
 fn read_buffer_grows_to_the_message_limit_and_the_limit_holds() {
     const LIMIT: usize = 300_000;
@@ -74,29 +63,7 @@ fn read_buffer_grows_to_the_message_limit_and_the_limit_holds() {
         }
         tx.send(report).unwrap();
     });
-    for fragment in [0, 7_000] {
-        let mut c = Client::builder()
-            .fragment_size(fragment)
-            .connect(&url)
-            .unwrap();
-        c.send_binary(&pattern(LIMIT)).unwrap();
-        c.close(None, "").unwrap();
-        while let Ok(Some(_)) = c.recv() {}
-        let report = rx.recv().unwrap();
-        assert_eq!(report.len(), 1, "{report:?}");
-        let (len, before, after) = report[0].unwrap();
-        assert_eq!((len, before), (LIMIT, INITIAL), "starts small");
-        assert!(after > LIMIT, "grew to hold the message: {after}");
-    }
-    for fragment in [0, 7_000] {
-        let mut c = Client::builder()
-            .fragment_size(fragment)
-            .connect(&url)
-            .unwrap();
-        c.send_binary(&pattern(LIMIT + 1)).unwrap();
-        assert_eq!(close_code(&mut c), Some(1009), "fragment {fragment}");
-        assert_eq!(rx.recv().unwrap(), vec![Err(1009)]);
-    }
+    ws_util::send_at_and_over_the_limit(&url, LIMIT, INITIAL, &rx);
     server.join().unwrap();
 }
 

@@ -38,6 +38,9 @@ pub enum Peer {
     TickwireFullBuffers,
     /// tokio-tungstenite 0.30 `accept_async` on a current-thread runtime, a task each.
     TokioTungstenite,
+    /// tickwire's tokio `ws::Server`, the same way: a current-thread runtime, a task
+    /// each (`accept`, `recv`, `send_text`).
+    TickwireTokio,
 }
 
 impl Peer {
@@ -46,6 +49,7 @@ impl Peer {
             Peer::Tickwire => "server-tickwire",
             Peer::TickwireFullBuffers => "server-tickwire-full",
             Peer::TokioTungstenite => "server-tokio-tungstenite",
+            Peer::TickwireTokio => "server-tickwire-tokio",
         }
     }
 
@@ -55,6 +59,7 @@ impl Peer {
             Peer::Tickwire => "tickwire",
             Peer::TickwireFullBuffers => "tickwire, full-size buffers from the start",
             Peer::TokioTungstenite => "tokio-tungstenite 0.30",
+            Peer::TickwireTokio => "tickwire tokio",
         }
     }
 }
@@ -129,6 +134,7 @@ pub fn child() {
         "server-tickwire" => tickwire_server::run(num(0), num(1), false),
         "server-tickwire-full" => tickwire_server::run(num(0), num(1), true),
         "server-tokio-tungstenite" => tt_server::run(num(0), num(1)),
+        "server-tickwire-tokio" => tokio_server::run(num(0), num(1)),
         "clients" => clients::run(args[0].parse().expect("address"), num(1), num(2), num(3)),
         other => panic!("unknown role {other}"),
     }
@@ -264,6 +270,23 @@ fn statm(field: usize) -> u64 {
 /// Raise the open-file limit for `need` sockets and then some: to the hard limit, or
 /// beyond it where that is allowed (root).
 fn raise_nofile(need: usize) {
+    let max = open_files_max(need);
+    assert!(
+        max > need + 64,
+        "open-file hard limit {max} too low for {need} sockets"
+    );
+}
+
+/// How many sockets this process may open, after raising the open-file limit for
+/// `want` of them (see [`raise_nofile`]): what is left of the hard limit after room for
+/// everything else.
+pub fn socket_budget(want: usize) -> usize {
+    open_files_max(want).saturating_sub(1024 + 64)
+}
+
+/// Raise the open-file limit to the hard limit, first raising that to `need` sockets
+/// and then some where that is allowed (root); returns the limit.
+fn open_files_max(need: usize) -> usize {
     let want = (need + 1024) as libc::rlim_t;
     let mut lim = libc::rlimit {
         rlim_cur: 0,
@@ -284,11 +307,7 @@ fn raise_nofile(need: usize) {
         lim.rlim_cur = lim.rlim_max;
         assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &lim), 0);
     }
-    assert!(
-        lim.rlim_cur as usize > need + 64,
-        "open-file hard limit {} too low for {need} sockets",
-        lim.rlim_cur
-    );
+    lim.rlim_cur as usize
 }
 
 /// Every tenth connection's big message per round: more than a tickwire server
@@ -404,6 +423,94 @@ mod tickwire_server {
                 round += 1;
             }
         }
+    }
+}
+
+mod tokio_server {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    // `sync` and `time` (for the handshake timeout: `enable_all`) are on through
+    // tickwire's `tokio` feature.
+    use tokio::sync::Notify;
+
+    use tickwire::tokio::ws::Server;
+    use tickwire::ws::Message;
+
+    use super::{raise_nofile, rss, say, vm};
+
+    /// Accept `conns` connections, a task each that echoes text; report the idle figure
+    /// once all are open and a sample after each `per_round` echoes; then serve until
+    /// killed.
+    pub fn run(conns: usize, per_round: usize) {
+        // Two descriptors a connection: the socket, and the duplicate its tokio
+        // readiness registers.
+        raise_nofile(2 * conns);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let mut server = Server::bind("127.0.0.1:0").await.unwrap();
+            let open = Arc::new(AtomicUsize::new(0));
+            let echoed = Arc::new(AtomicUsize::new(0));
+            let changed = Arc::new(Notify::new());
+            let before = rss();
+            say(format_args!(
+                "ADDR {} {before} {}",
+                server.local_addr().unwrap(),
+                vm()
+            ));
+            for _ in 0..conns {
+                let mut c = server.accept().await.unwrap();
+                let (open, echoed, changed) = (open.clone(), echoed.clone(), changed.clone());
+                tokio::spawn(async move {
+                    if c.handshake().await.is_err() {
+                        return;
+                    }
+                    open.fetch_add(1, Ordering::Relaxed);
+                    changed.notify_one();
+                    let mut scratch = String::new();
+                    loop {
+                        match c.recv().await {
+                            Ok(Some(Message::Text(t))) => {
+                                scratch.clear();
+                                scratch.push_str(t);
+                            }
+                            Ok(Some(_)) => continue,
+                            _ => break,
+                        }
+                        if c.send_text(&scratch).await.is_err() {
+                            break;
+                        }
+                        echoed.fetch_add(1, Ordering::Relaxed);
+                        changed.notify_one();
+                    }
+                    open.fetch_sub(1, Ordering::Relaxed);
+                });
+            }
+            while open.load(Ordering::Relaxed) < conns {
+                changed.notified().await;
+            }
+            say(format_args!(
+                "IDLE {} {} {}",
+                open.load(Ordering::Relaxed),
+                rss(),
+                vm()
+            ));
+            let mut round = 0;
+            loop {
+                while per_round > 0 && echoed.load(Ordering::Relaxed) >= (round + 1) * per_round {
+                    say(format_args!(
+                        "SAMPLE {round} {} {}",
+                        rss(),
+                        open.load(Ordering::Relaxed)
+                    ));
+                    round += 1;
+                }
+                changed.notified().await;
+            }
+        });
     }
 }
 

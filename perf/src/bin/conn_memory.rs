@@ -1,5 +1,6 @@
 //! `conn_memory`: resident memory per idle WebSocket connection, 10,000 connections on
-//! one server poll loop, tickwire beside tokio-tungstenite (issue 27), then the soak:
+//! one server poll loop, tickwire (mio, and its tokio server idle) beside
+//! tokio-tungstenite (issue 27), then the soak:
 //! every connection sends and reads echoes for many rounds, each checked, the server's
 //! resident set sampled after every round. The harness is the test's
 //! (`conformance/tests/conn_memory/`): each server and the clients run in processes of
@@ -58,13 +59,22 @@ fn main() -> ExitCode {
     let idle = Plan { rounds: 0, ..plan };
     let tt = conn_memory::run(&[], Peer::TokioTungstenite, idle);
     let full = conn_memory::run(&[], Peer::TickwireFullBuffers, plan);
+    // tickwire's tokio server, idle: two descriptors a connection (the socket and the
+    // duplicate its readiness registers), so as many as the open-file limit allows.
+    let tk_idle = Plan {
+        conns: plan
+            .conns
+            .min(conn_memory::socket_budget(2 * plan.conns) / 2),
+        ..idle
+    };
+    let tk = conn_memory::run(&[], Peer::TickwireTokio, tk_idle);
     let mut md = String::new();
     let _ = writeln!(
         md,
         "| scenario | library | resident per idle connection | ratio | virtual per idle \
          connection | resident per connection after the soak |\n|---|---|---:|---:|---:|---:|"
     );
-    for r in [&tw, &tt, &full] {
+    for r in [&tw, &tk, &tt, &full] {
         let _ = writeln!(
             md,
             "| {} idle WebSocket connections, one server poll loop (default settings) | {} | {:.0} B ({:.1} KiB) | {:.2}x | {:.1} KiB | {} |",
@@ -103,8 +113,17 @@ fn main() -> ExitCode {
     if tw.conns != plan.conns || tt.conns != plan.conns {
         failures.push("not every connection opened".to_owned());
     }
-    if tw.per_conn() > 16384.0 || tw.per_conn() >= tt.per_conn() {
-        failures.push(format!("{:.0} B per idle connection", tw.per_conn()));
+    if tk.conns != tk_idle.conns {
+        failures.push("not every tokio connection opened".to_owned());
+    }
+    for r in [&tw, &tk] {
+        if r.per_conn() > 16384.0 || r.per_conn() >= tt.per_conn() {
+            failures.push(format!(
+                "{}: {:.0} B per idle connection",
+                r.peer.name(),
+                r.per_conn()
+            ));
+        }
     }
     if tw.echoes != sent {
         failures.push(format!("{} echoes of {sent}", tw.echoes));

@@ -64,7 +64,9 @@ use super::request::RequestBuilder;
 use super::stream::{Connector, Stream, TcpConnector, Timeouts};
 use super::url::HttpUrl;
 use crate::proxy::proxy_options;
+use crate::socket::RecvMode;
 use crate::socket::socket_options;
+use crate::socket::spin::Spinner;
 #[cfg(feature = "tls")]
 use crate::tls::TlsError;
 
@@ -75,6 +77,7 @@ pub struct ClientBuilder<C = HttpConnector> {
     connector: C,
     timeouts: Timeouts,
     idle_probe: Option<Duration>,
+    recv_mode: RecvMode,
     pub(crate) options: RequestOptions,
 }
 
@@ -84,6 +87,7 @@ impl Default for ClientBuilder<HttpConnector> {
             connector: HttpConnector::default(),
             timeouts: Timeouts::default(),
             idle_probe: Some(Duration::from_secs(1)),
+            recv_mode: RecvMode::Sleep,
             options: RequestOptions::default(),
         }
     }
@@ -131,6 +135,17 @@ impl<C: Connector> ClientBuilder<C> {
         self
     }
 
+    /// How a request waits for its response: sleep in the kernel (default), or
+    /// busy-poll on non-blocking reads for a dedicated core, optionally for a limited
+    /// time per response before sleeping ([`RecvMode`]). Spinning costs two system
+    /// calls per request (the socket goes non-blocking for the response and back); the
+    /// read timeout and the request timeout still hold. A connector whose streams
+    /// cannot go non-blocking ([`Stream::set_nonblocking`]) waits in blocking reads.
+    pub fn recv_mode(mut self, mode: RecvMode) -> Self {
+        self.recv_mode = mode;
+        self
+    }
+
     /// Change the connector's settings.
     #[cfg(feature = "tls")]
     pub(crate) fn map_connector(mut self, f: impl FnOnce(&mut C)) -> Self {
@@ -145,6 +160,7 @@ impl<C: Connector> ClientBuilder<C> {
             connector,
             timeouts: self.timeouts,
             idle_probe: self.idle_probe,
+            recv_mode: self.recv_mode,
             options: self.options,
         }
     }
@@ -155,6 +171,7 @@ impl<C: Connector> ClientBuilder<C> {
         let url = HttpUrl::parse(url).map_err(Error::Url)?;
         let host_header = url.host_header();
         let (writer, reader) = self.options.buffers(&url, &host_header)?;
+        let quickack = self.connector.socket_options().is_some_and(|o| o.quickack);
         Ok(Client {
             core: Core {
                 host_header,
@@ -164,6 +181,10 @@ impl<C: Connector> ClientBuilder<C> {
                 idle_probe: self.idle_probe,
                 request_timeout: self.options.request_timeout,
                 request_buffer: self.options.request_buffer,
+                recv: Recv {
+                    spin: Spinner::new(self.recv_mode),
+                    quickack,
+                },
                 conn: None,
                 stats: Stats::default(),
             },
@@ -204,6 +225,44 @@ struct Conn<S> {
     shortened: bool,
 }
 
+/// How a client reads responses: busy-poll or sleep ([`ClientBuilder::recv_mode`]), and
+/// whether `TCP_QUICKACK` is set again after each read that got data.
+#[derive(Debug, Clone, Copy)]
+struct Recv {
+    spin: Spinner,
+    quickack: bool,
+}
+
+impl Recv {
+    /// A wait for a response begins (a fresh spin budget). Busy-poll: the socket goes
+    /// non-blocking for it (`true`; requests are written, and the idle probe runs, on
+    /// a blocking socket).
+    #[inline]
+    fn begin<S: Stream>(&mut self, stream: &mut S) -> Result<bool, Error> {
+        self.spin.reset();
+        if !self.spin.active() {
+            return Ok(false);
+        }
+        stream.set_nonblocking(true).map_err(Error::io)
+    }
+
+    /// The wait ended with `result`: the socket back in blocking mode if it spun.
+    #[inline]
+    fn end<S: Stream>(
+        stream: &mut S,
+        spinning: bool,
+        result: Result<bool, Error>,
+    ) -> Result<bool, Error> {
+        if spinning {
+            let back = stream.set_nonblocking(false);
+            if result.is_ok() {
+                back.map_err(Error::io)?;
+            }
+        }
+        result
+    }
+}
+
 /// One keep-alive HTTP/1.1 connection to one server (see the module docs), with its
 /// own request writer and response reader.
 ///
@@ -241,6 +300,7 @@ pub(crate) struct Core<C: Connector> {
     request_timeout: Option<Duration>,
     /// Bytes of the client's own writer (named by [`Error::RequestTooLarge`]).
     request_buffer: usize,
+    recv: Recv,
     conn: Option<Conn<C::Stream>>,
     stats: Stats,
 }
@@ -580,7 +640,11 @@ impl<C: Connector> Core<C> {
         }
         let mut received = 0usize;
         let read = self.timeouts.read;
-        let outcome = read_response(conn, reader, &mut received, deadline, read);
+        let recv = &mut self.recv;
+        let outcome = recv.begin(&mut conn.stream).and_then(|spinning| {
+            let r = read_response(conn, reader, &mut received, deadline, read, recv, spinning);
+            Recv::end(&mut conn.stream, spinning, r)
+        });
         match outcome {
             Ok(keep_alive) => {
                 if keep_alive {
@@ -697,17 +761,23 @@ fn set_bound<S: Stream>(
 /// Read from the connection into `reader` until it has a response ready; returns
 /// whether that response keeps the connection alive. `received` counts the bytes read.
 /// The peer closing before any byte is [`Error::ConnectionLost`]; `deadline` passing
-/// is [`timed_out`].
+/// is [`timed_out`]. `spinning` ([`Recv::begin`]): the socket is non-blocking and a
+/// read that finds nothing asks the spinner whether to read again at once.
 fn read_response<S: Stream, B, const N: usize>(
     conn: &mut Conn<S>,
     r: &mut ResponseReader<B, N>,
     received: &mut usize,
     deadline: Option<Instant>,
     read: Option<Duration>,
+    recv: &mut Recv,
+    mut spinning: bool,
 ) -> Result<bool, Error>
 where
     B: AsRef<[u8]> + AsMut<[u8]>,
 {
+    // Spinning: when the current wait for bytes ends (read timeout or deadline); set
+    // at its first empty read, so no clock is read while bytes flow.
+    let mut wait_until: Option<Option<Instant>> = None;
     loop {
         if r.advance().map_err(Error::http)? {
             return Ok(r.response().is_some_and(|resp| resp.keep_alive()));
@@ -719,7 +789,9 @@ where
         if r.spare_mut().is_empty() {
             return Err(Error::http(tickwire_codec::http::Error::BodyTooLarge));
         }
-        bound_read(conn, deadline, read)?;
+        if !spinning {
+            bound_read(conn, deadline, read)?;
+        }
         match read_some(&mut conn.stream, r.spare_mut()) {
             Ok(0) => {
                 if *received == 0 {
@@ -730,9 +802,38 @@ where
             Ok(n) => {
                 *received += n;
                 r.commit(n);
+                wait_until = None;
+                if recv.quickack {
+                    conn.stream.rearm_quickack().map_err(Error::io)?;
+                }
+            }
+            Err(e) if spinning && e.kind() == io::ErrorKind::WouldBlock => {
+                let until = *wait_until.get_or_insert_with(|| earliest(deadline, read));
+                match recv.spin.spin(until) {
+                    Some(true) if recv.spin.active() => {}
+                    Some(false) => {
+                        return Err(read_failed(io::ErrorKind::TimedOut.into(), deadline));
+                    }
+                    // The budget is spent: blocking reads from here on.
+                    _ => {
+                        conn.stream.set_nonblocking(false).map_err(Error::io)?;
+                        spinning = false;
+                    }
+                }
             }
             Err(e) => return Err(read_failed(e, deadline)),
         }
+    }
+}
+
+/// The end of a wait for bytes that starts now: `deadline`, or the read timeout from
+/// now when that comes first.
+#[cold]
+fn earliest(deadline: Option<Instant>, read: Option<Duration>) -> Option<Instant> {
+    let by_read = read.and_then(|t| Instant::now().checked_add(t));
+    match (deadline, by_read) {
+        (Some(d), Some(r)) => Some(d.min(r)),
+        (d, r) => d.or(r),
     }
 }
 

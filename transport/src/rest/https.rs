@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use super::error::Error;
 use super::stream::{Connector, Stream, TcpConnector, Timeouts};
 use super::url::HttpUrl;
+use crate::socket::SocketOptions;
 #[cfg(feature = "tls")]
 use crate::tls::{TlsConfig, TlsStream};
 
@@ -46,6 +47,10 @@ impl Connector for HttpConnector {
             drop(tcp);
             Err(Error::TlsDisabled)
         }
+    }
+
+    fn socket_options(&self) -> Option<&SocketOptions> {
+        Some(&self.tcp.socket)
     }
 }
 
@@ -121,6 +126,17 @@ impl HttpStream {
     }
 }
 
+impl HttpStream {
+    /// The TCP socket under it.
+    fn tcp(&self) -> &TcpStream {
+        match self {
+            HttpStream::Tcp(s) => s,
+            #[cfg(feature = "tls")]
+            HttpStream::Tls(s) => s.get_ref(),
+        }
+    }
+}
+
 impl Read for HttpStream {
     #[inline]
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
@@ -179,6 +195,15 @@ impl Stream for HttpStream {
         }
     }
 
+    fn set_nonblocking(&mut self, nonblocking: bool) -> io::Result<bool> {
+        self.tcp().set_nonblocking(nonblocking)?;
+        Ok(true)
+    }
+
+    fn rearm_quickack(&self) -> io::Result<()> {
+        crate::socket::rearm_quickack(self.tcp())
+    }
+
     fn close(&mut self, deadline: Instant) {
         #[cfg(feature = "tls")]
         if let HttpStream::Tls(s) = self {
@@ -208,6 +233,15 @@ impl Stream for TlsStream<TcpStream> {
 
     fn set_read_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
         self.get_ref().set_read_timeout(timeout)
+    }
+
+    fn set_nonblocking(&mut self, nonblocking: bool) -> io::Result<bool> {
+        self.get_ref().set_nonblocking(nonblocking)?;
+        Ok(true)
+    }
+
+    fn rearm_quickack(&self) -> io::Result<()> {
+        crate::socket::rearm_quickack(self.get_ref())
     }
 
     /// close_notify after everything written before it (or the pending fatal alert of

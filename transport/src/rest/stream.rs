@@ -47,6 +47,23 @@ pub trait Stream: Read + Write {
         let _ = timeout;
         Err(io::ErrorKind::Unsupported.into())
     }
+
+    /// Busy-poll receive mode ([`ClientBuilder::recv_mode`](super::ClientBuilder::recv_mode)):
+    /// put the socket in non-blocking mode (`true`) for the spinning reads of a
+    /// response, or back in blocking mode. `Ok(false)`: not supported (the default);
+    /// the client then waits in blocking reads.
+    fn set_nonblocking(&mut self, nonblocking: bool) -> io::Result<bool> {
+        let _ = nonblocking;
+        Ok(false)
+    }
+
+    /// After a read that got data, on a socket with
+    /// [`SocketOptions::quickack`](crate::socket::SocketOptions::quickack): set
+    /// `TCP_QUICKACK` again (the kernel leaves quick-ACK mode by itself once data flowed
+    /// both ways). The default does nothing.
+    fn rearm_quickack(&self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 impl Stream for TcpStream {
@@ -71,6 +88,15 @@ impl Stream for TcpStream {
     fn set_read_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
         TcpStream::set_read_timeout(self, timeout)
     }
+
+    fn set_nonblocking(&mut self, nonblocking: bool) -> io::Result<bool> {
+        TcpStream::set_nonblocking(self, nonblocking)?;
+        Ok(true)
+    }
+
+    fn rearm_quickack(&self) -> io::Result<()> {
+        crate::socket::rearm_quickack(self)
+    }
 }
 
 /// Opens streams to the server of a URL, with the timeouts given.
@@ -83,6 +109,13 @@ pub trait Connector {
     /// read and write timeouts. A connect that takes too long is
     /// [`Error::ConnectTimeout`].
     fn connect(&self, url: &HttpUrl, timeouts: &Timeouts) -> Result<Self::Stream, Error>;
+
+    /// The options it sets on each socket, if it makes TCP sockets (the client reads
+    /// [`quickack`](SocketOptions::quickack) to set it again after reads). The default:
+    /// `None`.
+    fn socket_options(&self) -> Option<&SocketOptions> {
+        None
+    }
 }
 
 /// The timeouts a connector applies.
@@ -130,6 +163,10 @@ impl Connector for TcpConnector {
             return Err(Error::Url(UrlError::Scheme));
         }
         self.open(url, timeouts, Instant::now() + timeouts.connect)
+    }
+
+    fn socket_options(&self) -> Option<&SocketOptions> {
+        Some(&self.socket)
     }
 }
 

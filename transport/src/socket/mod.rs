@@ -78,6 +78,19 @@ impl SocketOptions {
     }
 }
 
+/// Set `TCP_QUICKACK` on `socket` again (Linux, Android; a no-op elsewhere). The kernel
+/// leaves quick-ACK mode by itself once data flows both ways, so a connection with
+/// [`SocketOptions::quickack`] calls this after each read that got data: the
+/// WebSocket connections and the REST clients, blocking and tokio.
+#[inline]
+pub(crate) fn rearm_quickack<'s>(socket: impl Into<SockRef<'s>>) -> io::Result<()> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    socket.into().set_tcp_quickack(true)?;
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    let _ = socket;
+    Ok(())
+}
+
 /// Builder setters for the socket options (`self.$field: SocketOptions`) and the
 /// receive mode (`self.$mode: RecvMode`), for the blocking ws builders.
 macro_rules! socket_options {

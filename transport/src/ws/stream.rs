@@ -66,10 +66,7 @@ pub trait Stream: Read + Write + Source {
 
 /// `TCP_QUICKACK` on `tcp` (where the OS has it).
 fn quickack(tcp: &TcpStream) -> io::Result<()> {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    socket2::SockRef::from(tcp).set_tcp_quickack(true)?;
-    let _ = tcp;
-    Ok(())
+    crate::socket::rearm_quickack(tcp)
 }
 
 /// Set `O_NONBLOCK` on a mio socket (mio sockets are non-blocking; a blocking-mode

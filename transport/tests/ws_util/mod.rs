@@ -6,7 +6,7 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
-use tickwire::ws::{Message, ServerConnection};
+use tickwire::ws::{Client, Message, ServerConnection};
 
 /// `n` bytes that are not periodic in any small power of two.
 pub fn pattern(n: usize) -> Vec<u8> {
@@ -52,4 +52,56 @@ pub fn raw_client(addr: SocketAddr, frames: &[u8], timeout: Duration) -> Vec<u8>
     let mut out = Vec::new();
     let _ = s.read_to_end(&mut out);
     out
+}
+
+/// The client's view of a message the server refused: the code of the server's close
+/// frame (`None`: the connection ended without one).
+pub fn close_code(c: &mut Client) -> Option<u16> {
+    loop {
+        match c.recv() {
+            Ok(Some(Message::Close(frame))) => return frame.map(|f| f.code.0),
+            Ok(Some(_)) => {}
+            _ => return None,
+        }
+    }
+}
+
+/// What a server connection of the message-limit tests reports: per message, its
+/// length and the read buffer's size before and after receiving it, or the close code
+/// it failed with.
+pub type LimitReport = Vec<Result<(usize, usize, usize), u16>>;
+
+/// The client side of the message-limit tests (blocking and tokio servers; a
+/// connection each): a message of exactly `limit` bytes, whole and fragmented, arrives
+/// after the read buffer grew from `initial`; one byte more, whole and fragmented, is
+/// refused with close 1009.
+pub fn send_at_and_over_the_limit(
+    url: &str,
+    limit: usize,
+    initial: usize,
+    reports: &std::sync::mpsc::Receiver<LimitReport>,
+) {
+    for fragment in [0, 7_000] {
+        let mut c = Client::builder()
+            .fragment_size(fragment)
+            .connect(url)
+            .unwrap();
+        c.send_binary(&pattern(limit)).unwrap();
+        c.close(None, "").unwrap();
+        while let Ok(Some(_)) = c.recv() {}
+        let report = reports.recv().unwrap();
+        assert_eq!(report.len(), 1, "{report:?}");
+        let (len, before, after) = report[0].unwrap();
+        assert_eq!((len, before), (limit, initial), "starts small");
+        assert!(after > limit, "grew to hold the message: {after}");
+    }
+    for fragment in [0, 7_000] {
+        let mut c = Client::builder()
+            .fragment_size(fragment)
+            .connect(url)
+            .unwrap();
+        c.send_binary(&pattern(limit + 1)).unwrap();
+        assert_eq!(close_code(&mut c), Some(1009), "fragment {fragment}");
+        assert_eq!(reports.recv().unwrap(), vec![Err(1009)]);
+    }
 }

@@ -10,6 +10,7 @@ use std::net::{TcpListener, TcpStream};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use tickwire::rest::{Client, RequestWriter, ResponseReader};
+use tickwire::socket::RecvMode;
 
 use super::{BODY, HEADERS, PATH, RESPONSE_BODY, check_request, response};
 use crate::harness::{Measurement, RunConfig, bench_batch};
@@ -21,6 +22,8 @@ pub const SCENARIO: &str = "REST loopback round trip, POST 104B JSON -> 200 OK J
 
 const NOTE_TW: &str = "rest::Client::send (blocking std socket, TCP_NODELAY) with RequestWriter + \
                        ResponseReader; request built inside the sample";
+const NOTE_TW_BUSY: &str = "the same with ClientBuilder::recv_mode(RecvMode::Spin): the response is awaited \
+                            spinning on non-blocking reads instead of sleeping in read(2) (same server)";
 const NOTE_TW_BUILDER: &str = "rest::Client's own request builder: client.post(path).header() x4 .body().send() \
                                (blocking std socket, TCP_NODELAY; the client's writer and reader)";
 const NOTE_REQWEST: &str = "reqwest::Client post().headers().body().send().await + bytes().await on a \
@@ -30,8 +33,15 @@ const NOTE_RAW: &str = "the floor: write tickwire's request bytes, read the resp
 
 pub(super) fn cases(peer: usize, v: &mut Vec<Case<'static>>) {
     v.push(Case::new(SCENARIO, "tickwire", true, NOTE_TW, move |cfg| {
-        tickwire(cfg, peer)
+        tickwire(cfg, peer, RecvMode::Sleep)
     }));
+    v.push(Case::new(
+        SCENARIO,
+        "tickwire (busy-poll)",
+        false,
+        NOTE_TW_BUSY,
+        move |cfg| tickwire(cfg, peer, RecvMode::Spin),
+    ));
     v.push(Case::new(
         SCENARIO,
         "tickwire (client.post() builder)",
@@ -116,9 +126,12 @@ fn server(peer: usize) -> (String, std::thread::JoinHandle<()>) {
     (format!("http://{addr}"), h)
 }
 
-fn tickwire(cfg: &RunConfig, peer: usize) -> Measurement {
+fn tickwire(cfg: &RunConfig, peer: usize, mode: RecvMode) -> Measurement {
     let (url, h) = server(peer);
-    let mut c = Client::builder().build(&url).expect("client");
+    let mut c = Client::builder()
+        .recv_mode(mode)
+        .build(&url)
+        .expect("client");
     let mut w = RequestWriter::new(vec![0u8; 4096], c.host_header()).expect("writer");
     let mut r: ResponseReader<Vec<u8>> = ResponseReader::new(vec![0u8; 16 << 10]);
     {

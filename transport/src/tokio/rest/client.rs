@@ -24,7 +24,7 @@ use crate::rest::options::{RequestOptions, request_options, request_writer, too_
 use crate::rest::request::builder_methods;
 use crate::rest::{Error, HttpUrl, Stats, Timeouts};
 use crate::socket::tokio::dial;
-use crate::socket::{SocketOptions, socket_options};
+use crate::socket::{RecvMode, SocketOptions, socket_options};
 #[cfg(feature = "tls")]
 use crate::tls::TlsConfig;
 
@@ -37,6 +37,7 @@ pub struct ClientBuilder {
     socket: SocketOptions,
     proxy: Option<ProxyRules>,
     idle_probe: Option<Duration>,
+    recv_mode: RecvMode,
     tls: ClientTls,
     options: RequestOptions,
 }
@@ -48,6 +49,7 @@ impl Default for ClientBuilder {
             socket: SocketOptions::default(),
             proxy: None,
             idle_probe: Some(Duration::from_secs(1)),
+            recv_mode: RecvMode::Sleep,
             tls: ClientTls::default(),
             options: RequestOptions::default(),
         }
@@ -92,6 +94,17 @@ impl ClientBuilder {
     /// has not closed it (default 1 s; `None`: never check).
     pub fn idle_probe(mut self, after: Option<Duration>) -> Self {
         self.idle_probe = after;
+        self
+    }
+
+    /// How a request waits for its response (default [`RecvMode::Sleep`]: on the
+    /// reactor). `Spin` / `SpinFor`: a read that finds nothing reads again at once,
+    /// never yielding to the runtime (for a task alone on its core's runtime thread;
+    /// other tasks there do not run while it spins), the read and request timeouts
+    /// still holding; `SpinFor` waits on the reactor once its budget per response is
+    /// spent.
+    pub fn recv_mode(mut self, mode: RecvMode) -> Self {
+        self.recv_mode = mode;
         self
     }
 
@@ -336,8 +349,9 @@ impl Core {
         // stream's registration.
         let tcp = tcp.into_std().map_err(Error::io)?;
         let (secure, host) = (self.url.secure, self.url.host.as_str());
-        let stream =
+        let mut stream =
             AsyncStream::open(tcp, secure, &b.tls, host, deadline, b.timeouts.close).await?;
+        stream.set_recv(b.recv_mode, b.socket.quickack);
         self.stats.connects += 1;
         Ok(Conn {
             stream,
@@ -474,6 +488,7 @@ async fn read_response<B, const N: usize>(
 where
     B: AsRef<[u8]> + AsMut<[u8]>,
 {
+    conn.stream.spin_reset();
     loop {
         if r.advance().map_err(Error::http)? {
             return Ok(r.response().is_some_and(|resp| resp.keep_alive()));
@@ -567,3 +582,7 @@ macro_rules! send {
     )*};
 }
 send!(codec::Line, codec::Fields, codec::Complete);
+
+#[cfg(all(test, unix))]
+#[path = "socket_tests.rs"]
+mod socket_tests;

@@ -16,6 +16,8 @@ use ::tokio::io::Interest;
 
 use crate::net::ClientTls;
 use crate::rest::Error;
+use crate::socket::spin::Spinner;
+use crate::socket::{RecvMode, rearm_quickack};
 #[cfg(feature = "tls")]
 use crate::tls::{TlsConfig, TlsStream};
 use crate::tokio::ws::readiness::Readiness;
@@ -43,6 +45,11 @@ pub(super) struct AsyncStream {
     /// reading into `WouldBlock`, as tokio's own sockets do (the reactor remembers an
     /// arrival until it is seen).
     drained: bool,
+    /// Busy-poll receive mode ([`RecvMode`](crate::socket::RecvMode)): a read that
+    /// finds nothing reads again at once instead of awaiting the reactor.
+    spin: Spinner,
+    /// `TCP_QUICKACK` is on: set it again after each read that got data.
+    quickack: bool,
     /// The longest a close waits for a backed-up socket to take close_notify.
     #[cfg_attr(not(feature = "tls"), allow(dead_code))]
     close_timeout: Duration,
@@ -109,6 +116,8 @@ impl AsyncStream {
                 stream: ConnStream::Tcp(tcp),
                 ready,
                 drained: false,
+                spin: Spinner::new(RecvMode::Sleep),
+                quickack: false,
                 close_timeout,
             });
         }
@@ -167,8 +176,33 @@ impl AsyncStream {
             stream: ConnStream::Tls(Box::new(tls)),
             ready,
             drained: false,
+            spin: Spinner::new(RecvMode::Sleep),
+            quickack: false,
             close_timeout,
         })
+    }
+
+    /// How reads wait (busy-poll or the reactor), and whether they set `TCP_QUICKACK`
+    /// again after data.
+    pub fn set_recv(&mut self, mode: RecvMode, quickack: bool) {
+        self.spin = Spinner::new(mode);
+        self.quickack = quickack;
+    }
+
+    /// A new wait for a response begins: a fresh spin budget.
+    #[inline]
+    pub fn spin_reset(&mut self) {
+        self.spin.reset();
+    }
+
+    /// The TCP socket under the stream.
+    pub fn tcp(&self) -> Option<&TcpStream> {
+        match &self.stream {
+            ConnStream::Tcp(s) => Some(s),
+            #[cfg(feature = "tls")]
+            ConnStream::Tls(s) => Some(s.get_ref()),
+            ConnStream::Gone => None,
+        }
     }
 
     /// What the TLS handshake of an `https://` connection agreed on.
@@ -291,7 +325,7 @@ impl AsyncStream {
         timeout: Option<Duration>,
     ) -> io::Result<usize> {
         let deadline = deadline(timeout);
-        if std::mem::take(&mut self.drained) && !buf.is_empty() {
+        if std::mem::take(&mut self.drained) && !buf.is_empty() && !self.spin.active() {
             self.wait_readable(deadline).await?;
         }
         loop {
@@ -303,10 +337,20 @@ impl AsyncStream {
             };
             match r {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    self.wait_readable(deadline).await?;
-                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => match self.spin.spin(deadline) {
+                    // Busy-poll: read again at once (TLS records the stream produced
+                    // go out first, as a wait would send them).
+                    Some(true) if self.spin.active() => self.flush_pending()?,
+                    Some(false) => return Err(io::ErrorKind::TimedOut.into()),
+                    _ => self.wait_readable(deadline).await?,
+                },
                 Ok(n) => {
+                    if self.quickack
+                        && n > 0
+                        && let Some(tcp) = self.tcp()
+                    {
+                        rearm_quickack(tcp)?;
+                    }
                     self.drained = match &self.stream {
                         ConnStream::Tcp(_) => n > 0 && n < buf.len(),
                         #[cfg(feature = "tls")]
@@ -318,6 +362,19 @@ impl AsyncStream {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// Write the TLS records the stream produced (a key update) that the socket did not
+    /// take yet, without waiting.
+    #[inline]
+    fn flush_pending(&mut self) -> io::Result<()> {
+        #[cfg(feature = "tls")]
+        if let ConnStream::Tls(s) = &mut self.stream
+            && s.has_pending()
+        {
+            s.flush_pending()?;
+        }
+        Ok(())
     }
 
     /// Wait until readable; while TLS records the stream produced (a key update) wait

@@ -74,6 +74,17 @@ impl ServerBuilder {
         }
     }
 
+    /// The size connections' read and write buffers start at (default 4 KiB), as the
+    /// blocking [`ServerBuilder::initial_buffer_size`](ws::ServerBuilder::initial_buffer_size):
+    /// they grow on demand, doubling, up to the read and write buffer sizes (the limits
+    /// are theirs), and go back to this size when a `recv` finds the connection idle
+    /// with nothing buffered. `usize::MAX`: full-size buffers from the start.
+    pub fn initial_buffer_size(self, bytes: usize) -> Self {
+        Self {
+            inner: self.inner.initial_buffer_size(bytes),
+        }
+    }
+
     /// Accept TLS connections only (`wss://`), with this certificate and settings.
     #[cfg(feature = "tls")]
     pub fn tls(self, config: TlsServerConfig) -> Self {
@@ -209,6 +220,13 @@ impl ServerConnection {
     /// Whether the opening handshake is still going on.
     pub fn is_handshaking(&self) -> bool {
         self.ws.is_handshaking()
+    }
+
+    /// The sizes of the read and write buffers now, in bytes: they start at
+    /// [`ServerBuilder::initial_buffer_size`], grow on demand up to the configured
+    /// sizes and shrink back when a `recv` finds the connection idle.
+    pub fn buffer_sizes(&self) -> (usize, usize) {
+        self.ws.buffer_sizes()
     }
 
     #[cfg(feature = "futures")]
