@@ -181,7 +181,7 @@ fn stale_keep_alive_connection_is_replaced() {
     for i in 0..2 {
         if i > 0 {
             // nginx's FIN has arrived (an event, however late nginx runs).
-            net_events::wait_peer_closed(c.local_addr().unwrap());
+            net_events::wait_peer_closed(c.local_addr().unwrap(), c.peer_addr().unwrap());
         }
         let resp = c.send(&w.get(path).finish().unwrap(), &mut r).unwrap();
         assert_eq!(resp.body(), Nginx::SMALL.as_bytes());
@@ -245,6 +245,6 @@ fn pool_uses_exactly_its_connections() {
 /// the connection has been idle, since `since`, longer than the client's idle probe
 /// threshold (1 s by default; a lower bound on the client's own clock).
 fn idle_and_closed(c: &Client, since: Instant) {
-    net_events::wait_peer_closed(c.local_addr().unwrap());
+    net_events::wait_peer_closed(c.local_addr().unwrap(), c.peer_addr().unwrap());
     net_events::at_least(since, Duration::from_millis(1100));
 }

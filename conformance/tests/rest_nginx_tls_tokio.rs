@@ -122,7 +122,7 @@ async fn stale_connection_is_replaced(test: &str) {
     // the connection has been idle longer than the probe threshold (1 s by default; a
     // lower bound on the client's own clock).
     let idle_from = Instant::now();
-    net_events::wait_peer_closed(c.local_addr().unwrap());
+    net_events::wait_peer_closed(c.local_addr().unwrap(), c.peer_addr().unwrap());
     net_events::at_least(idle_from, Duration::from_millis(1100));
     let resp = c
         .send(&w.post(path).body(b"x").finish().unwrap(), &mut r)

@@ -209,7 +209,7 @@ fn idle_probe_sees_close_notify_and_reconnects_before_post() {
     c.send(&w.get("/a").finish().unwrap(), &mut r).unwrap();
     // The server's close_notify and FIN have arrived, and the connection has been idle
     // longer than the probe threshold (a lower bound on the client's own clock).
-    net_events::wait_peer_closed(c.local_addr().unwrap());
+    net_events::wait_peer_closed(c.local_addr().unwrap(), c.peer_addr().unwrap());
     thread::sleep(Duration::from_millis(110));
     let resp = c
         .send(&w.post("/b").body(b"x").finish().unwrap(), &mut r)

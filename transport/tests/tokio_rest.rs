@@ -400,7 +400,7 @@ async fn stale_connection_is_retried_for_get() {
         .await
         .unwrap();
     // The server closed the connection after answering: its FIN has arrived.
-    net_events::wait_peer_closed(c.local_addr().unwrap());
+    net_events::wait_peer_closed(c.local_addr().unwrap(), c.peer_addr().unwrap());
     let resp = c
         .send(&w.get("/2").finish().unwrap(), &mut r)
         .await
@@ -419,7 +419,7 @@ async fn stale_connection_is_not_retried_for_post() {
     c.send(&w.post("/1").body(b"a").finish().unwrap(), &mut r)
         .await
         .unwrap();
-    net_events::wait_peer_closed(c.local_addr().unwrap());
+    net_events::wait_peer_closed(c.local_addr().unwrap(), c.peer_addr().unwrap());
     match c
         .send(&w.post("/2").body(b"b").finish().unwrap(), &mut r)
         .await
@@ -451,7 +451,7 @@ async fn idle_probe_replaces_a_closed_connection_before_a_post() {
         .unwrap();
     // The server's FIN has arrived, and the connection has been idle longer than the
     // probe threshold (a lower bound on the client's own clock).
-    net_events::wait_peer_closed(c.local_addr().unwrap());
+    net_events::wait_peer_closed(c.local_addr().unwrap(), c.peer_addr().unwrap());
     ::tokio::time::sleep(Duration::from_millis(20)).await;
     let resp = c
         .send(&w.post("/2").finish().unwrap(), &mut r)

@@ -476,6 +476,15 @@ impl<C: Connector> Client<C> {
             .and_then(|c| c.stream.local_addr().ok())
     }
 
+    /// The server's address of the open connection (which of the host's addresses
+    /// it reached); `None` when no connection is open or the stream has no address.
+    pub fn peer_addr(&self) -> Option<SocketAddr> {
+        self.core
+            .conn
+            .as_ref()
+            .and_then(|c| c.stream.peer_addr().ok())
+    }
+
     /// The open connection's stream (for an `https://` client,
     /// [`HttpStream::tls`](super::HttpStream::tls) gives the TLS version and ALPN).
     pub fn stream(&self) -> Option<&C::Stream> {

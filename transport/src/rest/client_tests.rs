@@ -107,7 +107,7 @@ fn stale_connection_is_retried_for_idempotent_requests() {
         200
     );
     // The server closed the connection after answering: its FIN has arrived.
-    net_events::wait_peer_closed(c.local_addr().unwrap());
+    net_events::wait_peer_closed(c.local_addr().unwrap(), c.peer_addr().unwrap());
     let resp = c.send(&w.delete("/2").finish().unwrap(), &mut r).unwrap();
     assert_eq!(resp.status(), 200);
     let s = c.stats();
@@ -127,7 +127,7 @@ fn stale_connection_is_not_retried_for_post() {
     let (mut w, mut r) = parts(&c);
     c.send(&w.post("/1").body(b"a").finish().unwrap(), &mut r)
         .unwrap();
-    net_events::wait_peer_closed(c.local_addr().unwrap());
+    net_events::wait_peer_closed(c.local_addr().unwrap(), c.peer_addr().unwrap());
     match c.send(&w.post("/2").body(b"b").finish().unwrap(), &mut r) {
         Err(Error::ConnectionLost { .. } | Error::Io { .. }) => {}
         other => panic!("{other:?}"),
@@ -159,7 +159,7 @@ fn idle_probe_replaces_a_closed_connection_before_a_post() {
     // The server's FIN has arrived, and the connection has been idle longer than the
     // probe threshold (a lower bound on the client's own clock, not a guess about the
     // server).
-    net_events::wait_peer_closed(c.local_addr().unwrap());
+    net_events::wait_peer_closed(c.local_addr().unwrap(), c.peer_addr().unwrap());
     thread::sleep(Duration::from_millis(40));
     let resp = c
         .send(&w.patch("/2").body(b"b").finish().unwrap(), &mut r)

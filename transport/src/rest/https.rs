@@ -187,6 +187,14 @@ impl Stream for HttpStream {
         }
     }
 
+    fn peer_addr(&self) -> io::Result<SocketAddr> {
+        match self {
+            HttpStream::Tcp(s) => s.peer_addr(),
+            #[cfg(feature = "tls")]
+            HttpStream::Tls(s) => s.get_ref().peer_addr(),
+        }
+    }
+
     fn set_read_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
         match self {
             HttpStream::Tcp(s) => s.set_read_timeout(timeout),
@@ -229,6 +237,10 @@ impl Stream for TlsStream<TcpStream> {
 
     fn local_addr(&self) -> io::Result<SocketAddr> {
         self.get_ref().local_addr()
+    }
+
+    fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.get_ref().peer_addr()
     }
 
     fn set_read_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {

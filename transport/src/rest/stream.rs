@@ -26,6 +26,12 @@ pub trait Stream: Read + Write {
     /// The local address, when there is one (for tests and logs).
     fn local_addr(&self) -> io::Result<SocketAddr>;
 
+    /// The server's address, when there is one (for tests and logs); by default
+    /// none (`Unsupported`).
+    fn peer_addr(&self) -> io::Result<SocketAddr> {
+        Err(io::ErrorKind::Unsupported.into())
+    }
+
     /// Called once before the client drops a connection
     /// ([`Client::disconnect`](super::Client::disconnect), a `Connection: close`
     /// response, the client dropped, a stale connection replaced, a request that
@@ -83,6 +89,10 @@ impl Stream for TcpStream {
 
     fn local_addr(&self) -> io::Result<SocketAddr> {
         TcpStream::local_addr(self)
+    }
+
+    fn peer_addr(&self) -> io::Result<SocketAddr> {
+        TcpStream::peer_addr(self)
     }
 
     fn set_read_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {

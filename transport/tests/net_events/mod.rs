@@ -90,12 +90,13 @@ pub fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
-/// Wait until the peer of our (connected) socket bound to `local` has closed its side:
-/// its FIN arrived (close-wait), or its reset (the kernel then no longer lists the
-/// connection).
-pub fn wait_peer_closed(local: SocketAddr) {
+/// Wait until the peer `remote` of our socket `local` has closed its side: its FIN
+/// arrived (close-wait), or its reset (the kernel then no longer lists the
+/// connection). Both ends are named: the kernel gives one local port to connections to
+/// different servers, so `local` alone may find another test's live connection.
+pub fn wait_peer_closed(local: SocketAddr, remote: SocketAddr) {
     wait_for("the peer's FIN arrives", || {
-        tcp(local, None).is_none_or(|t| t.state != ESTABLISHED)
+        tcp(local, Some(remote)).is_none_or(|t| t.state != ESTABLISHED)
     });
 }
 

@@ -279,6 +279,15 @@ impl Client {
             .and_then(|c| c.stream.local_addr().ok())
     }
 
+    /// The server's address of the open connection (which of the host's addresses
+    /// it reached); `None` when no connection is open.
+    pub fn peer_addr(&self) -> Option<SocketAddr> {
+        self.core
+            .conn
+            .as_ref()
+            .and_then(|c| c.stream.peer_addr().ok())
+    }
+
     /// What the TLS handshake of the open `https://` connection agreed on: protocol
     /// version, ALPN protocol, cipher suite, the server's certificates
     /// ([`TlsCodec`](crate::tls::TlsCodec)'s getters).

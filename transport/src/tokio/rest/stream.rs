@@ -223,6 +223,15 @@ impl AsyncStream {
         }
     }
 
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        match &self.stream {
+            ConnStream::Tcp(s) => s.peer_addr(),
+            #[cfg(feature = "tls")]
+            ConnStream::Tls(s) => s.get_ref().peer_addr(),
+            ConnStream::Gone => Err(io::ErrorKind::NotConnected.into()),
+        }
+    }
+
     /// Close now, awaiting what dropping the stream would leave to a background task:
     /// over TLS close_notify after every byte written before it (RFC 8446 section
     /// 6.1), waiting for a backed-up socket within the close timeout (errors ignored:
