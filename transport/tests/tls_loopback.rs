@@ -559,7 +559,7 @@ fn tls_stream_close_notify_versus_bare_fin() {
     use mio::net::{TcpListener, TcpStream};
     use tickwire::tls::{TlsStream, tls_error};
 
-    fn pump_read(s: &mut TlsStream, poll: &mut Poll) -> (Vec<u8>, std::io::Result<()>) {
+    fn pump_read(s: &mut TlsStream<TcpStream>, poll: &mut Poll) -> (Vec<u8>, std::io::Result<()>) {
         let mut events = Events::with_capacity(4);
         let deadline = Instant::now() + T;
         let mut got = Vec::new();

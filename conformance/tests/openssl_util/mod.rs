@@ -94,7 +94,7 @@ pub fn free_port() -> u16 {
 
 /// A `TlsStream` client (to "localhost") driven in blocking style on a private poll.
 pub struct Blocking {
-    pub tls: TlsStream,
+    pub tls: TlsStream<TcpStream>,
     poll: Poll,
     events: Events,
 }

@@ -20,7 +20,6 @@ use std::net::Shutdown;
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
-use mio::net::TcpStream;
 use mio::{Interest, Registry, Token};
 use socket2::SockRef;
 use tickwire_codec::buf::WriteBuf;
@@ -53,8 +52,9 @@ pub fn tls_error(e: &io::Error) -> Option<&TlsError> {
         .and_then(|inner| inner.downcast_ref::<TlsError>())
 }
 
-/// TLS over a non-blocking socket `S` (a mio [`TcpStream`] by default).
-pub struct TlsStream<S = TcpStream> {
+/// TLS over a socket `S`: `std::net::TcpStream` (blocking or not), mio's (the evented
+/// driver's), or any `Read + Write` transport.
+pub struct TlsStream<S> {
     sock: S,
     codec: TlsCodec<Vec<u8>>,
     out: WriteBuf<Vec<u8>>,
@@ -262,6 +262,14 @@ impl<S: Read + Write> TlsStream<S> {
 
 /// Blocking closes, on any socket with a file descriptor (blocking or not).
 impl<S: Read + Write + AsFd> TlsStream<S> {
+    /// Send close_notify as far as the socket takes it now (never waits: a failed
+    /// connection's last word) and shut the write half. A graceful close uses
+    /// [`close_notify`](Self::close_notify) until it is done, then this.
+    pub fn shutdown_write(&mut self) -> io::Result<()> {
+        let _ = self.close_notify();
+        SockRef::from(&self.sock).shutdown(Shutdown::Write)
+    }
+
     /// [`close_notify`](Self::close_notify), waiting for the socket to take the bytes
     /// until `deadline` (the close timeout): `Ok(false)` when it passed first. The
     /// socket is left in the mode (and with the write timeout) it had.
@@ -385,16 +393,6 @@ impl<S: Read + Write> Write for TlsStream<S> {
         } else {
             Err(io::ErrorKind::WouldBlock.into())
         }
-    }
-}
-
-impl TlsStream<TcpStream> {
-    /// Send close_notify as far as the socket takes it now (never waits: a failed
-    /// connection's last word) and shut the write half. A graceful close uses
-    /// [`close_notify`](Self::close_notify) until it is done, then this.
-    pub fn shutdown_write(&mut self) -> io::Result<()> {
-        let _ = self.close_notify();
-        self.sock.shutdown(Shutdown::Write)
     }
 }
 
