@@ -89,6 +89,13 @@ impl Default for ClientBuilder<HttpConnector> {
     }
 }
 
+impl ClientBuilder<HttpConnector> {
+    /// Default settings (as [`Client::builder`]).
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
 request_options!(impl[C: Connector] ClientBuilder<C>, tickwire::rest::Client);
 socket_options!(ClientBuilder<TcpConnector>, connector.socket);
 proxy_options!(ClientBuilder<TcpConnector>, connector.proxy);
@@ -150,8 +157,12 @@ impl<C: Connector> ClientBuilder<C> {
     }
 
     /// A client for `url` (`http://host[:port][/base]` or `https://...`) that connects
-    /// on first use. Every request's path goes under the URL's base path.
-    pub fn build(self, url: &str) -> Result<Client<C>, Error> {
+    /// on first use. Every request's path goes under the URL's base path. Like every
+    /// builder's finishing method it takes `&self`: one builder makes many clients.
+    pub fn build(&self, url: &str) -> Result<Client<C>, Error>
+    where
+        C: Clone,
+    {
         let url = HttpUrl::parse(url).map_err(Error::Url)?;
         let host_header = url.host_header();
         let (writer, reader) = self.options.buffers(&url, &host_header)?;
@@ -159,7 +170,7 @@ impl<C: Connector> ClientBuilder<C> {
             core: Core {
                 host_header,
                 url,
-                connector: self.connector,
+                connector: self.connector.clone(),
                 timeouts: self.timeouts,
                 idle_probe: self.idle_probe,
                 request_timeout: self.options.request_timeout,
@@ -173,7 +184,10 @@ impl<C: Connector> ClientBuilder<C> {
     }
 
     /// A client for `url`, connected now.
-    pub fn connect(self, url: &str) -> Result<Client<C>, Error> {
+    pub fn connect(&self, url: &str) -> Result<Client<C>, Error>
+    where
+        C: Clone,
+    {
         let mut c = self.build(url)?;
         c.ensure_connected()?;
         Ok(c)
@@ -421,7 +435,8 @@ impl<C: Connector> Client<C> {
 
     /// Close the connection (the next `send` opens a new one); over TLS the server is
     /// sent close_notify first, after every byte written before it (waiting at most the
-    /// close timeout for a server that is not reading), then the socket is shut.
+    /// close timeout for a server that is not reading), then the socket is shut. (The
+    /// tokio client's `disconnect` never waits; its `close().await` is this call.)
     pub fn disconnect(&mut self) {
         self.core.disconnect();
     }

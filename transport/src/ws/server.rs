@@ -132,8 +132,10 @@ impl ServerBuilder {
         self
     }
 
-    /// Listen on the first address `addr` resolves to.
-    pub fn bind(self, addr: impl ToSocketAddrs) -> Result<Server, Error> {
+    /// Listen on the first address `addr` resolves to. Takes `&self`, as every builder's
+    /// finishing method (`connect`, `bind`, `listener`, `accept_stream`, `build`): one
+    /// builder serves many listeners.
+    pub fn bind(&self, addr: impl ToSocketAddrs) -> Result<Server, Error> {
         let resolve = |source| Error::Resolve {
             host: "the listen address".to_owned(),
             source,
@@ -147,7 +149,7 @@ impl ServerBuilder {
     }
 
     /// Serve on a listener the caller made (it is put in non-blocking mode).
-    pub fn listener(self, listener: std::net::TcpListener) -> Result<Server, Error> {
+    pub fn listener(&self, listener: std::net::TcpListener) -> Result<Server, Error> {
         listener.set_nonblocking(true)?;
         Ok(self.serve(TcpListener::from_std(listener)))
     }
@@ -158,10 +160,10 @@ impl ServerBuilder {
         ServerConnection::new(stream, Arc::new(self.clone()), false)
     }
 
-    fn serve(self, listener: TcpListener) -> Server {
+    fn serve(&self, listener: TcpListener) -> Server {
         Server {
             listener,
-            shared: Arc::new(self),
+            shared: Arc::new(self.clone()),
             waiter: None,
         }
     }
@@ -258,6 +260,13 @@ impl Server {
     pub fn accept_stream(&self, stream: std::net::TcpStream) -> Result<ServerConnection, Error> {
         stream.set_nonblocking(true)?;
         ServerConnection::new(TcpStream::from_std(stream), self.shared.clone(), true)
+    }
+
+    /// The crate's own adapters (tokio): take a mio stream with this server's settings,
+    /// in evented mode.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn accept_evented(&self, stream: TcpStream) -> Result<ServerConnection, Error> {
+        ServerConnection::new(stream, self.shared.clone(), false)
     }
 
     /// The listener's mio socket (for the tokio adapter's readiness).

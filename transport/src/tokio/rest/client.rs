@@ -61,6 +61,11 @@ socket_options!(ClientBuilder, socket);
 proxy_options!(ClientBuilder, proxy);
 
 impl ClientBuilder {
+    /// Default settings (as [`Client::builder`]).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
     /// The longest a connect may take, resolution included (default 10 s):
     /// [`Error::ConnectTimeout`].
     pub fn connect_timeout(mut self, t: Duration) -> Self {
@@ -107,8 +112,9 @@ impl ClientBuilder {
 
     /// A client for `url` (`http://host[:port][/base]` or `https://...`, TLS with SNI
     /// and the certificate name from the URL's host) that connects on first use. Every
-    /// request's path goes under the URL's base path.
-    pub fn build(self, url: &str) -> Result<Client, Error> {
+    /// request's path goes under the URL's base path. Takes `&self`, as every builder's
+    /// finishing method: one builder makes many clients.
+    pub fn build(&self, url: &str) -> Result<Client, Error> {
         let url = HttpUrl::parse(url).map_err(Error::Url)?;
         let host_header = url.host_header();
         let (writer, reader) = self.options.buffers(&url, &host_header)?;
@@ -116,7 +122,7 @@ impl ClientBuilder {
             core: Core {
                 host_header,
                 url,
-                builder: self,
+                builder: self.clone(),
                 conn: None,
                 stats: Stats::default(),
             },
@@ -126,7 +132,7 @@ impl ClientBuilder {
     }
 
     /// A client for `url`, connected now.
-    pub async fn connect(self, url: &str) -> Result<Client, Error> {
+    pub async fn connect(&self, url: &str) -> Result<Client, Error> {
         let mut c = self.build(url)?;
         c.ensure_connected().await?;
         Ok(c)

@@ -72,7 +72,7 @@ impl ClientPool {
             .response_buffer(config.response_buffer);
         let mut idle = Vec::with_capacity(config.size);
         for _ in 0..config.size {
-            let mut client = builder.clone().build(url)?;
+            let mut client = builder.build(url)?;
             if config.connect_now {
                 client.ensure_connected().await?;
             }

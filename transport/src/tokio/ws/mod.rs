@@ -10,6 +10,16 @@
 //! `split()` gives a [`ReadHalf`] and a [`WriteHalf`] for two tasks. With feature
 //! `futures`, `into_messages()` gives a `Stream`/`Sink` of owned messages (the slower
 //! path: one allocation per received message).
+//!
+//! The names, receivers and return types are the blocking API's (checked by
+//! `tests/vocabulary.rs`), with these deliberate differences: the calls are `async fn`s;
+//! the blocking API's evented-mode calls (`try_recv`, `try_recv_with`, `try_accept`,
+//! `try_handshake`, `queue_prepared`, `set_blocking`, `is_blocking`, `timeout_at`,
+//! `handle_timeout`) have no counterpart here, since the reactor and the runtime's timers
+//! do their job and every future is cancellation-safe (a `select!` branch is the way
+//! not to wait); this API adds [`Client::split`], `into_messages` and
+//! [`ServerConnection::try_send_prepared`] (send to many connections from one task
+//! without awaiting the slowest).
 
 mod api;
 mod builder;

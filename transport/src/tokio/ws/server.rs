@@ -83,12 +83,12 @@ impl ServerBuilder {
     }
 
     /// Listen on the first address `addr` resolves to.
-    pub async fn bind(self, addr: impl ToSocketAddrs) -> Result<Server, Error> {
+    pub async fn bind(&self, addr: impl ToSocketAddrs) -> Result<Server, Error> {
         self.listener(TcpListener::bind(addr).await?)
     }
 
     /// Serve on a tokio listener the caller made (inside its runtime).
-    pub fn listener(self, listener: TcpListener) -> Result<Server, Error> {
+    pub fn listener(&self, listener: TcpListener) -> Result<Server, Error> {
         let timeouts = timeouts(&self.inner);
         let ws = self.inner.listener(listener.into_std()?)?;
         let ready = Readiness::new(ws.mio_listener())?;
@@ -143,6 +143,9 @@ impl Server {
     /// on the first [`ServerConnection::handshake`], `recv` or send, in the task that
     /// uses it (spawn it, then await those), so a slow client never holds up `accept`.
     /// A refused or failed handshake is that call's error (the peer got its 4xx).
+    ///
+    /// There is no `try_accept` (the blocking server's evented form): the future is
+    /// cancellation-safe, so `accept()` in a `select!` is the way not to wait.
     pub async fn accept(&mut self) -> Result<ServerConnection, Error> {
         loop {
             if let Some(conn) = self.ws.try_accept()? {
@@ -150,6 +153,13 @@ impl Server {
             }
             self.ready.wait(false, None).await?;
         }
+    }
+
+    /// Take a stream accepted elsewhere, with this server's settings (as the blocking
+    /// [`ws::Server::accept_stream`]); its handshake runs on first use.
+    pub fn accept_stream(&self, stream: TcpStream) -> Result<ServerConnection, Error> {
+        let tcp = mio::net::TcpStream::from_std(stream.into_std()?);
+        ServerConnection::new(self.ws.accept_evented(tcp)?, self.timeouts)
     }
 }
 
