@@ -24,6 +24,7 @@
 mod api;
 mod builder;
 mod client;
+mod doc_pair;
 pub(crate) mod readiness;
 mod server;
 mod split;
@@ -32,6 +33,8 @@ mod stream;
 
 pub use crate::ws::{CloseCode, CloseFrame, Error, Message, PreparedMessage};
 pub use client::{Client, ClientBuilder};
+#[doc(hidden)]
+pub use doc_pair::doc_pair;
 pub use server::{Server, ServerBuilder, ServerConnection};
 pub use split::{ReadHalf, WriteHalf};
 #[cfg(feature = "futures")]
