@@ -105,7 +105,10 @@ fn rustdoc_json(ws: &Workspace, krate: &str) -> Result<Value, String> {
             toolchain()
         ));
     }
-    let path = ws.target.join("doc").join(format!("{}.json", krate.replace('-', "_")));
+    let path = ws
+        .target
+        .join("doc")
+        .join(format!("{}.json", krate.replace('-', "_")));
     read_json(&path)
 }
 

@@ -185,6 +185,15 @@ macro_rules! proxy_options {
             /// Connect through `proxy` (HTTP `CONNECT` or SOCKS5), for every target
             /// (default: no proxy; the environment is not read unless
             /// [`proxy_from_env`](Self::proxy_from_env) says so).
+            ///
+            /// ```
+            /// use tickwire::proxy::Proxy;
+            ///
+            /// // The same setter on every client builder (ws and rest, blocking and tokio):
+            /// let ws = tickwire::ws::Client::builder().proxy(Proxy::http("http://proxy.internal:3128")?);
+            /// let rest = tickwire::rest::Client::builder().proxy(Proxy::socks5("socks5://127.0.0.1:1080")?);
+            /// # Ok::<(), Box<dyn std::error::Error>>(())
+            /// ```
             pub fn proxy(mut self, proxy: $crate::proxy::Proxy) -> Self {
                 self.$($field).+ = Some($crate::proxy::ProxyRules::all(proxy));
                 self

@@ -371,6 +371,17 @@ macro_rules! builder_options {
             /// How blocking `recv` waits: sleep in the kernel (default), or busy-poll
             /// on non-blocking reads for a dedicated core, optionally for a limited time
             /// before sleeping ([`RecvMode`](crate::socket::RecvMode)).
+            ///
+            /// ```
+            /// use std::time::Duration;
+            /// use tickwire::socket::RecvMode;
+            ///
+            /// // A feed handler on a core of its own: spin instead of sleeping in the kernel.
+            /// let ws = tickwire::ws::Client::builder().recv_mode(RecvMode::Spin);
+            /// // Spin up to 50 µs per message, then sleep.
+            /// let server = tickwire::ws::Server::builder().recv_mode(RecvMode::SpinFor(Duration::from_micros(50)));
+            /// # Ok::<(), Box<dyn std::error::Error>>(())
+            /// ```
             pub fn recv_mode(mut self, mode: $crate::socket::RecvMode) -> Self {
                 self.opts.recv_mode = mode;
                 self
