@@ -23,14 +23,20 @@ const ENTRY: &[&str] = &[
     "new",
     "builder",
     "build",
-    "connect*",
+    "connect",
+    "connect_with",
     "bind",
     "listener",
-    "accept*",
-    "send*",
-    "try_send*",
-    "recv*",
-    "try_recv*",
+    "accept",
+    "accept_stream",
+    "try_accept",
+    "send",
+    "send_*",
+    "try_send_*",
+    "recv",
+    "recv_*",
+    "try_recv",
+    "try_recv_*",
     "close",
     "request",
     "get",
@@ -39,7 +45,8 @@ const ENTRY: &[&str] = &[
     "delete",
     "patch",
     "head",
-    "acquire*",
+    "acquire",
+    "acquire_within",
     "try_acquire",
     "with_builder",
     "split",
@@ -250,6 +257,7 @@ mod tests {
     #[test]
     fn entry_names() {
         assert!(is_entry("tickwire::ws::Client::connect_with"));
+        assert!(!is_entry("tickwire::ws::ClientBuilder::connect_timeout"));
         assert!(is_entry("tickwire::rest::Client::get"));
         assert!(is_entry("tickwire::ws::ServerConnection::try_recv_with"));
         assert!(!is_entry("tickwire::ws::Client::local_addr"));

@@ -78,6 +78,17 @@ pub struct ClientPool<C: Connector = HttpConnector> {
 
 impl ClientPool<HttpConnector> {
     /// A pool for `url` with default client settings.
+    ///
+    /// ```
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use tickwire::rest::{ClientPool, PoolConfig};
+    ///
+    /// let pool = ClientPool::new(&url, PoolConfig { size: 2, ..PoolConfig::default() })?;
+    /// let mut client = pool.acquire()?; // back in the pool when dropped
+    /// assert_eq!(client.get("/time").send()?.status(), 200);
+    /// # Ok::<(), tickwire::rest::Error>(())
+    /// ```
     pub fn new(url: &str, config: PoolConfig) -> Result<Self, Error> {
         Self::with_builder(ClientBuilder::default(), url, config)
     }
@@ -85,6 +96,19 @@ impl ClientPool<HttpConnector> {
 
 impl<C: Connector + Clone> ClientPool<C> {
     /// A pool for `url` whose connections use `builder`'s settings.
+    ///
+    /// ```
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use std::time::Duration;
+    /// use tickwire::rest::{Client, ClientPool, PoolConfig};
+    ///
+    /// let builder = Client::builder().timeout(Duration::from_secs(2));
+    /// let pool = ClientPool::with_builder(builder, &url, PoolConfig::default())?;
+    /// let mut client = pool.acquire()?;
+    /// assert_eq!(client.post("/order").json_bytes(b"{}").send()?.status(), 200);
+    /// # Ok::<(), tickwire::rest::Error>(())
+    /// ```
     pub fn with_builder(
         builder: ClientBuilder<C>,
         url: &str,
@@ -154,18 +178,55 @@ impl<C: Connector> ClientPool<C> {
     /// one when all are in use ([`Error::PoolExhausted`] after it). A closed
     /// connection is reconnected first (bounded, see [`PoolConfig`]); if that fails the
     /// connection goes back to the pool and the error is returned.
+    ///
+    /// ```
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use tickwire::rest::{ClientPool, PoolConfig};
+    ///
+    /// let pool = ClientPool::new(&url, PoolConfig::default())?; // share it: &pool or an Arc
+    /// let mut client = pool.acquire()?; // waits up to the acquire timeout when all are out
+    /// let resp = client.get("/time").send()?;
+    /// assert_eq!(resp.body_str()?, "GET /api/v3/time");
+    /// # Ok::<(), tickwire::rest::Error>(())
+    /// ```
     pub fn acquire(&self) -> Result<PoolGuard<'_, C>, Error> {
         self.acquire_within(self.acquire_timeout)
     }
 
     /// The most recently returned connection, or [`Error::PoolExhausted`] at once when
     /// all are in use (reconnected first as by [`acquire`](Self::acquire)).
+    ///
+    /// ```
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use tickwire::rest::{ClientPool, Error, PoolConfig};
+    ///
+    /// let pool = ClientPool::new(&url, PoolConfig { size: 1, ..PoolConfig::default() })?;
+    /// let held = pool.try_acquire()?;
+    /// assert!(matches!(pool.try_acquire(), Err(Error::PoolExhausted))); // never waits
+    /// drop(held);
+    /// assert!(pool.try_acquire().is_ok());
+    /// # Ok::<(), tickwire::rest::Error>(())
+    /// ```
     pub fn try_acquire(&self) -> Result<PoolGuard<'_, C>, Error> {
         let conn = self.lock().pop().ok_or(Error::PoolExhausted)?;
         self.ready(conn)
     }
 
     /// Like [`acquire`](Self::acquire) with its own wait.
+    ///
+    /// ```
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use std::time::Duration;
+    /// use tickwire::rest::{ClientPool, PoolConfig};
+    ///
+    /// let pool = ClientPool::new(&url, PoolConfig::default())?;
+    /// let mut client = pool.acquire_within(Duration::from_millis(50))?; // this once
+    /// assert_eq!(client.get("/time").send()?.status(), 200);
+    /// # Ok::<(), tickwire::rest::Error>(())
+    /// ```
     pub fn acquire_within(&self, wait: Duration) -> Result<PoolGuard<'_, C>, Error> {
         let deadline = Instant::now() + wait;
         let mut idle = self.lock();
