@@ -58,6 +58,30 @@ const ENTRY: &[&str] = &[
     "from_pem",
 ];
 
+/// Functions whose name matches [`ENTRY`] but which are not entry points, with why.
+const NOT_ENTRY: &[(&str, &str)] = &[
+    (
+        "tickwire::proxy::ProxyError::proxy",
+        "a getter (the proxy's address)",
+    ),
+    (
+        "tickwire_codec::http::head::Headers::get",
+        "a header getter",
+    ),
+    (
+        "tickwire_codec::http::head::Trailers::get",
+        "a trailer getter",
+    ),
+    (
+        "tickwire_codec::ws::deflate::params::DeflateConfig::accept",
+        "a negotiation step",
+    ),
+    (
+        "tickwire_codec::ws::handshake::sha1::Sha1::new",
+        "the handshake's hash",
+    ),
+];
+
 /// The toolchain rustdoc's JSON output needs (an unstable flag).
 fn toolchain() -> String {
     std::env::var("TICKWIRE_DOC_TOOLCHAIN").unwrap_or_else(|_| "nightly".into())
@@ -126,6 +150,9 @@ fn read_json(path: &Path) -> Result<Value, String> {
 
 /// Whether the last segment of `path` is an entry-point name.
 fn is_entry(path: &str) -> bool {
+    if NOT_ENTRY.iter().any(|(p, _)| *p == path) {
+        return false;
+    }
     let name = path.rsplit("::").next().unwrap_or(path);
     ENTRY.iter().any(|e| match e.strip_suffix('*') {
         Some(prefix) => name.starts_with(prefix),

@@ -253,11 +253,6 @@ impl<S: Read + Write> TlsStream<S> {
         // An empty buffer always takes an alert record.
         Err(io_error(TlsError::OutputFull { required: 0 }))
     }
-
-    /// The same as [`close_notify`](Self::close_notify) (its former name).
-    pub fn send_close_notify(&mut self) -> io::Result<bool> {
-        self.close_notify()
-    }
 }
 
 /// Blocking closes, on any socket with a file descriptor (blocking or not).
