@@ -513,6 +513,23 @@ impl<'w, S: sealed::Open> RequestBuilder<'w, S> {
         self.into_state()
     }
 
+    /// A JSON body: `Content-Type: application/json`, then the bytes as they are
+    /// (see [`body`](Self::body)); the same call as the transport's REST request
+    /// builders.
+    ///
+    /// ```
+    /// use tickwire_codec::http::RequestWriter;
+    ///
+    /// let mut w = RequestWriter::new([0u8; 512], "api.example.com").unwrap();
+    /// let req = w.post("/order").json_bytes(br#"{"qty":"1"}"#).finish().unwrap();
+    /// let text = core::str::from_utf8(req.as_bytes()).unwrap();
+    /// assert!(text.contains("Content-Type: application/json\r\n"));
+    /// assert!(text.ends_with(r#"{"qty":"1"}"#));
+    /// ```
+    pub fn json_bytes(self, json: &[u8]) -> RequestBuilder<'w, Complete> {
+        self.header("Content-Type", "application/json").body(json)
+    }
+
     /// A body of exactly `len` bytes written in place by `fill` (e.g. a
     /// binary encoder), with its Content-Length.
     pub fn body_fixed(

@@ -173,7 +173,7 @@ macro_rules! builder_methods {
                 self,
                 json: &[u8],
             ) -> $ty<'c, $($pre)* ::tickwire_codec::http::Complete> {
-                self.map(|r| r.header("Content-Type", "application/json").body(json))
+                self.map(|r| r.json_bytes(json))
             }
 
             /// A body serialized by `write` straight into the request buffer
