@@ -70,8 +70,8 @@
 //!
 //! # tokio
 //!
-//! The same API, awaited (feature `tokio`): [`tokio::ws::Client`] and
-//! [`tokio::ws::Server`].
+//! The same API, awaited (feature `tokio`): `tokio::ws::Client` and `tokio::ws::Server`
+//! (and `tokio::rest::Client`).
 //!
 //! ```
 //! # #[cfg(all(feature = "tokio", unix))]
