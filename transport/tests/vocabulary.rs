@@ -28,6 +28,31 @@ macro_rules! later {
     };
 }
 
+/// Every setter the WebSocket client and server builders share, on `$b`.
+macro_rules! ws_options {
+    ($b:expr) => {
+        $b.read_buffer_size(64 << 10)
+            .write_buffer_size(64 << 10)
+            .max_frame_size(64 << 10)
+            .max_message_size(64 << 10)
+            .recv_mode(RecvMode::Sleep)
+            .auto_pong(true)
+            .fragment_size(1 << 20)
+            .handshake_timeout(Duration::from_secs(10))
+            .close_timeout(Duration::from_secs(5))
+            .read_timeout(Some(Duration::from_secs(10)))
+            .write_timeout(None)
+            .keepalive(None)
+            .dead_peer_timeout(None)
+            .nodelay(true)
+            .so_rcvbuf(1 << 20)
+            .so_sndbuf(1 << 20)
+            .quickack(false)
+            .so_busy_poll(0)
+            .socket_options(SocketOptions::default())
+    };
+}
+
 /// The ws and rest calls both APIs share, for the API in module `$ws` / `$rest`, with
 /// `$w` wrapping each call that waits and `$($async)?` on the functions.
 macro_rules! vocabulary {
@@ -38,26 +63,7 @@ macro_rules! vocabulary {
         /// Every setter of the WebSocket client builder: `self -> Self`.
         pub fn ws_client_builder() -> ws::ClientBuilder {
             let b: ws::ClientBuilder = ws::Client::builder();
-            let b: ws::ClientBuilder = b
-                .read_buffer_size(64 << 10)
-                .write_buffer_size(64 << 10)
-                .max_frame_size(64 << 10)
-                .max_message_size(64 << 10)
-                .recv_mode(RecvMode::Sleep)
-                .auto_pong(true)
-                .fragment_size(1 << 20)
-                .handshake_timeout(Duration::from_secs(10))
-                .close_timeout(Duration::from_secs(5))
-                .read_timeout(Some(Duration::from_secs(10)))
-                .write_timeout(None)
-                .keepalive(None)
-                .dead_peer_timeout(None)
-                .nodelay(true)
-                .so_rcvbuf(1 << 20)
-                .so_sndbuf(1 << 20)
-                .quickack(false)
-                .so_busy_poll(0)
-                .socket_options(SocketOptions::default())
+            let b: ws::ClientBuilder = ws_options!(b)
                 .proxy_rules(None)
                 .connect_timeout(Duration::from_secs(10))
                 .header("X-Test", "1")
@@ -71,25 +77,7 @@ macro_rules! vocabulary {
         pub fn ws_server_builder() -> ws::ServerBuilder {
             let b: ws::ServerBuilder = ws::Server::builder();
             let _: ws::ServerBuilder = ws::ServerBuilder::new();
-            b.read_buffer_size(64 << 10)
-                .write_buffer_size(64 << 10)
-                .max_frame_size(64 << 10)
-                .max_message_size(64 << 10)
-                .recv_mode(RecvMode::Sleep)
-                .auto_pong(true)
-                .fragment_size(1 << 20)
-                .handshake_timeout(Duration::from_secs(10))
-                .close_timeout(Duration::from_secs(5))
-                .read_timeout(Some(Duration::from_secs(10)))
-                .write_timeout(None)
-                .keepalive(None)
-                .dead_peer_timeout(None)
-                .nodelay(true)
-                .so_rcvbuf(1 << 20)
-                .so_sndbuf(1 << 20)
-                .quickack(false)
-                .so_busy_poll(0)
-                .socket_options(SocketOptions::default())
+            ws_options!(b)
                 .header("X-Server", "1")
                 .protocol("v1")
                 .on_upgrade(|_| tickwire::ws::Decision::accept())

@@ -48,8 +48,6 @@ where
     E: AsRef<[u8]> + AsMut<[u8]>,
     F: Masking,
 {
-    let n = from.transmit().len().min(to.read_buf().len());
-    to.read_buf()[..n].copy_from_slice(&from.transmit()[..n]);
-    to.handle_read(n);
+    let n = to.feed(from.transmit());
     from.handle_written(n);
 }
