@@ -200,10 +200,13 @@ macro_rules! vocabulary {
 
         /// The pool.
         pub $($async)? fn rest_pool(base: &str) -> Result<(), rest::Error> {
-            let config = rest::PoolConfig { size: 2, ..rest::PoolConfig::default() };
+            let config = rest::PoolConfig {
+                size: 2,
+                acquire_timeout: Duration::from_secs(1),
+                ..rest::PoolConfig::default()
+            };
             let pool: rest::ClientPool =
-                $w!(rest::ClientPool::with_builder(rest::Client::builder(), base, config))?
-                    .acquire_timeout(Duration::from_secs(1));
+                $w!(rest::ClientPool::with_builder(rest::Client::builder(), base, config))?;
             let _: &rest::PoolConfig = pool.config();
             let _: usize = pool.idle();
             {

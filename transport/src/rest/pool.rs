@@ -6,7 +6,7 @@
 //! reader, all allocated when the pool is made: a request costs no allocation. The
 //! guard derefs to the client, so `guard.get(path).send()` is the client's request
 //! builder. [`ClientPool::acquire`] waits up to the acquire timeout
-//! ([`ClientPool::acquire_timeout`], default 5 s) when all are in use,
+//! ([`PoolConfig::acquire_timeout`], default 5 s) when all are in use,
 //! [`ClientPool::try_acquire`] not at all (the tokio pool has the same methods). A
 //! connection found closed at acquire time is reconnected at most
 //! [`PoolConfig::reconnect_attempts`] times, with a doubling backoff.
@@ -49,6 +49,9 @@ pub struct PoolConfig {
     pub reconnect_attempts: u32,
     /// Wait before the second attempt; doubled before each further one.
     pub reconnect_backoff: Duration,
+    /// How long [`ClientPool::acquire`] waits for a connection to come back when all
+    /// are in use (default 5 s; [`ClientPool::acquire_within`] for one call).
+    pub acquire_timeout: Duration,
 }
 
 impl Default for PoolConfig {
@@ -60,12 +63,10 @@ impl Default for PoolConfig {
             connect_now: true,
             reconnect_attempts: 3,
             reconnect_backoff: Duration::from_millis(10),
+            acquire_timeout: Duration::from_secs(5),
         }
     }
 }
-
-/// How long [`ClientPool::acquire`] waits by default: 5 s.
-pub(crate) const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A pool of keep-alive connections to one server; share it by reference (it is `Sync`).
 #[derive(Debug)]
@@ -73,7 +74,6 @@ pub struct ClientPool<C: Connector = HttpConnector> {
     idle: Mutex<Vec<Client<C>>>,
     returned: Condvar,
     config: PoolConfig,
-    acquire_timeout: Duration,
 }
 
 impl ClientPool<HttpConnector> {
@@ -134,7 +134,6 @@ impl<C: Connector + Clone> ClientPool<C> {
             idle: Mutex::new(idle),
             returned: Condvar::new(),
             config,
-            acquire_timeout: ACQUIRE_TIMEOUT,
         })
     }
 }
@@ -148,30 +147,6 @@ impl<C: Connector> ClientPool<C> {
     /// Connections not in use now.
     pub fn idle(&self) -> usize {
         self.lock().len()
-    }
-
-    /// How long [`acquire`](Self::acquire) waits for a connection to come back when
-    /// all are in use (default 5 s), set when the pool is made:
-    /// `ClientPool::new(url, config)?.acquire_timeout(Duration::from_millis(100))`.
-    ///
-    /// ```
-    /// # let server = tickwire::rest::doc_server();
-    /// use std::time::Duration;
-    /// use tickwire::rest::{ClientPool, Error, PoolConfig};
-    ///
-    /// let config = PoolConfig { size: 1, ..PoolConfig::default() };
-    /// let pool = ClientPool::new(&format!("http://{server}"), config)?
-    ///     .acquire_timeout(Duration::from_millis(20));
-    /// let held = pool.acquire()?;
-    /// assert!(matches!(pool.acquire(), Err(Error::PoolExhausted)));
-    /// assert!(matches!(pool.try_acquire(), Err(Error::PoolExhausted)));
-    /// drop(held);
-    /// assert!(pool.try_acquire().is_ok());
-    /// # Ok::<(), Error>(())
-    /// ```
-    pub fn acquire_timeout(mut self, wait: Duration) -> Self {
-        self.acquire_timeout = wait;
-        self
     }
 
     /// The most recently returned connection, waiting up to the acquire timeout for
@@ -191,7 +166,7 @@ impl<C: Connector> ClientPool<C> {
     /// # Ok::<(), tickwire::rest::Error>(())
     /// ```
     pub fn acquire(&self) -> Result<PoolGuard<'_, C>, Error> {
-        self.acquire_within(self.acquire_timeout)
+        self.acquire_within(self.config.acquire_timeout)
     }
 
     /// The most recently returned connection, or [`Error::PoolExhausted`] at once when

@@ -8,7 +8,7 @@
 //! Each pooled connection is a [`Client`] with its own writer and reader, allocated
 //! when the pool is made; the guard derefs to it, so `guard.get(path).send().await` is
 //! the client's request builder. The methods are the blocking pool's: `acquire`
-//! (waits up to [`ClientPool::acquire_timeout`]), `try_acquire`, `acquire_within`.
+//! (waits up to [`PoolConfig::acquire_timeout`]), `try_acquire`, `acquire_within`.
 //!
 //! A guard dropped while a `send` on it was cancelled returns a connection that is
 //! already closed (see [`super`]): the next acquire of it reconnects.
@@ -36,7 +36,6 @@ use std::time::{Duration, Instant};
 use ::tokio::sync::Notify;
 
 use super::client::{Client, ClientBuilder};
-use crate::rest::pool::ACQUIRE_TIMEOUT;
 use crate::rest::{Error, PoolConfig};
 
 /// A pool of async keep-alive connections to one server; share it by reference or in
@@ -46,7 +45,6 @@ pub struct ClientPool {
     idle: Mutex<Vec<Client>>,
     returned: Notify,
     config: PoolConfig,
-    acquire_timeout: Duration,
 }
 
 impl ClientPool {
@@ -112,16 +110,7 @@ impl ClientPool {
             idle: Mutex::new(idle),
             returned: Notify::new(),
             config,
-            acquire_timeout: ACQUIRE_TIMEOUT,
         })
-    }
-
-    /// How long [`acquire`](Self::acquire) waits for a connection to come back when
-    /// all are in use (default 5 s), set when the pool is made:
-    /// `ClientPool::new(url, config).await?.acquire_timeout(Duration::from_millis(100))`.
-    pub fn acquire_timeout(mut self, wait: Duration) -> Self {
-        self.acquire_timeout = wait;
-        self
     }
 
     /// The pool's configuration.
@@ -155,7 +144,7 @@ impl ClientPool {
     /// # }
     /// ```
     pub async fn acquire(&self) -> Result<PoolGuard<'_>, Error> {
-        self.acquire_within(self.acquire_timeout).await
+        self.acquire_within(self.config.acquire_timeout).await
     }
 
     /// The most recently returned connection, or [`Error::PoolExhausted`] at once when
