@@ -56,6 +56,14 @@ const ENTRY: &[&str] = &[
     "recv_mode",
     "add_ca_pem",
     "from_pem",
+    "from_pem_files",
+    "http",
+    "socks5",
+    "all",
+    "from_env",
+    "shared_default",
+    "client",
+    "server",
 ];
 
 /// Functions whose name matches [`ENTRY`] but which are not entry points, with why.

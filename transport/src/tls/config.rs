@@ -174,6 +174,15 @@ impl TlsConfig {
 
     /// The shared default config (built on first use), used for `wss://` when no
     /// config was given.
+    ///
+    /// ```
+    /// use tickwire::tls::TlsConfig;
+    ///
+    /// // What `wss://` and `https://` use when no `.tls(..)` was given: built once, shared.
+    /// let a = TlsConfig::shared_default();
+    /// let b = TlsConfig::shared_default();
+    /// assert!(std::sync::Arc::ptr_eq(a.client_config(), b.client_config()));
+    /// ```
     pub fn shared_default() -> TlsConfig {
         static DEFAULT: OnceLock<TlsConfig> = OnceLock::new();
         DEFAULT.get_or_init(TlsConfig::new).clone()
@@ -482,6 +491,21 @@ impl TlsServerConfig {
     }
 
     /// A server with the PEM files at `chain` and `key`.
+    ///
+    /// ```
+    /// # let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()])?;
+    /// # let dir = std::env::temp_dir().join(format!("tickwire-doc-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # std::fs::write(dir.join("server.pem"), cert.cert.pem())?;
+    /// # std::fs::write(dir.join("server.key"), cert.signing_key.serialize_pem())?;
+    /// # let (chain, key) = (dir.join("server.pem"), dir.join("server.key"));
+    /// use tickwire::tls::TlsServerConfig;
+    ///
+    /// // The chain (leaf first) and the key, PEM files.
+    /// let tls = TlsServerConfig::from_pem_files(&chain, &key)?; // e.g. "server.pem", "server.key"
+    /// let server = tickwire::ws::Server::builder().tls(tls).bind("127.0.0.1:0")?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn from_pem_files(
         chain: impl AsRef<Path>,
         key: impl AsRef<Path>,

@@ -334,6 +334,27 @@ where
     /// A client whose opening request (`handshake`) is queued at once; frames are read
     /// into `read`, queued in `write` and masked with keys from `mask`. The handshake
     /// timeout runs from `now`.
+    ///
+    /// ```
+    /// use tickwire_codec::rand::MaskRng;
+    /// use tickwire_codec::time::Instant;
+    /// use tickwire_codec::ws::handshake::ClientHandshake;
+    /// use tickwire_codec::ws::connection::doc_pump;
+    /// use tickwire_codec::ws::{Connection, Message, Settings};
+    ///
+    /// let (now, settings) = (Instant::from_nanos(0), Settings::default());
+    /// let hs = ClientHandshake::new("example.com", "/feed", [7; 16]); // a random key
+    /// let rng = MaskRng::from_seed([1; 32]);
+    /// let mut client = Connection::client(&hs, [0u8; 4096], [0u8; 4096], rng, &settings, now).unwrap();
+    /// let mut server = Connection::server([0u8; 4096], [0u8; 4096], &settings, now);
+    /// doc_pump(&mut client, &mut server); // the upgrade request
+    /// assert!(server.handle_upgrade(|_request| Default::default()).unwrap());
+    /// doc_pump(&mut server, &mut client); // 101 Switching Protocols
+    /// assert_eq!(client.poll_message().unwrap(), None); // open, no message yet
+    /// server.send_text("welcome").unwrap();
+    /// doc_pump(&mut server, &mut client);
+    /// assert_eq!(client.poll_message().unwrap(), Some(Message::Text("welcome")));
+    /// ```
     pub fn client(
         handshake: &ClientHandshake<'_>,
         read: R,
@@ -383,6 +404,27 @@ where
     /// A server waiting for an upgrade request (answer it with
     /// [`handle_upgrade`](Self::handle_upgrade); [`poll_message`](Self::poll_message)
     /// accepts it with no subprotocol). The handshake timeout runs from `now`.
+    ///
+    /// ```
+    /// use tickwire_codec::rand::MaskRng;
+    /// use tickwire_codec::time::Instant;
+    /// use tickwire_codec::ws::handshake::ClientHandshake;
+    /// use tickwire_codec::ws::connection::doc_pump;
+    /// use tickwire_codec::ws::{Connection, Message, Settings};
+    ///
+    /// let (now, settings) = (Instant::from_nanos(0), Settings::default());
+    /// let hs = ClientHandshake::new("example.com", "/feed", [7; 16]); // a random key
+    /// let rng = MaskRng::from_seed([1; 32]);
+    /// let mut client = Connection::client(&hs, [0u8; 4096], [0u8; 4096], rng, &settings, now).unwrap();
+    /// let mut server = Connection::server([0u8; 4096], [0u8; 4096], &settings, now);
+    /// doc_pump(&mut client, &mut server); // the upgrade request
+    /// assert!(server.handle_upgrade(|_request| Default::default()).unwrap());
+    /// doc_pump(&mut server, &mut client); // 101 Switching Protocols
+    /// assert_eq!(client.poll_message().unwrap(), None); // open, no message yet
+    /// server.send_text("welcome").unwrap();
+    /// doc_pump(&mut server, &mut client);
+    /// assert_eq!(client.poll_message().unwrap(), Some(Message::Text("welcome")));
+    /// ```
     pub fn server(read: R, write: W, settings: &Settings, now: Instant) -> Self {
         Self::with(
             Role::Server,
