@@ -30,8 +30,9 @@ macro_rules! later {
 
 /// Every setter the WebSocket client and server builders share, on `$b`.
 macro_rules! ws_options {
-    ($b:expr) => {
-        $b.read_buffer_size(64 << 10)
+    ($b:expr) => {{
+        let b = $b
+            .read_buffer_size(64 << 10)
             .write_buffer_size(64 << 10)
             .max_frame_size(64 << 10)
             .max_message_size(64 << 10)
@@ -43,8 +44,15 @@ macro_rules! ws_options {
             .read_timeout(Some(Duration::from_secs(10)))
             .write_timeout(None)
             .keepalive(None)
-            .dead_peer_timeout(None)
-            .nodelay(true)
+            .dead_peer_timeout(None);
+        socket_options!(b)
+    }};
+}
+
+/// The socket-option setters every builder has (ws and rest, blocking and tokio), on `$b`.
+macro_rules! socket_options {
+    ($b:expr) => {
+        $b.nodelay(true)
             .so_rcvbuf(1 << 20)
             .so_sndbuf(1 << 20)
             .quickack(false)
@@ -157,13 +165,8 @@ macro_rules! vocabulary {
                 .read_timeout(Some(Duration::from_secs(10)))
                 .write_timeout(None)
                 .close_timeout(Duration::from_secs(5))
-                .idle_probe(None)
-                .nodelay(true)
-                .so_rcvbuf(1 << 20)
-                .so_sndbuf(1 << 20)
-                .quickack(false)
-                .so_busy_poll(0)
-                .socket_options(SocketOptions::default())
+                .idle_probe(None);
+            let b: rest::ClientBuilder = socket_options!(b)
                 .proxy_rules(None)
                 .tls(tickwire::tls::TlsConfig::shared_default());
             let _: rest::ClientBuilder = rest::ClientBuilder::new();

@@ -37,9 +37,13 @@ pub fn doc_pair() -> (
     (client, server)
 }
 
-/// Move what `from` has to send into `to`'s read buffer (a socket would sit between).
+/// Move what `from` has to send into `to` (as much as `to` takes; a socket would sit
+/// between); returns how many bytes moved.
 #[doc(hidden)]
-pub fn doc_pump<A, B, C, D, E, F>(from: &mut Connection<A, B, C>, to: &mut Connection<D, E, F>)
+pub fn doc_pump<A, B, C, D, E, F>(
+    from: &mut Connection<A, B, C>,
+    to: &mut Connection<D, E, F>,
+) -> usize
 where
     A: AsRef<[u8]> + AsMut<[u8]>,
     B: AsRef<[u8]> + AsMut<[u8]>,
@@ -50,4 +54,5 @@ where
 {
     let n = to.feed(from.transmit());
     from.handle_written(n);
+    n
 }
