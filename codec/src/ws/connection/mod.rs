@@ -724,7 +724,7 @@ where
     /// # let (mut client, mut server) = doc_pair();
     /// use tickwire_codec::ws::{CloseCode, Message, State};
     ///
-    /// client.close(Some(CloseCode::NORMAL), "bye")?;
+    /// client.close(CloseCode::NORMAL, "bye")?; // the transport's signature: a code or None
     /// assert_eq!(client.state(), State::Closing);
     /// doc_pump(&mut client, &mut server);
     /// assert!(matches!(server.poll_message()?, Some(Message::Close(_)))); // answered
@@ -733,7 +733,11 @@ where
     /// assert_eq!(client.state(), State::Closed);
     /// # Ok::<(), tickwire_codec::ws::ConnectionError>(())
     /// ```
-    pub fn close(&mut self, code: Option<CloseCode>, reason: &str) -> Result<(), ConnectionError> {
+    pub fn close(
+        &mut self,
+        code: impl Into<Option<CloseCode>>,
+        reason: &str,
+    ) -> Result<(), ConnectionError> {
         self.tx.close(code, reason)
     }
 

@@ -483,13 +483,18 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
     /// // Answer while the message borrows the reader: the sender is the other half.
     /// if let Some((Message::Text(t), tx)) = client.poll_message_with_sender()? {
     ///     let n = t.strip_prefix("ping ").unwrap_or("?");
-    ///     tx.close(Some(CloseCode::NORMAL), n)?;
+    ///     tx.close(CloseCode::NORMAL, n)?; // or `None`: no status code
     /// }
     /// doc_pump(&mut client, &mut server);
     /// assert!(matches!(server.poll_message()?, Some(Message::Close(Some(f))) if f.reason == "7"));
     /// # Ok::<(), tickwire_codec::ws::ConnectionError>(())
     /// ```
-    pub fn close(&mut self, code: Option<CloseCode>, reason: &str) -> Result<(), ConnectionError> {
+    pub fn close(
+        &mut self,
+        code: impl Into<Option<CloseCode>>,
+        reason: &str,
+    ) -> Result<(), ConnectionError> {
+        let code = code.into();
         match self.state {
             State::Open => {}
             State::Handshake => return Err(ConnectionError::HandshakeInProgress),
