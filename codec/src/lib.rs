@@ -76,6 +76,52 @@
 //! pump(&mut client, &mut server);
 //! assert_eq!(server.poll_message().unwrap(), Some(Message::Text("hello")));
 //! ```
+//!
+//! # An echo without a copy
+//!
+//! The reply is queued while the received message still borrows the reader: the
+//! connection lends its sending half beside the message.
+//!
+//! ```
+//! # use tickwire_codec::ws::connection::{doc_pair, doc_pump};
+//! # let (mut client, mut server) = doc_pair(); // two opened connections, as above
+//! use tickwire_codec::ws::Message;
+//!
+//! client.send_text("hello").unwrap();
+//! doc_pump(&mut client, &mut server);
+//! if let Some((msg, tx)) = server.poll_message_with_sender().unwrap() {
+//!     match msg {
+//!         Message::Text(t) => tx.send_text(t).unwrap(),
+//!         Message::Binary(b) => tx.send_binary(b).unwrap(),
+//!         _ => {} // pings are answered, a close is echoed, by the connection
+//!     }
+//! }
+//! doc_pump(&mut server, &mut client);
+//! assert_eq!(client.poll_message().unwrap(), Some(Message::Text("hello")));
+//! ```
+//!
+//! # A REST request and its response
+//!
+//! [`http::RequestWriter`] builds a request in the caller's storage (GET, or POST with a
+//! JSON body, each one expression), [`http::ResponseReader`] parses the answer in place.
+//!
+//! ```
+//! use tickwire_codec::http::{RequestWriter, ResponseReader};
+//!
+//! let mut w = RequestWriter::new([0u8; 1024], "api.exchange.example").unwrap();
+//! let get = w.get("/api/v3/time").finish().unwrap();
+//! assert!(get.as_bytes().starts_with(b"GET /api/v3/time HTTP/1.1\r\n"));
+//! let post = w.post("/api/v3/order").json_bytes(br#"{"qty":"0.01"}"#).finish().unwrap();
+//! assert!(post.as_bytes().ends_with(br#"{"qty":"0.01"}"#));
+//!
+//! let mut r: ResponseReader<[u8; 1024]> = ResponseReader::new([0u8; 1024]);
+//! r.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\n{\"id\":\"4711\"}");
+//! let resp = r.poll().unwrap().unwrap(); // borrowed from the reader's storage
+//! assert_eq!((resp.status(), resp.body_str().unwrap()), (200, r#"{"id":"4711"}"#));
+//! ```
+//!
+//! Sockets, a blocking and a tokio API, `wss://` and `https://` (with a private CA) are
+//! the `tickwire` crate's: its front page has the same examples over 127.0.0.1.
 #![no_std]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 

@@ -72,7 +72,7 @@ fn rev_echo(version_flag: &str) {
     // TLS 1.3: after the handshake our own record layer ran against OpenSSL (its
     // session tickets and the data above went through it).
     assert_eq!(c.tls.codec().is_records_mode(), version_flag == "-tls1_3");
-    c.tls.send_close_notify().unwrap();
+    c.tls.close_notify().unwrap();
 }
 
 #[test]

@@ -161,14 +161,10 @@ async fn pool_from_concurrent_tasks() {
         size: 3,
         request_buffer: 8 << 10,
         response_buffer: 256 << 10,
+        acquire_timeout: Duration::from_secs(30),
         ..PoolConfig::default()
     };
-    let pool = Arc::new(
-        ClientPool::new(&h.url("/anything"), cfg)
-            .await
-            .unwrap()
-            .acquire_timeout(Duration::from_secs(30)),
-    );
+    let pool = Arc::new(ClientPool::new(&h.url("/anything"), cfg).await.unwrap());
     let tasks: Vec<_> = (0..6u64)
         .map(|t| {
             let pool = pool.clone();

@@ -767,14 +767,14 @@ fn tls_stream_close_notify_into_a_full_buffer() {
         }
         // The KeyUpdate request is taken now: its answer goes into what is left.
         s.tls.read_available().unwrap();
-        match s.tls.send_close_notify() {
+        match s.tls.close_notify() {
             Ok(false) => {}
             other => panic!("{}: close_notify into a full buffer: {other:?}", v.name),
         }
         peer.resume();
         let deadline = Instant::now() + T;
         loop {
-            match s.tls.send_close_notify() {
+            match s.tls.close_notify() {
                 Ok(true) => break,
                 Ok(false) => s.wait(deadline),
                 Err(e) => panic!("{}: close_notify: {e}", v.name),

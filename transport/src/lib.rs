@@ -44,10 +44,34 @@
 //! # Ok::<(), Error>(())
 //! ```
 //!
+//! # REST: GET and POST JSON, one expression each
+//!
+//! [`rest::Client`] owns its request writer and response reader; the response borrows
+//! the client's buffer (no allocation per request). `Host` and the base path come from
+//! the URL. (The server here is a stand-in on 127.0.0.1 that answers `METHOD /path`.)
+//!
+//! ```
+//! # let server = tickwire::rest::doc_server();
+//! # let url = format!("http://{server}/api/v3");
+//! use std::time::Duration;
+//! use tickwire::rest::Client;
+//!
+//! let mut client = Client::builder()
+//!     .timeout(Duration::from_secs(2)) // the whole request
+//!     .connect(&url)?; // e.g. "https://api.exchange.example/api/v3"
+//!
+//! let time = client.get("/time").query("symbol", "BTCUSDT").send()?;
+//! assert_eq!((time.status(), time.body_str()?), (200, "GET /api/v3/time"));
+//!
+//! let order = client.post("/order").json_bytes(br#"{"side":"BUY","qty":"0.01"}"#).send()?;
+//! assert_eq!(order.body_str()?, "POST /api/v3/order");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # tokio
 //!
-//! The same API, awaited (feature `tokio`): [`tokio::ws::Client`] and
-//! [`tokio::ws::Server`].
+//! The same API, awaited (feature `tokio`): `tokio::ws::Client` and `tokio::ws::Server`
+//! (and `tokio::rest::Client`).
 //!
 //! ```
 //! # #[cfg(all(feature = "tokio", unix))]
@@ -83,7 +107,7 @@
 //! # fn main() {}
 //! ```
 //!
-//! # wss:// with a private CA
+//! # wss:// and https:// with a private CA
 //!
 //! A server certificate issued by your own CA (made here with `rcgen`); the client
 //! trusts that CA with [`TlsConfigBuilder::add_ca_pem`](tls::TlsConfigBuilder::add_ca_pem).
@@ -120,6 +144,32 @@
 //! ws.close(tickwire::ws::CloseCode::NORMAL, "")?;
 //! while ws.recv()?.is_some() {}
 //! t.join().unwrap()?;
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "tls"))]
+//! # fn main() {}
+//! ```
+//!
+//! `https://` the same way, with the same [`TlsConfig`](tls::TlsConfig) (a stand-in
+//! HTTPS server on 127.0.0.1 with a certificate of that CA):
+//!
+//! ```
+//! # #[cfg(feature = "tls")]
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+//! # let mut ca = CertificateParams::new(Vec::<String>::new())?;
+//! # ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+//! # let ca = CertifiedIssuer::self_signed(ca, KeyPair::generate()?)?;
+//! # let key = KeyPair::generate()?;
+//! # let cert = CertificateParams::new(vec!["localhost".to_owned()])?.signed_by(&key, &ca)?;
+//! # let tls = tickwire::tls::TlsServerConfig::from_pem(cert.pem().as_bytes(), key.serialize_pem().as_bytes())?;
+//! # let port = tickwire::rest::doc_server_tls(tls).port();
+//! use tickwire::rest::Client;
+//! use tickwire::tls::TlsConfig;
+//!
+//! let trust = TlsConfig::builder().add_ca_pem(ca.pem().as_bytes())?.build()?;
+//! let mut client = Client::builder().tls(trust).connect(&format!("https://localhost:{port}/api"))?;
+//! assert_eq!(client.get("/time").send()?.body_str()?, "GET /api/time");
 //! # Ok(())
 //! # }
 //! # #[cfg(not(feature = "tls"))]

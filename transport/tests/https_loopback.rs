@@ -195,7 +195,7 @@ fn idle_probe_sees_close_notify_and_reconnects_before_post() {
                 );
                 net_events::wait_delivered(ours, theirs);
                 net_events::wait_read(theirs, ours);
-                s.send_close_notify().unwrap();
+                s.close_notify().unwrap();
                 s.get_ref().shutdown(std::net::Shutdown::Write).unwrap();
             }
         }

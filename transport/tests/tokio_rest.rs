@@ -539,11 +539,14 @@ async fn pool_is_lifo_and_bounded() {
             .map(|t| t.join().unwrap())
             .sum::<usize>()
     });
+    let config = PoolConfig {
+        acquire_timeout: Duration::from_secs(5),
+        ..pool_config(2)
+    };
     let pool = Arc::new(
-        ClientPool::with_builder(ClientBuilder::default(), &url, pool_config(2))
+        ClientPool::with_builder(ClientBuilder::default(), &url, config)
             .await
-            .unwrap()
-            .acquire_timeout(Duration::from_secs(5)),
+            .unwrap(),
     );
     assert_eq!(pool.idle(), 2);
     let mut a = pool.acquire().await.unwrap();

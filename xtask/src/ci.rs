@@ -64,6 +64,13 @@ const STEPS: &[Step] = &[
         ],
     ),
     cargo("test", &["test", "--workspace"]),
+    // Runs this very binary: every entry point has a code example in its rustdoc.
+    Step {
+        name: "doc examples",
+        program: "<self>",
+        args: &["doc-examples"],
+        env: &[],
+    },
     // The transport without its default `tls` feature (ws:// and http:// only; no
     // rustls, ring or webpki-roots): lints and tests, async adapter included.
     cargo(

@@ -7,6 +7,7 @@
 mod autobahn;
 mod bench;
 mod ci;
+mod doc_examples;
 mod fuzz;
 mod proc;
 mod workspace;
@@ -46,6 +47,13 @@ commands:
         The steps of .ci/run (without its tool installs): fmt check, clippy, tests, no_std
         builds, miri, fuzz (20 s per target), Autobahn (both roles); stops at the first
         failure.
+  doc-examples [CRATE...]
+        Every entry point of the public API (constructors, builders, connect / bind /
+        accept, send / recv / close, REST methods, pools, proxies, TLS trust, socket
+        options) has a code example in its rustdoc: reads the rustdoc JSON of each crate
+        (default tickwire and tickwire-codec; needs nightly, TICKWIRE_DOC_TOOLCHAIN picks
+        another), lists public functions without one and exits non-zero if an entry
+        point is among them.
   fuzz [--time SECS] [TARGET...]
         Build the cargo-fuzz targets in fuzz/ and run each (default: all) for SECS seconds
         (default 30) over fuzz/corpus/TARGET and the committed seeds in fuzz/seeds/TARGET.
@@ -68,6 +76,7 @@ fn main() -> ExitCode {
         Some("autobahn") => autobahn::main(rest),
         Some("bench") => bench::main(rest),
         Some("ci") => ci::main(rest),
+        Some("doc-examples") => doc_examples::main(rest),
         Some("fuzz") => fuzz::main(rest),
         Some("soak") => bench::soak(rest),
         Some(other) => Err(format!("unknown command `{other}`; see `cargo xtask help`")),

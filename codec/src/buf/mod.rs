@@ -39,6 +39,18 @@ pub struct ReadBuf<B> {
 
 impl<B: AsRef<[u8]> + AsMut<[u8]>> ReadBuf<B> {
     /// An empty buffer over `storage`; its capacity is `storage.as_ref().len()`.
+    ///
+    /// ```
+    /// use tickwire_codec::buf::ReadBuf;
+    ///
+    /// let mut buf = ReadBuf::new([0u8; 64]); // any storage: an array, a Vec, a &mut [u8]
+    /// let spare = buf.spare_mut(); // read(2) into this ...
+    /// spare[..5].copy_from_slice(b"hello");
+    /// buf.commit(5); // ... then commit what arrived
+    /// assert_eq!(buf.data(), b"hello");
+    /// buf.consume(2);
+    /// assert_eq!(buf.data(), b"llo");
+    /// ```
     pub fn new(storage: B) -> Self {
         ReadBuf {
             storage,
@@ -152,6 +164,17 @@ pub struct WriteBuf<B> {
 
 impl<B: AsRef<[u8]> + AsMut<[u8]>> WriteBuf<B> {
     /// An empty buffer over `storage`.
+    ///
+    /// ```
+    /// use tickwire_codec::buf::WriteBuf;
+    ///
+    /// let mut buf = WriteBuf::new(vec![0u8; 64]);
+    /// buf.extend(b"frame 1").unwrap();
+    /// buf.extend(b"frame 2").unwrap();
+    /// let n = 4; // the socket took 4 bytes: a partial write
+    /// buf.consume(n);
+    /// assert_eq!(buf.data(), b"e 1frame 2"); // the rest, in order
+    /// ```
     pub fn new(storage: B) -> Self {
         WriteBuf {
             storage,

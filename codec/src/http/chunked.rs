@@ -83,6 +83,16 @@ impl Default for ChunkedDecoder {
 impl ChunkedDecoder {
     /// A decoder accepting at most `max_body` data bytes and `max_trailers`
     /// bytes of trailer section.
+    ///
+    /// ```
+    /// use tickwire_codec::http::ChunkedDecoder;
+    ///
+    /// let mut d = ChunkedDecoder::new(1 << 20, 16); // body limit, trailer count
+    /// let mut body = *b"5\r\nhello\r\n0\r\n\r\n";
+    /// let out = d.decode_in_place(&mut body, 0, 0).unwrap(); // the whole buffer
+    /// assert!(out.done);
+    /// assert_eq!(&body[..out.written], b"hello");
+    /// ```
     pub fn new(max_body: u64, max_trailers: usize) -> Self {
         ChunkedDecoder {
             state: State::Size,

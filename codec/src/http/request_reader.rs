@@ -25,6 +25,15 @@ pub struct RequestReader<B, const N: usize = 32> {
 impl<B: AsRef<[u8]> + AsMut<[u8]>, const N: usize> RequestReader<B, N> {
     /// A reader over `storage` with default limits (16 KiB head, 16 MiB
     /// body, both lowered to what the storage can hold).
+    ///
+    /// ```
+    /// use tickwire_codec::http::{Method, RequestReader};
+    ///
+    /// let mut r: RequestReader<[u8; 1024]> = RequestReader::new([0u8; 1024]);
+    /// r.feed(b"GET /time?tz=utc HTTP/1.1\r\nHost: a\r\n\r\n");
+    /// let req = r.poll().unwrap().unwrap();
+    /// assert_eq!((req.method(), req.path(), req.query()), (Some(Method::Get), "/time", Some("tz=utc")));
+    /// ```
     pub fn new(storage: B) -> Self {
         RequestReader {
             inner: Inbound::new(storage),

@@ -54,6 +54,14 @@ pub struct RequestWriter<B> {
 
 impl<B: AsRef<[u8]> + AsMut<[u8]>> RequestWriter<B> {
     /// A writer for requests to `host` (`name` or `name:port`).
+    ///
+    /// ```
+    /// use tickwire_codec::http::RequestWriter;
+    ///
+    /// let mut w = RequestWriter::new([0u8; 1024], "api.example.com").unwrap();
+    /// let req = w.get("/time").finish().unwrap();
+    /// assert!(req.as_bytes().starts_with(b"GET /time HTTP/1.1\r\nHost: api.example.com\r\n"));
+    /// ```
     pub fn new(storage: B, host: &str) -> Result<Self, BuildError> {
         let h = host.as_bytes();
         if h.is_empty()
@@ -129,6 +137,14 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> RequestWriter<B> {
 
     /// Starts a request. `path` starts with `/`, is already percent-encoded
     /// where needed and may carry a query; it is appended to the base path.
+    ///
+    /// ```
+    /// use tickwire_codec::http::{Method, RequestWriter};
+    ///
+    /// let mut w = RequestWriter::new([0u8; 1024], "api.example.com").unwrap();
+    /// let req = w.request(Method::Delete, "/order").query("id", "7").finish().unwrap();
+    /// assert!(req.as_bytes().starts_with(b"DELETE /order?id=7 HTTP/1.1\r\n"));
+    /// ```
     pub fn request(&mut self, method: Method, path: &str) -> RequestBuilder<'_, Line> {
         let (base_len, fixed_end) = (self.cursor.base_len, self.cursor.fixed_end);
         let buf = self.buf.as_mut();
@@ -170,26 +186,74 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> RequestWriter<B> {
     }
 
     /// `GET path`
+    ///
+    /// ```
+    /// use tickwire_codec::http::RequestWriter;
+    ///
+    /// let mut w = RequestWriter::new([0u8; 1024], "api.example.com").unwrap();
+    /// let req = w.get("/time").finish().unwrap();
+    /// assert!(req.as_bytes().starts_with(b"GET /time HTTP/1.1\r\n"));
+    /// ```
     pub fn get(&mut self, path: &str) -> RequestBuilder<'_, Line> {
         self.request(Method::Get, path)
     }
     /// `POST path`
+    ///
+    /// ```
+    /// use tickwire_codec::http::RequestWriter;
+    ///
+    /// let mut w = RequestWriter::new([0u8; 1024], "api.example.com").unwrap();
+    /// let req = w.post("/order").body(b"qty=1").finish().unwrap();
+    /// assert!(req.as_bytes().starts_with(b"POST /order HTTP/1.1\r\n"));
+    /// ```
     pub fn post(&mut self, path: &str) -> RequestBuilder<'_, Line> {
         self.request(Method::Post, path)
     }
     /// `PUT path`
+    ///
+    /// ```
+    /// use tickwire_codec::http::RequestWriter;
+    ///
+    /// let mut w = RequestWriter::new([0u8; 1024], "api.example.com").unwrap();
+    /// let req = w.put("/order/1").body(b"qty=2").finish().unwrap();
+    /// assert!(req.as_bytes().starts_with(b"PUT /order/1 HTTP/1.1\r\n"));
+    /// ```
     pub fn put(&mut self, path: &str) -> RequestBuilder<'_, Line> {
         self.request(Method::Put, path)
     }
     /// `DELETE path`
+    ///
+    /// ```
+    /// use tickwire_codec::http::RequestWriter;
+    ///
+    /// let mut w = RequestWriter::new([0u8; 1024], "api.example.com").unwrap();
+    /// let req = w.delete("/order/1").finish().unwrap();
+    /// assert!(req.as_bytes().starts_with(b"DELETE /order/1 HTTP/1.1\r\n"));
+    /// ```
     pub fn delete(&mut self, path: &str) -> RequestBuilder<'_, Line> {
         self.request(Method::Delete, path)
     }
     /// `PATCH path`
+    ///
+    /// ```
+    /// use tickwire_codec::http::RequestWriter;
+    ///
+    /// let mut w = RequestWriter::new([0u8; 1024], "api.example.com").unwrap();
+    /// let req = w.patch("/order/1").body(b"{}").finish().unwrap();
+    /// assert!(req.as_bytes().starts_with(b"PATCH /order/1 HTTP/1.1\r\n"));
+    /// ```
     pub fn patch(&mut self, path: &str) -> RequestBuilder<'_, Line> {
         self.request(Method::Patch, path)
     }
     /// `HEAD path`
+    ///
+    /// ```
+    /// use tickwire_codec::http::RequestWriter;
+    ///
+    /// let mut w = RequestWriter::new([0u8; 1024], "api.example.com").unwrap();
+    /// let req = w.head("/status").finish().unwrap();
+    /// assert!(req.as_bytes().starts_with(b"HEAD /status HTTP/1.1\r\n"));
+    /// ```
     pub fn head(&mut self, path: &str) -> RequestBuilder<'_, Line> {
         self.request(Method::Head, path)
     }
@@ -447,6 +511,23 @@ impl<'w, S: sealed::Open> RequestBuilder<'w, S> {
         self.content_length(body.len() as u64);
         self.put(body);
         self.into_state()
+    }
+
+    /// A JSON body: `Content-Type: application/json`, then the bytes as they are
+    /// (see [`body`](Self::body)); the same call as the transport's REST request
+    /// builders.
+    ///
+    /// ```
+    /// use tickwire_codec::http::RequestWriter;
+    ///
+    /// let mut w = RequestWriter::new([0u8; 512], "api.example.com").unwrap();
+    /// let req = w.post("/order").json_bytes(br#"{"qty":"1"}"#).finish().unwrap();
+    /// let text = core::str::from_utf8(req.as_bytes()).unwrap();
+    /// assert!(text.contains("Content-Type: application/json\r\n"));
+    /// assert!(text.ends_with(r#"{"qty":"1"}"#));
+    /// ```
+    pub fn json_bytes(self, json: &[u8]) -> RequestBuilder<'w, Complete> {
+        self.header("Content-Type", "application/json").body(json)
     }
 
     /// A body of exactly `len` bytes written in place by `fill` (e.g. a

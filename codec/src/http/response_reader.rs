@@ -34,6 +34,17 @@ pub struct ResponseReader<B, const N: usize = 32> {
 impl<B: AsRef<[u8]> + AsMut<[u8]>, const N: usize> ResponseReader<B, N> {
     /// A reader over `storage` with default limits (16 KiB head, 16 MiB
     /// body, both lowered to what the storage can hold).
+    ///
+    /// ```
+    /// use tickwire_codec::http::ResponseReader;
+    ///
+    /// let mut r: ResponseReader<[u8; 1024]> = ResponseReader::new([0u8; 1024]);
+    /// r.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n"); // bytes from the socket
+    /// assert!(r.poll().unwrap().is_none()); // more needed
+    /// r.feed(b"{}");
+    /// let resp = r.poll().unwrap().unwrap(); // borrows the reader's storage
+    /// assert_eq!((resp.status(), resp.body()), (200, &b"{}"[..]));
+    /// ```
     pub fn new(storage: B) -> Self {
         ResponseReader {
             inner: Inbound::new(storage),

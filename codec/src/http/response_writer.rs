@@ -71,6 +71,18 @@ impl<'a, S> ResponseWriter<'a, S> {
 
 impl<'a> ResponseWriter<'a, Fields> {
     /// Starts `HTTP/1.1 {status} {reason}` in `buf`.
+    ///
+    /// ```
+    /// use tickwire_codec::http::ResponseWriter;
+    ///
+    /// let mut buf = [0u8; 256];
+    /// let n = ResponseWriter::new(&mut buf, 200, "OK")
+    ///     .header("Content-Type", "application/json")
+    ///     .body(b"{}")
+    ///     .finish()
+    ///     .unwrap();
+    /// assert!(buf[..n].starts_with(b"HTTP/1.1 200 OK\r\n")); // n bytes to write
+    /// ```
     pub fn new(buf: &'a mut [u8], status: u16, reason: &str) -> Self {
         let mut w = ResponseWriter {
             buf,

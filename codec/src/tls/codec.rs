@@ -235,6 +235,48 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> TlsCodec<B> {
     /// A client connection to `server_name` (SNI and certificate name check) with
     /// `config` (which carries the crypto provider and time source), buffering
     /// ciphertext in `incoming` (at least [`MAX_RECORD`] bytes; see the module docs).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
+    /// # use rustls::{ClientConfig, RootCertStore, ServerConfig};
+    /// # use tickwire_codec::buf::WriteBuf;
+    /// # use tickwire_codec::tls::{Status, TlsCodec};
+    /// # let key = rcgen::KeyPair::generate().unwrap();
+    /// # let cert = rcgen::CertificateParams::new(vec!["localhost".into()]).unwrap().self_signed(&key).unwrap();
+    /// # let provider = Arc::new(rustls::crypto::ring::default_provider());
+    /// # let server_config = ServerConfig::builder_with_provider(provider.clone())
+    /// #     .with_safe_default_protocol_versions().unwrap().with_no_client_auth()
+    /// #     .with_single_cert(vec![cert.der().clone()],
+    /// #         PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()))).unwrap();
+    /// # let mut roots = RootCertStore::empty();
+    /// # roots.add(cert.der().clone()).unwrap();
+    /// # let client_config = ClientConfig::builder_with_provider(provider)
+    /// #     .with_safe_default_protocol_versions().unwrap()
+    /// #     .with_root_certificates(roots).with_no_client_auth();
+    /// # let name = ServerName::try_from("localhost").unwrap();
+    /// let mut client = TlsCodec::client(Arc::new(client_config), name, vec![0u8; 1 << 15]).unwrap();
+    /// let mut server = TlsCodec::server(Arc::new(server_config), vec![0u8; 1 << 15]).unwrap();
+    /// # let (mut c_out, mut s_out) = (WriteBuf::new(vec![0u8; 1 << 15]), WriteBuf::new(vec![0u8; 1 << 15]));
+    /// # // The socket, both ways.
+    /// # fn deliver(out: &mut WriteBuf<Vec<u8>>, to: &mut TlsCodec<Vec<u8>>) {
+    /// #     let n = to.handle_incoming(out.data());
+    /// #     out.consume(n);
+    /// # }
+    ///
+    /// // A client and a server codec, the socket played by `deliver`.
+    /// while client.is_handshaking() || server.is_handshaking() {
+    ///     client.handshake(&mut c_out).unwrap(); // records for the server, into c_out
+    ///     deliver(&mut c_out, &mut server);
+    ///     server.handshake(&mut s_out).unwrap();
+    ///     deliver(&mut s_out, &mut client);
+    /// }
+    /// client.encrypt(b"hello", &mut c_out).unwrap();
+    /// deliver(&mut c_out, &mut server);
+    /// let mut plain = [0u8; 16];
+    /// assert_eq!(server.read(&mut plain, &mut s_out).unwrap(), Status::Data(5));
+    /// assert_eq!(&plain[..5], b"hello");
+    /// ```
     pub fn client(
         config: Arc<ClientConfig>,
         server_name: ServerName<'static>,
@@ -246,6 +288,48 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> TlsCodec<B> {
     }
 
     /// A server connection with `config`, buffering ciphertext in `incoming`.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
+    /// # use rustls::{ClientConfig, RootCertStore, ServerConfig};
+    /// # use tickwire_codec::buf::WriteBuf;
+    /// # use tickwire_codec::tls::{Status, TlsCodec};
+    /// # let key = rcgen::KeyPair::generate().unwrap();
+    /// # let cert = rcgen::CertificateParams::new(vec!["localhost".into()]).unwrap().self_signed(&key).unwrap();
+    /// # let provider = Arc::new(rustls::crypto::ring::default_provider());
+    /// # let server_config = ServerConfig::builder_with_provider(provider.clone())
+    /// #     .with_safe_default_protocol_versions().unwrap().with_no_client_auth()
+    /// #     .with_single_cert(vec![cert.der().clone()],
+    /// #         PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()))).unwrap();
+    /// # let mut roots = RootCertStore::empty();
+    /// # roots.add(cert.der().clone()).unwrap();
+    /// # let client_config = ClientConfig::builder_with_provider(provider)
+    /// #     .with_safe_default_protocol_versions().unwrap()
+    /// #     .with_root_certificates(roots).with_no_client_auth();
+    /// # let name = ServerName::try_from("localhost").unwrap();
+    /// let mut client = TlsCodec::client(Arc::new(client_config), name, vec![0u8; 1 << 15]).unwrap();
+    /// let mut server = TlsCodec::server(Arc::new(server_config), vec![0u8; 1 << 15]).unwrap();
+    /// # let (mut c_out, mut s_out) = (WriteBuf::new(vec![0u8; 1 << 15]), WriteBuf::new(vec![0u8; 1 << 15]));
+    /// # // The socket, both ways.
+    /// # fn deliver(out: &mut WriteBuf<Vec<u8>>, to: &mut TlsCodec<Vec<u8>>) {
+    /// #     let n = to.handle_incoming(out.data());
+    /// #     out.consume(n);
+    /// # }
+    ///
+    /// // A client and a server codec, the socket played by `deliver`.
+    /// while client.is_handshaking() || server.is_handshaking() {
+    ///     client.handshake(&mut c_out).unwrap(); // records for the server, into c_out
+    ///     deliver(&mut c_out, &mut server);
+    ///     server.handshake(&mut s_out).unwrap();
+    ///     deliver(&mut s_out, &mut client);
+    /// }
+    /// client.encrypt(b"hello", &mut c_out).unwrap();
+    /// deliver(&mut c_out, &mut server);
+    /// let mut plain = [0u8; 16];
+    /// assert_eq!(server.read(&mut plain, &mut s_out).unwrap(), Status::Data(5));
+    /// assert_eq!(&plain[..5], b"hello");
+    /// ```
     pub fn server(config: Arc<ServerConfig>, incoming: B) -> Result<Self, TlsError> {
         let extract = config.enable_secret_extraction;
         let conn = UnbufferedServerConnection::new(config)?;
@@ -488,6 +572,51 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> TlsCodec<B> {
     /// mode every [`encrypt`](Self::encrypt) leaves room for an answer to the peer's
     /// KeyUpdate and close_notify together, so a caller that sent nothing since still
     /// finds room.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
+    /// # use rustls::{ClientConfig, RootCertStore, ServerConfig};
+    /// # use tickwire_codec::buf::WriteBuf;
+    /// # use tickwire_codec::tls::{Status, TlsCodec};
+    /// # let key = rcgen::KeyPair::generate().unwrap();
+    /// # let cert = rcgen::CertificateParams::new(vec!["localhost".into()]).unwrap().self_signed(&key).unwrap();
+    /// # let provider = Arc::new(rustls::crypto::ring::default_provider());
+    /// # let server_config = ServerConfig::builder_with_provider(provider.clone())
+    /// #     .with_safe_default_protocol_versions().unwrap().with_no_client_auth()
+    /// #     .with_single_cert(vec![cert.der().clone()],
+    /// #         PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()))).unwrap();
+    /// # let mut roots = RootCertStore::empty();
+    /// # roots.add(cert.der().clone()).unwrap();
+    /// # let client_config = ClientConfig::builder_with_provider(provider)
+    /// #     .with_safe_default_protocol_versions().unwrap()
+    /// #     .with_root_certificates(roots).with_no_client_auth();
+    /// # let name = ServerName::try_from("localhost").unwrap();
+    /// # let mut client = TlsCodec::client(Arc::new(client_config), name, vec![0u8; 1 << 15]).unwrap();
+    /// # let mut server = TlsCodec::server(Arc::new(server_config), vec![0u8; 1 << 15]).unwrap();
+    /// # let (mut c_out, mut s_out) = (WriteBuf::new(vec![0u8; 1 << 15]), WriteBuf::new(vec![0u8; 1 << 15]));
+    /// # // The socket, both ways.
+    /// # fn deliver(out: &mut WriteBuf<Vec<u8>>, to: &mut TlsCodec<Vec<u8>>) {
+    /// #     let n = to.handle_incoming(out.data());
+    /// #     out.consume(n);
+    /// # }
+    /// # for _ in 0..10 {
+    /// #     client.handshake(&mut c_out).unwrap();
+    /// #     deliver(&mut c_out, &mut server);
+    /// #     server.handshake(&mut s_out).unwrap();
+    /// #     deliver(&mut s_out, &mut client);
+    /// # }
+    /// # assert!(!client.is_handshaking() && !server.is_handshaking());
+    /// // (client and server: two TlsCodecs past their handshake; `deliver` plays the socket)
+    /// client.encrypt(b"last order", &mut c_out).unwrap();
+    /// client.close(&mut c_out).unwrap(); // close_notify, behind the data
+    /// deliver(&mut c_out, &mut server);
+    /// let mut plain = [0u8; 64];
+    /// assert_eq!(server.read(&mut plain, &mut s_out).unwrap(), Status::Data(10));
+    /// assert_eq!(&plain[..10], b"last order");
+    /// assert_eq!(server.read(&mut plain, &mut s_out).unwrap(), Status::PeerClosed);
+    /// assert!(server.is_peer_closed());
+    /// ```
     pub fn close<O: AsRef<[u8]> + AsMut<[u8]>>(
         &mut self,
         out: &mut WriteBuf<O>,

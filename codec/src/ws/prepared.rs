@@ -24,7 +24,7 @@
 //!
 //! # permessage-deflate (feature `deflate`)
 //!
-//! [`with_deflate`](PreparedMessage::with_deflate) also compresses the payload once, as
+//! `PreparedMessage::with_deflate` also compresses the payload once, as
 //! a message of its own (a fresh DEFLATE stream, reset after it). A connection that
 //! negotiated compression sends that frame when it would compress the message (its
 //! threshold) and one of these holds:
@@ -41,7 +41,7 @@
 //! apart from that stream would leave the connection's compressor and the peer's
 //! decompressor with different histories. Compressing once is what pays most (a stream
 //! without context takeover is reset for every message, about 10 µs here; see
-//! [`Deflater`](crate::ws::deflate::Deflater)).
+//! `ws::deflate::Deflater`).
 
 use alloc::sync::Arc;
 use alloc::vec;

@@ -204,6 +204,14 @@ const FAST_BINARY: usize = 2;
 
 impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
     /// A reader for `role` (the role of *this* endpoint) with default limits.
+    ///
+    /// ```
+    /// use tickwire_codec::ws::{FrameReader, Message, Role};
+    ///
+    /// let mut r = FrameReader::new(Role::Client, [0u8; 1024]); // reads a server's frames
+    /// r.feed(&[0x81, 0x02, b'h', b'i']); // FIN + text, unmasked, 2 bytes
+    /// assert_eq!(r.next().unwrap(), Some(Message::Text("hi")));
+    /// ```
     pub fn new(role: Role, storage: B) -> Self {
         Self::with_config(role, storage, Config::default())
     }

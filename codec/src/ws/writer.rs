@@ -87,6 +87,16 @@ const fn fast_max(fragment_size: usize) -> usize {
 
 impl FrameWriter<NoMask> {
     /// A server-role writer: frames are not masked.
+    ///
+    /// ```
+    /// use tickwire_codec::buf::WriteBuf;
+    /// use tickwire_codec::ws::FrameWriter;
+    ///
+    /// let mut writer = FrameWriter::server(); // server frames are never masked
+    /// let mut out = WriteBuf::new([0u8; 64]);
+    /// writer.write_text("hi", &mut out).unwrap();
+    /// assert_eq!(out.data(), &[0x81, 0x02, b'h', b'i']);
+    /// ```
     pub fn server() -> Self {
         FrameWriter {
             mask: NoMask,
@@ -98,6 +108,19 @@ impl FrameWriter<NoMask> {
 
 impl<M: MaskSource> FrameWriter<M> {
     /// A client-role writer masking every frame with a key from `mask`.
+    ///
+    /// ```
+    /// use tickwire_codec::buf::WriteBuf;
+    /// use tickwire_codec::rand::MaskRng;
+    /// use tickwire_codec::ws::FrameWriter;
+    ///
+    /// // Client frames are masked: the role and the mask source come together.
+    /// let mut writer = FrameWriter::client(MaskRng::from_seed([7; 32]));
+    /// let mut out = WriteBuf::new([0u8; 64]);
+    /// writer.write_text("hi", &mut out).unwrap();
+    /// assert_eq!(out.data()[1], 0x80 | 2); // the mask bit, 2 bytes
+    /// assert_eq!(out.len(), 2 + 4 + 2); // header, key, payload
+    /// ```
     pub fn client(mask: M) -> Self {
         FrameWriter {
             mask,

@@ -130,6 +130,17 @@ pub struct ProxyRules {
 
 impl ProxyRules {
     /// Every target through `proxy`.
+    ///
+    /// ```
+    /// use tickwire::proxy::{NoProxy, Proxy, ProxyRules};
+    ///
+    /// let rules = ProxyRules::all(Proxy::http("proxy.internal:3128")?)
+    ///     .no_proxy(NoProxy::parse("localhost,.internal"));
+    /// assert!(rules.for_target("api.exchange.example", 443, true).is_some());
+    /// assert!(rules.for_target("gateway.internal", 443, true).is_none()); // direct
+    /// let ws = tickwire::ws::Client::builder().proxy_rules(Some(rules));
+    /// # Ok::<(), tickwire::proxy::ProxyUrlError>(())
+    /// ```
     pub fn all(proxy: Proxy) -> ProxyRules {
         ProxyRules {
             plain: Some(proxy.clone()),
@@ -144,6 +155,17 @@ impl ProxyRules {
     /// `no_proxy` / `NO_PROXY` for targets that go direct (the lowercase form wins when
     /// both are set, as with curl). A value that is not a proxy URL
     /// ([`Proxy::parse`]) is an error.
+    ///
+    /// ```
+    /// use tickwire::proxy::ProxyRules;
+    ///
+    /// // HTTPS_PROXY=http://proxy.internal:3128 NO_PROXY=localhost (or none: direct)
+    /// let rules = ProxyRules::from_env()?;
+    /// let rest = tickwire::rest::Client::builder().proxy_rules(Some(rules));
+    /// // The same in one call on any client builder:
+    /// let ws = tickwire::ws::Client::builder().proxy_from_env()?;
+    /// # Ok::<(), tickwire::proxy::ProxyUrlError>(())
+    /// ```
     pub fn from_env() -> Result<ProxyRules, ProxyUrlError> {
         Self::from_vars(|name| std::env::var(name).ok())
     }

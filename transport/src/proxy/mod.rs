@@ -79,6 +79,15 @@ impl Proxy {
     /// An HTTP `CONNECT` proxy: `http://[user:password@]host[:port]` (port 80 by
     /// default; the scheme may be left out).
     /// Credentials are sent as Basic auth; `%` escapes in them are decoded.
+    ///
+    /// ```
+    /// use tickwire::proxy::{Proxy, ProxyKind};
+    ///
+    /// let proxy = Proxy::http("http://user:secret@proxy.internal:3128")?;
+    /// assert_eq!((proxy.kind(), proxy.host(), proxy.port()), (ProxyKind::Http, "proxy.internal", 3128));
+    /// let ws = tickwire::ws::Client::builder().proxy(proxy); // then .connect("wss://...")
+    /// # Ok::<(), tickwire::proxy::ProxyUrlError>(())
+    /// ```
     pub fn http(url: &str) -> Result<Proxy, ProxyUrlError> {
         Self::parse_as(url, Some(ProxyKind::Http))
     }
@@ -86,6 +95,15 @@ impl Proxy {
     /// A SOCKS5 proxy: `socks5://[user:password@]host[:port]` or `socks5h://...`
     /// (port 1080 by default; the scheme may be left out). Target host names are
     /// always sent to the proxy to resolve (both schemes behave as `socks5h`).
+    ///
+    /// ```
+    /// use tickwire::proxy::{Proxy, ProxyKind};
+    ///
+    /// let proxy = Proxy::socks5("socks5h://127.0.0.1")?; // port 1080 by default
+    /// assert_eq!((proxy.kind(), proxy.port()), (ProxyKind::Socks5, 1080));
+    /// let rest = tickwire::rest::Client::builder().proxy(proxy);
+    /// # Ok::<(), tickwire::proxy::ProxyUrlError>(())
+    /// ```
     pub fn socks5(url: &str) -> Result<Proxy, ProxyUrlError> {
         Self::parse_as(url, Some(ProxyKind::Socks5))
     }
@@ -93,6 +111,14 @@ impl Proxy {
     /// A proxy by its URL's scheme: `http://` for `CONNECT`, `socks5://` or
     /// `socks5h://` for SOCKS5 (a URL without a scheme is an HTTP proxy, as curl
     /// reads `HTTPS_PROXY=host:port`).
+    ///
+    /// ```
+    /// use tickwire::proxy::{Proxy, ProxyKind};
+    ///
+    /// assert_eq!(Proxy::parse("socks5://10.0.0.1:1081")?.kind(), ProxyKind::Socks5);
+    /// assert_eq!(Proxy::parse("proxy.internal:3128")?.kind(), ProxyKind::Http); // as curl reads it
+    /// # Ok::<(), tickwire::proxy::ProxyUrlError>(())
+    /// ```
     pub fn parse(url: &str) -> Result<Proxy, ProxyUrlError> {
         Self::parse_as(url, None)
     }
@@ -185,6 +211,15 @@ macro_rules! proxy_options {
             /// Connect through `proxy` (HTTP `CONNECT` or SOCKS5), for every target
             /// (default: no proxy; the environment is not read unless
             /// [`proxy_from_env`](Self::proxy_from_env) says so).
+            ///
+            /// ```
+            /// use tickwire::proxy::Proxy;
+            ///
+            /// // The same setter on every client builder (ws and rest, blocking and tokio):
+            /// let ws = tickwire::ws::Client::builder().proxy(Proxy::http("http://proxy.internal:3128")?);
+            /// let rest = tickwire::rest::Client::builder().proxy(Proxy::socks5("socks5://127.0.0.1:1080")?);
+            /// # Ok::<(), Box<dyn std::error::Error>>(())
+            /// ```
             pub fn proxy(mut self, proxy: $crate::proxy::Proxy) -> Self {
                 self.$($field).+ = Some($crate::proxy::ProxyRules::all(proxy));
                 self

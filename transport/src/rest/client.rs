@@ -93,6 +93,25 @@ impl Default for ClientBuilder<HttpConnector> {
     }
 }
 
+impl ClientBuilder<HttpConnector> {
+    /// Default settings (as [`Client::builder`]).
+    ///
+    /// ```
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use tickwire::rest::ClientBuilder;
+    ///
+    /// let builder = ClientBuilder::new().response_buffer(4 << 20);
+    /// let mut a = builder.connect(&url)?; // one builder, many clients (`&self`)
+    /// let mut b = builder.build(&url)?; // connects on first use
+    /// assert_eq!(a.get("/a").send()?.status(), b.get("/b").send()?.status());
+    /// # Ok::<(), tickwire::rest::Error>(())
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
 request_options!(impl[C: Connector] ClientBuilder<C>, tickwire::rest::Client);
 socket_options!(ClientBuilder<TcpConnector>, connector.socket);
 proxy_options!(ClientBuilder<TcpConnector>, connector.proxy);
@@ -166,8 +185,24 @@ impl<C: Connector> ClientBuilder<C> {
     }
 
     /// A client for `url` (`http://host[:port][/base]` or `https://...`) that connects
-    /// on first use. Every request's path goes under the URL's base path.
-    pub fn build(self, url: &str) -> Result<Client<C>, Error> {
+    /// on first use. Every request's path goes under the URL's base path. Like every
+    /// builder's finishing method it takes `&self`: one builder makes many clients.
+    ///
+    /// ```
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use tickwire::rest::Client;
+    ///
+    /// let mut client = Client::builder().build(&url)?; // no connection yet
+    /// assert!(!client.is_connected());
+    /// let resp = client.get("/time").send()?; // connects here
+    /// assert_eq!(resp.status(), 200);
+    /// # Ok::<(), tickwire::rest::Error>(())
+    /// ```
+    pub fn build(&self, url: &str) -> Result<Client<C>, Error>
+    where
+        C: Clone,
+    {
         let url = HttpUrl::parse(url).map_err(Error::Url)?;
         let host_header = url.host_header();
         let (writer, reader) = self.options.buffers(&url, &host_header)?;
@@ -176,7 +211,7 @@ impl<C: Connector> ClientBuilder<C> {
             core: Core {
                 host_header,
                 url,
-                connector: self.connector,
+                connector: self.connector.clone(),
                 timeouts: self.timeouts,
                 idle_probe: self.idle_probe,
                 request_timeout: self.options.request_timeout,
@@ -194,7 +229,23 @@ impl<C: Connector> ClientBuilder<C> {
     }
 
     /// A client for `url`, connected now.
-    pub fn connect(self, url: &str) -> Result<Client<C>, Error> {
+    ///
+    /// ```
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use std::time::Duration;
+    /// use tickwire::rest::Client;
+    ///
+    /// let builder = Client::builder().connect_timeout(Duration::from_secs(1));
+    /// let mut client = builder.connect(&url)?; // connected now
+    /// assert!(client.is_connected());
+    /// assert_eq!(client.get("/time").send()?.status(), 200);
+    /// # Ok::<(), tickwire::rest::Error>(())
+    /// ```
+    pub fn connect(&self, url: &str) -> Result<Client<C>, Error>
+    where
+        C: Clone,
+    {
         let mut c = self.build(url)?;
         c.ensure_connected()?;
         Ok(c)
@@ -362,11 +413,37 @@ pub(crate) fn retryable(method: Method) -> bool {
 
 impl Client<HttpConnector> {
     /// Settings, starting from the defaults.
+    ///
+    /// ```
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use std::time::Duration;
+    /// use tickwire::rest::Client;
+    ///
+    /// let mut client = Client::builder()
+    ///     .timeout(Duration::from_secs(2)) // the whole request
+    ///     .default_header("X-MBX-APIKEY", "key")
+    ///     .connect(&url)?; // e.g. "https://api.exchange.example/api/v3"
+    /// let resp = client.get("/time").send()?;
+    /// assert_eq!(resp.body_str()?, "GET /api/v3/time");
+    /// # Ok::<(), tickwire::rest::Error>(())
+    /// ```
     pub fn builder() -> ClientBuilder<HttpConnector> {
         ClientBuilder::default()
     }
 
     /// A client for `url` with default settings, connected now.
+    ///
+    /// ```
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use tickwire::rest::Client;
+    ///
+    /// let mut client = Client::connect(&url)?; // connected now; the base path is kept
+    /// let resp = client.get("/ping").send()?;
+    /// assert_eq!((resp.status(), resp.body_str()?), (200, "GET /api/v3/ping"));
+    /// # Ok::<(), tickwire::rest::Error>(())
+    /// ```
     pub fn connect(url: &str) -> Result<Client, Error> {
         ClientBuilder::default().connect(url)
     }
@@ -383,19 +460,24 @@ impl<C: Connector> Drop for Core<C> {
 /// is `client.request(Method::Get, path)`. `$send` is how the docs end a request
 /// (`.send()?` or `.send().await?`).
 macro_rules! methods {
-    ($builder:ty, $send:literal) => {
-        $crate::rest::client::methods!(@each $builder, $send;
-            get => Get, "GET", "/api/v3/time\"";
-            post => Post, "POST", "/order\").json_bytes(json";
-            put => Put, "PUT", "/order/1\").body(bytes";
-            delete => Delete, "DELETE", "/order?id=1\"";
-            patch => Patch, "PATCH", "/order/1\").json_bytes(json";
-            head => Head, "HEAD", "/status\"";
+    ($builder:ty, $send:literal, $head:literal, $foot:literal) => {
+        $crate::rest::client::methods!(@each $builder, $send, $head, $foot;
+            get => Get, "GET", "/api/v3/time\"", "/time\")";
+            post => Post, "POST", "/order\").json_bytes(json", "/order\").json_bytes(br#\"{\"qty\":\"1\"}\"#)";
+            put => Put, "PUT", "/order/1\").body(bytes", "/order/1\").body(b\"qty=2\")";
+            delete => Delete, "DELETE", "/order?id=1\"", "/order\").query(\"id\", \"1\")";
+            patch => Patch, "PATCH", "/order/1\").json_bytes(json", "/order/1\").json_bytes(b\"{}\")";
+            head => Head, "HEAD", "/status\"", "/status\")";
         );
     };
-    (@each $builder:ty, $send:literal; $($name:ident => $method:ident, $m:literal, $ex:literal;)*) => {$(
+    (@each $builder:ty, $send:literal, $head:literal, $foot:literal;
+        $($name:ident => $method:ident, $m:literal, $ex:literal, $call:literal;)*) => {$(
         #[doc = concat!("Start a `", $m, "` request (see [`request`](Self::request)): `client.",
             stringify!($name), "(\"", $ex, ")", $send, "`.")]
+        ///
+        #[doc = concat!("```\n", $head,
+            "let resp = client.", stringify!($name), "(\"", $call, $send, ";\n",
+            "assert_eq!(resp.status(), 200);\n", $foot, "```")]
         #[inline]
         pub fn $name(&mut self, path: &str) -> $builder {
             self.request(::tickwire_codec::http::Method::$method, path)
@@ -410,6 +492,19 @@ impl<C: Connector> Client<C> {
     /// where needed, may carry a query, and goes under the URL's base path) on the
     /// client's own writer; `Host` is set. Finish it with
     /// [`send`](RequestBuilder::send).
+    ///
+    /// ```
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use tickwire::rest::{Client, Method};
+    ///
+    /// let mut client = Client::connect(&url)?;
+    /// let cancel = true;
+    /// let method = if cancel { Method::Delete } else { Method::Get }; // chosen at run time
+    /// let resp = client.request(method, "/order").send()?;
+    /// assert_eq!(resp.body_str()?, "DELETE /api/v3/order");
+    /// # Ok::<(), tickwire::rest::Error>(())
+    /// ```
     #[inline]
     pub fn request(&mut self, method: Method, path: &str) -> RequestBuilder<'_, C> {
         let buffer = self.core.request_buffer;
@@ -421,11 +516,28 @@ impl<C: Connector> Client<C> {
         )
     }
 
-    methods!(RequestBuilder<'_, C>, ".send()?");
+    methods!(
+        RequestBuilder<'_, C>,
+        ".send()?",
+        "# let server = tickwire::rest::doc_server();\n\
+         let mut client = tickwire::rest::Client::connect(&format!(\"http://{server}/api/v3\"))?;\n",
+        "# Ok::<(), tickwire::rest::Error>(())\n"
+    );
 
     /// Build a request with the client's own writer and send it; the response borrows
     /// the client's reader: `client.send_with(|w| w.get("/api/v3/time").finish())`.
     /// (The request builder of [`get`](Self::get) and the others does the same.)
+    ///
+    /// ```
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use tickwire::rest::Client;
+    ///
+    /// let mut client = Client::connect(&url)?;
+    /// let resp = client.send_with(|w| w.get("/depth").query("limit", "5").finish())?;
+    /// assert_eq!(resp.body_str()?, "GET /api/v3/depth");
+    /// # Ok::<(), tickwire::rest::Error>(())
+    /// ```
     pub fn send_with<F>(&mut self, build: F) -> Result<RestResponse<'_>, Error>
     where
         F: for<'w> FnOnce(&'w mut RequestWriter<Vec<u8>>) -> Result<Request<'w>, BuildError>,
@@ -493,7 +605,8 @@ impl<C: Connector> Client<C> {
 
     /// Close the connection (the next `send` opens a new one); over TLS the server is
     /// sent close_notify first, after every byte written before it (waiting at most the
-    /// close timeout for a server that is not reading), then the socket is shut.
+    /// close timeout for a server that is not reading), then the socket is shut. (The
+    /// tokio client's `disconnect` never waits; its `close().await` is this call.)
     pub fn disconnect(&mut self) {
         self.core.disconnect();
     }
@@ -509,6 +622,20 @@ impl<C: Connector> Client<C> {
     /// request timeout too). See the module docs for reconnects and retries.
     ///
     /// Use one reader per client: on a new connection the client clears it.
+    ///
+    /// ```
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use tickwire::rest::{Client, ResponseReader};
+    ///
+    /// let mut client = Client::connect(&url)?;
+    /// let mut writer = client.request_writer(vec![0u8; 4096])?; // Host and base path preset
+    /// let mut reader: ResponseReader<Vec<u8>> = ResponseReader::new(vec![0u8; 64 << 10]);
+    /// let req = writer.post("/order").body(b"qty=1").finish()?;
+    /// let resp = client.send(&req, &mut reader)?;
+    /// assert_eq!(resp.body_str()?, "POST /api/v3/order");
+    /// # Ok::<(), tickwire::rest::Error>(())
+    /// ```
     pub fn send<'r, B, const N: usize>(
         &mut self,
         req: &Request<'_>,

@@ -3,7 +3,7 @@
 //! query) as the body, on a keep-alive connection. Not part of the API.
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::thread;
 
 /// Start the server on a free port and return its address; it runs until the process
@@ -20,7 +20,30 @@ pub fn doc_server() -> SocketAddr {
     addr
 }
 
-fn serve(mut s: TcpStream) {
+/// The same server over TLS with `config` (for the `https://` doctests: a certificate
+/// of a private CA).
+#[cfg(feature = "tls")]
+#[doc(hidden)]
+pub fn doc_server_tls(config: crate::tls::TlsServerConfig) -> SocketAddr {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+    let addr = l.local_addr().expect("local address");
+    thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            let config = config.clone();
+            thread::spawn(move || {
+                let Ok(mut tls) = crate::tls::TlsStream::server(s, &config) else {
+                    return;
+                };
+                // A blocking socket: each step reads until the handshake is done.
+                while let Ok(false) = tls.handshake() {}
+                serve(tls);
+            });
+        }
+    });
+    addr
+}
+
+fn serve(mut s: impl Read + Write) {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
     loop {
@@ -47,7 +70,10 @@ fn serve(mut s: TcpStream) {
                 body.len(),
                 if method == "HEAD" { "" } else { &body }
             );
-            if s.write_all(resp.as_bytes()).is_err() {
+            if s.write_all(resp.as_bytes())
+                .and_then(|()| s.flush())
+                .is_err()
+            {
                 return;
             }
         }

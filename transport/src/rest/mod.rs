@@ -66,6 +66,9 @@ mod url;
 pub use client::{Client, ClientBuilder, Stats};
 #[doc(hidden)]
 pub use doc_server::doc_server;
+#[cfg(feature = "tls")]
+#[doc(hidden)]
+pub use doc_server::doc_server_tls;
 pub use error::Error;
 pub use https::{HttpConnector, HttpStream};
 pub use pool::{ClientPool, PoolConfig, PoolGuard};

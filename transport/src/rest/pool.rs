@@ -6,7 +6,7 @@
 //! reader, all allocated when the pool is made: a request costs no allocation. The
 //! guard derefs to the client, so `guard.get(path).send()` is the client's request
 //! builder. [`ClientPool::acquire`] waits up to the acquire timeout
-//! ([`ClientPool::acquire_timeout`], default 5 s) when all are in use,
+//! ([`PoolConfig::acquire_timeout`], default 5 s) when all are in use,
 //! [`ClientPool::try_acquire`] not at all (the tokio pool has the same methods). A
 //! connection found closed at acquire time is reconnected at most
 //! [`PoolConfig::reconnect_attempts`] times, with a doubling backoff.
@@ -49,6 +49,9 @@ pub struct PoolConfig {
     pub reconnect_attempts: u32,
     /// Wait before the second attempt; doubled before each further one.
     pub reconnect_backoff: Duration,
+    /// How long [`ClientPool::acquire`] waits for a connection to come back when all
+    /// are in use (default 5 s; [`ClientPool::acquire_within`] for one call).
+    pub acquire_timeout: Duration,
 }
 
 impl Default for PoolConfig {
@@ -60,12 +63,10 @@ impl Default for PoolConfig {
             connect_now: true,
             reconnect_attempts: 3,
             reconnect_backoff: Duration::from_millis(10),
+            acquire_timeout: Duration::from_secs(5),
         }
     }
 }
-
-/// How long [`ClientPool::acquire`] waits by default: 5 s.
-pub(crate) const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A pool of keep-alive connections to one server; share it by reference (it is `Sync`).
 #[derive(Debug)]
@@ -73,11 +74,21 @@ pub struct ClientPool<C: Connector = HttpConnector> {
     idle: Mutex<Vec<Client<C>>>,
     returned: Condvar,
     config: PoolConfig,
-    acquire_timeout: Duration,
 }
 
 impl ClientPool<HttpConnector> {
     /// A pool for `url` with default client settings.
+    ///
+    /// ```
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use tickwire::rest::{ClientPool, PoolConfig};
+    ///
+    /// let pool = ClientPool::new(&url, PoolConfig { size: 2, ..PoolConfig::default() })?;
+    /// let mut client = pool.acquire()?; // back in the pool when dropped
+    /// assert_eq!(client.get("/time").send()?.status(), 200);
+    /// # Ok::<(), tickwire::rest::Error>(())
+    /// ```
     pub fn new(url: &str, config: PoolConfig) -> Result<Self, Error> {
         Self::with_builder(ClientBuilder::default(), url, config)
     }
@@ -85,6 +96,19 @@ impl ClientPool<HttpConnector> {
 
 impl<C: Connector + Clone> ClientPool<C> {
     /// A pool for `url` whose connections use `builder`'s settings.
+    ///
+    /// ```
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use std::time::Duration;
+    /// use tickwire::rest::{Client, ClientPool, PoolConfig};
+    ///
+    /// let builder = Client::builder().timeout(Duration::from_secs(2));
+    /// let pool = ClientPool::with_builder(builder, &url, PoolConfig::default())?;
+    /// let mut client = pool.acquire()?;
+    /// assert_eq!(client.post("/order").json_bytes(b"{}").send()?.status(), 200);
+    /// # Ok::<(), tickwire::rest::Error>(())
+    /// ```
     pub fn with_builder(
         builder: ClientBuilder<C>,
         url: &str,
@@ -100,7 +124,7 @@ impl<C: Connector + Clone> ClientPool<C> {
             .response_buffer(config.response_buffer);
         let mut idle = Vec::with_capacity(config.size);
         for _ in 0..config.size {
-            let mut client = builder.clone().build(url)?;
+            let mut client = builder.build(url)?;
             if config.connect_now {
                 client.ensure_connected()?;
             }
@@ -110,7 +134,6 @@ impl<C: Connector + Clone> ClientPool<C> {
             idle: Mutex::new(idle),
             returned: Condvar::new(),
             config,
-            acquire_timeout: ACQUIRE_TIMEOUT,
         })
     }
 }
@@ -126,46 +149,59 @@ impl<C: Connector> ClientPool<C> {
         self.lock().len()
     }
 
-    /// How long [`acquire`](Self::acquire) waits for a connection to come back when
-    /// all are in use (default 5 s), set when the pool is made:
-    /// `ClientPool::new(url, config)?.acquire_timeout(Duration::from_millis(100))`.
-    ///
-    /// ```
-    /// # let server = tickwire::rest::doc_server();
-    /// use std::time::Duration;
-    /// use tickwire::rest::{ClientPool, Error, PoolConfig};
-    ///
-    /// let config = PoolConfig { size: 1, ..PoolConfig::default() };
-    /// let pool = ClientPool::new(&format!("http://{server}"), config)?
-    ///     .acquire_timeout(Duration::from_millis(20));
-    /// let held = pool.acquire()?;
-    /// assert!(matches!(pool.acquire(), Err(Error::PoolExhausted)));
-    /// assert!(matches!(pool.try_acquire(), Err(Error::PoolExhausted)));
-    /// drop(held);
-    /// assert!(pool.try_acquire().is_ok());
-    /// # Ok::<(), Error>(())
-    /// ```
-    pub fn acquire_timeout(mut self, wait: Duration) -> Self {
-        self.acquire_timeout = wait;
-        self
-    }
-
     /// The most recently returned connection, waiting up to the acquire timeout for
     /// one when all are in use ([`Error::PoolExhausted`] after it). A closed
     /// connection is reconnected first (bounded, see [`PoolConfig`]); if that fails the
     /// connection goes back to the pool and the error is returned.
+    ///
+    /// ```
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use tickwire::rest::{ClientPool, PoolConfig};
+    ///
+    /// let pool = ClientPool::new(&url, PoolConfig::default())?; // share it: &pool or an Arc
+    /// let mut client = pool.acquire()?; // waits up to the acquire timeout when all are out
+    /// let resp = client.get("/time").send()?;
+    /// assert_eq!(resp.body_str()?, "GET /api/v3/time");
+    /// # Ok::<(), tickwire::rest::Error>(())
+    /// ```
     pub fn acquire(&self) -> Result<PoolGuard<'_, C>, Error> {
-        self.acquire_within(self.acquire_timeout)
+        self.acquire_within(self.config.acquire_timeout)
     }
 
     /// The most recently returned connection, or [`Error::PoolExhausted`] at once when
     /// all are in use (reconnected first as by [`acquire`](Self::acquire)).
+    ///
+    /// ```
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use tickwire::rest::{ClientPool, Error, PoolConfig};
+    ///
+    /// let pool = ClientPool::new(&url, PoolConfig { size: 1, ..PoolConfig::default() })?;
+    /// let held = pool.try_acquire()?;
+    /// assert!(matches!(pool.try_acquire(), Err(Error::PoolExhausted))); // never waits
+    /// drop(held);
+    /// assert!(pool.try_acquire().is_ok());
+    /// # Ok::<(), tickwire::rest::Error>(())
+    /// ```
     pub fn try_acquire(&self) -> Result<PoolGuard<'_, C>, Error> {
         let conn = self.lock().pop().ok_or(Error::PoolExhausted)?;
         self.ready(conn)
     }
 
     /// Like [`acquire`](Self::acquire) with its own wait.
+    ///
+    /// ```
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use std::time::Duration;
+    /// use tickwire::rest::{ClientPool, PoolConfig};
+    ///
+    /// let pool = ClientPool::new(&url, PoolConfig::default())?;
+    /// let mut client = pool.acquire_within(Duration::from_millis(50))?; // this once
+    /// assert_eq!(client.get("/time").send()?.status(), 200);
+    /// # Ok::<(), tickwire::rest::Error>(())
+    /// ```
     pub fn acquire_within(&self, wait: Duration) -> Result<PoolGuard<'_, C>, Error> {
         let deadline = Instant::now() + wait;
         let mut idle = self.lock();

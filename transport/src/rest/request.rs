@@ -173,7 +173,7 @@ macro_rules! builder_methods {
                 self,
                 json: &[u8],
             ) -> $ty<'c, $($pre)* ::tickwire_codec::http::Complete> {
-                self.map(|r| r.header("Content-Type", "application/json").body(json))
+                self.map(|r| r.json_bytes(json))
             }
 
             /// A body serialized by `write` straight into the request buffer
@@ -201,6 +201,18 @@ macro_rules! send {
             /// timeouts (and the request timeout), with its reconnect and retry policy
             /// (see [`Client`](super::Client)). The response borrows the client's
             /// reader until the client is used again.
+            ///
+            /// ```
+            /// # let server = tickwire::rest::doc_server();
+            /// # let mut client = tickwire::rest::Client::connect(&format!("http://{server}/api/v3"))?;
+            /// let resp = client
+            ///     .post("/order")
+            ///     .header("X-MBX-APIKEY", "key")
+            ///     .json_bytes(br#"{"symbol":"BTCUSDT","qty":"0.01"}"#)
+            ///     .send()?; // borrows the client's response buffer
+            /// assert_eq!((resp.status(), resp.body_str()?), (200, "POST /api/v3/order"));
+            /// # Ok::<(), tickwire::rest::Error>(())
+            /// ```
             #[inline]
             pub fn send(self) -> Result<RestResponse<'c>, Error> {
                 let req = self.req.finish().map_err(|e| too_large(e, self.buffer))?;

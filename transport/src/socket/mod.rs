@@ -128,6 +128,19 @@ macro_rules! socket_options {
             }
 
             /// All socket options at once.
+            ///
+            /// ```
+            /// use tickwire::socket::SocketOptions;
+            ///
+            /// let mut options = SocketOptions::default(); // TCP_NODELAY on
+            /// options.quickack = true;
+            /// options.recv_buffer = Some(4 << 20);
+            /// // The same setter on every builder (ws and rest, blocking and tokio):
+            /// let ws = tickwire::ws::Client::builder().socket_options(options);
+            /// let server = tickwire::ws::Server::builder().socket_options(options);
+            /// let rest = tickwire::rest::Client::builder().socket_options(options);
+            /// # Ok::<(), Box<dyn std::error::Error>>(())
+            /// ```
             pub fn socket_options(mut self, options: $crate::socket::SocketOptions) -> Self {
                 self.$($field).+ = options;
                 self

@@ -130,11 +130,40 @@ impl fmt::Debug for TlsConfig {
 
 impl TlsConfig {
     /// Settings to build a config.
+    ///
+    /// ```
+    /// # use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+    /// # let mut ca = CertificateParams::new(Vec::<String>::new())?;
+    /// # ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    /// # let ca = CertifiedIssuer::self_signed(ca, KeyPair::generate()?)?;
+    /// # let key = KeyPair::generate()?;
+    /// # let cert = CertificateParams::new(vec!["localhost".to_owned()])?.signed_by(&key, &ca)?;
+    /// # let (chain_pem, key_pem, ca_pem) = (cert.pem(), key.serialize_pem(), ca.pem());
+    /// use tickwire::rest::Client;
+    /// use tickwire::tls::{TlsConfig, TlsServerConfig};
+    ///
+    /// // A server with a certificate for "localhost" issued by your own CA.
+    /// let server_tls = TlsServerConfig::from_pem(chain_pem.as_bytes(), key_pem.as_bytes())?;
+    /// let port = tickwire::rest::doc_server_tls(server_tls).port();
+    ///
+    /// // The client trusts that CA (beside the compiled-in roots).
+    /// let tls = TlsConfig::builder().add_ca_pem(ca_pem.as_bytes())?.build()?;
+    /// let mut client = Client::builder().tls(tls).connect(&format!("https://localhost:{port}/api"))?;
+    /// assert_eq!(client.get("/time").send()?.body_str()?, "GET /api/time");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn builder() -> TlsConfigBuilder {
         TlsConfigBuilder::default()
     }
 
     /// The system roots, TLS 1.2 and 1.3, no ALPN, no client certificate.
+    ///
+    /// ```
+    /// use tickwire::tls::TlsConfig;
+    ///
+    /// let tls = TlsConfig::new(); // the compiled-in Mozilla roots
+    /// let builder = tickwire::ws::Client::builder().tls(tls); // then .connect("wss://...")
+    /// ```
     pub fn new() -> TlsConfig {
         // `build` fails only for settings given to the builder (PEM, keys, an empty
         // root store); the defaults have none and the compiled-in roots are not empty.
@@ -145,6 +174,15 @@ impl TlsConfig {
 
     /// The shared default config (built on first use), used for `wss://` when no
     /// config was given.
+    ///
+    /// ```
+    /// use tickwire::tls::TlsConfig;
+    ///
+    /// // What `wss://` and `https://` use when no `.tls(..)` was given: built once, shared.
+    /// let a = TlsConfig::shared_default();
+    /// let b = TlsConfig::shared_default();
+    /// assert!(std::sync::Arc::ptr_eq(a.client_config(), b.client_config()));
+    /// ```
     pub fn shared_default() -> TlsConfig {
         static DEFAULT: OnceLock<TlsConfig> = OnceLock::new();
         DEFAULT.get_or_init(TlsConfig::new).clone()
@@ -211,6 +249,28 @@ impl TlsConfigBuilder {
     }
 
     /// Trust the CA certificates in `pem` (one or more `CERTIFICATE` blocks).
+    ///
+    /// ```
+    /// # use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+    /// # let mut ca = CertificateParams::new(Vec::<String>::new())?;
+    /// # ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    /// # let ca = CertifiedIssuer::self_signed(ca, KeyPair::generate()?)?;
+    /// # let key = KeyPair::generate()?;
+    /// # let cert = CertificateParams::new(vec!["localhost".to_owned()])?.signed_by(&key, &ca)?;
+    /// # let (chain_pem, key_pem, ca_pem) = (cert.pem(), key.serialize_pem(), ca.pem());
+    /// use tickwire::rest::Client;
+    /// use tickwire::tls::{TlsConfig, TlsServerConfig};
+    ///
+    /// // A server with a certificate for "localhost" issued by your own CA.
+    /// let server_tls = TlsServerConfig::from_pem(chain_pem.as_bytes(), key_pem.as_bytes())?;
+    /// let port = tickwire::rest::doc_server_tls(server_tls).port();
+    ///
+    /// // The client trusts that CA (beside the compiled-in roots).
+    /// let tls = TlsConfig::builder().add_ca_pem(ca_pem.as_bytes())?.build()?;
+    /// let mut client = Client::builder().tls(tls).connect(&format!("https://localhost:{port}/api"))?;
+    /// assert_eq!(client.get("/time").send()?.body_str()?, "GET /api/time");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn add_ca_pem(mut self, pem: &[u8]) -> Result<Self, ConfigError> {
         for cert in certs_from_pem(pem)? {
             self.roots.add(cert)?;
@@ -258,6 +318,28 @@ impl TlsConfigBuilder {
     }
 
     /// Build the config.
+    ///
+    /// ```
+    /// # use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+    /// # let mut ca = CertificateParams::new(Vec::<String>::new())?;
+    /// # ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    /// # let ca = CertifiedIssuer::self_signed(ca, KeyPair::generate()?)?;
+    /// # let key = KeyPair::generate()?;
+    /// # let cert = CertificateParams::new(vec!["localhost".to_owned()])?.signed_by(&key, &ca)?;
+    /// # let (chain_pem, key_pem, ca_pem) = (cert.pem(), key.serialize_pem(), ca.pem());
+    /// use tickwire::tls::TlsConfig;
+    ///
+    /// let tls = TlsConfig::builder()
+    ///     .system_roots(false) // trust only this CA
+    ///     .add_ca_pem(ca_pem.as_bytes())?
+    ///     .tls13_only()
+    ///     .alpn(&[b"http/1.1"])
+    ///     .build()?;
+    /// // Build once, share it: .tls(tls.clone()) on every client builder.
+    /// let ws = tickwire::ws::Client::builder().tls(tls.clone());
+    /// let rest = tickwire::rest::Client::builder().tls(tls);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn build(self) -> Result<TlsConfig, ConfigError> {
         let provider = provider();
         let builder = ClientConfig::builder_with_provider(provider.clone())
@@ -351,6 +433,24 @@ impl fmt::Debug for TlsServerConfig {
 
 impl TlsServerConfig {
     /// Settings for a server presenting `chain` (PEM, leaf first) with `key` (PEM).
+    ///
+    /// ```
+    /// # use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+    /// # let mut ca = CertificateParams::new(Vec::<String>::new())?;
+    /// # ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    /// # let ca = CertifiedIssuer::self_signed(ca, KeyPair::generate()?)?;
+    /// # let key = KeyPair::generate()?;
+    /// # let cert = CertificateParams::new(vec!["localhost".to_owned()])?.signed_by(&key, &ca)?;
+    /// # let (chain_pem, key_pem, ca_pem) = (cert.pem(), key.serialize_pem(), ca.pem());
+    /// use tickwire::tls::TlsServerConfig;
+    ///
+    /// let tls = TlsServerConfig::builder(chain_pem.as_bytes(), key_pem.as_bytes())?
+    ///     .tls13_only()
+    ///     .require_client_cert_pem(ca_pem.as_bytes())? // mTLS: clients of this CA only
+    ///     .build()?;
+    /// let server = tickwire::ws::Server::builder().tls(tls).bind("127.0.0.1:0")?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn builder(chain: &[u8], key: &[u8]) -> Result<TlsServerConfigBuilder, ConfigError> {
         Ok(TlsServerConfigBuilder {
             chain: certs_from_pem(chain)?,
@@ -362,11 +462,50 @@ impl TlsServerConfig {
     }
 
     /// A server presenting `chain` with `key` (PEM), default settings.
+    ///
+    /// ```
+    /// # use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+    /// # let mut ca = CertificateParams::new(Vec::<String>::new())?;
+    /// # ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    /// # let ca = CertifiedIssuer::self_signed(ca, KeyPair::generate()?)?;
+    /// # let key = KeyPair::generate()?;
+    /// # let cert = CertificateParams::new(vec!["localhost".to_owned()])?.signed_by(&key, &ca)?;
+    /// # let (chain_pem, key_pem, ca_pem) = (cert.pem(), key.serialize_pem(), ca.pem());
+    /// use tickwire::tls::{TlsConfig, TlsServerConfig};
+    /// use tickwire::ws::{Client, Message, Server};
+    ///
+    /// let tls = TlsServerConfig::from_pem(chain_pem.as_bytes(), key_pem.as_bytes())?;
+    /// let mut server = Server::builder().tls(tls).bind("127.0.0.1:0")?;
+    /// let port = server.local_addr()?.port();
+    /// std::thread::spawn(move || -> Result<(), tickwire::ws::Error> {
+    ///     server.accept()?.send_text("over TLS")?;
+    ///     Ok(())
+    /// });
+    /// let trust = TlsConfig::builder().add_ca_pem(ca_pem.as_bytes())?.build()?;
+    /// let mut ws = Client::builder().tls(trust).connect(&format!("wss://localhost:{port}/"))?;
+    /// assert_eq!(ws.recv()?, Some(Message::Text("over TLS")));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn from_pem(chain: &[u8], key: &[u8]) -> Result<TlsServerConfig, ConfigError> {
         Self::builder(chain, key)?.build()
     }
 
     /// A server with the PEM files at `chain` and `key`.
+    ///
+    /// ```
+    /// # let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()])?;
+    /// # let dir = std::env::temp_dir().join(format!("tickwire-doc-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # std::fs::write(dir.join("server.pem"), cert.cert.pem())?;
+    /// # std::fs::write(dir.join("server.key"), cert.signing_key.serialize_pem())?;
+    /// # let (chain, key) = (dir.join("server.pem"), dir.join("server.key"));
+    /// use tickwire::tls::TlsServerConfig;
+    ///
+    /// // The chain (leaf first) and the key, PEM files.
+    /// let tls = TlsServerConfig::from_pem_files(&chain, &key)?; // e.g. "server.pem", "server.key"
+    /// let server = tickwire::ws::Server::builder().tls(tls).bind("127.0.0.1:0")?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn from_pem_files(
         chain: impl AsRef<Path>,
         key: impl AsRef<Path>,
@@ -418,6 +557,23 @@ impl TlsServerConfigBuilder {
     }
 
     /// Build the config.
+    ///
+    /// ```
+    /// # use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+    /// # let mut ca = CertificateParams::new(Vec::<String>::new())?;
+    /// # ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    /// # let ca = CertifiedIssuer::self_signed(ca, KeyPair::generate()?)?;
+    /// # let key = KeyPair::generate()?;
+    /// # let cert = CertificateParams::new(vec!["localhost".to_owned()])?.signed_by(&key, &ca)?;
+    /// # let (chain_pem, key_pem, ca_pem) = (cert.pem(), key.serialize_pem(), ca.pem());
+    /// use tickwire::tls::TlsServerConfig;
+    ///
+    /// let tls = TlsServerConfig::builder(chain_pem.as_bytes(), key_pem.as_bytes())?
+    ///     .alpn(&[b"http/1.1"])
+    ///     .build()?;
+    /// let server = tickwire::ws::Server::builder().tls(tls).bind("127.0.0.1:0")?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn build(self) -> Result<TlsServerConfig, ConfigError> {
         let provider = provider();
         let builder = ServerConfig::builder_with_provider(provider.clone())

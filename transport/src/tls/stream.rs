@@ -74,6 +74,37 @@ impl<S> std::fmt::Debug for TlsStream<S> {
 impl<S: Read + Write> TlsStream<S> {
     /// A client stream to `host` (SNI and the certificate's name; an IP literal is
     /// checked against the certificate's IP addresses and sends no SNI).
+    ///
+    /// ```
+    /// # let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()])?;
+    /// # let server_tls = tickwire::tls::TlsServerConfig::from_pem(cert.cert.pem().as_bytes(), cert.signing_key.serialize_pem().as_bytes())?;
+    /// # let client_tls = tickwire::tls::TlsConfig::builder().add_ca_pem(cert.cert.pem().as_bytes())?.build()?;
+    /// use std::io::{Read, Write};
+    /// use std::net::{TcpListener, TcpStream};
+    /// use tickwire::tls::{TlsConfig, TlsServerConfig, TlsStream};
+    ///
+    /// let listener = TcpListener::bind("127.0.0.1:0")?;
+    /// let addr = listener.local_addr()?;
+    /// let server = std::thread::spawn(move || -> std::io::Result<()> {
+    ///     let (tcp, _) = listener.accept()?;
+    ///     let mut tls = TlsStream::server(tcp, &server_tls).map_err(std::io::Error::other)?;
+    ///     while !tls.handshake()? {} // a blocking socket: each step waits for bytes
+    ///     let mut buf = [0u8; 4];
+    ///     tls.read_exact(&mut buf)?;
+    ///     tls.write_all(&buf)?; // echo
+    ///     tls.flush()
+    /// });
+    /// let tcp = TcpStream::connect(addr)?;
+    /// let mut tls = TlsStream::client(tcp, &client_tls, "localhost")?;
+    /// while !tls.handshake()? {}
+    /// tls.write_all(b"ping")?;
+    /// tls.flush()?;
+    /// let mut buf = [0u8; 4];
+    /// tls.read_exact(&mut buf)?;
+    /// assert_eq!(&buf, b"ping");
+    /// server.join().unwrap()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn client(sock: S, config: &TlsConfig, host: &str) -> Result<Self, TlsError> {
         let name = ServerName::try_from(host.to_owned()).map_err(|_| {
             TlsError::Rustls(tickwire_codec::tls::rustls::Error::General(format!(
@@ -85,6 +116,37 @@ impl<S: Read + Write> TlsStream<S> {
     }
 
     /// A server stream.
+    ///
+    /// ```
+    /// # let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()])?;
+    /// # let server_tls = tickwire::tls::TlsServerConfig::from_pem(cert.cert.pem().as_bytes(), cert.signing_key.serialize_pem().as_bytes())?;
+    /// # let client_tls = tickwire::tls::TlsConfig::builder().add_ca_pem(cert.cert.pem().as_bytes())?.build()?;
+    /// use std::io::{Read, Write};
+    /// use std::net::{TcpListener, TcpStream};
+    /// use tickwire::tls::{TlsConfig, TlsServerConfig, TlsStream};
+    ///
+    /// let listener = TcpListener::bind("127.0.0.1:0")?;
+    /// let addr = listener.local_addr()?;
+    /// let server = std::thread::spawn(move || -> std::io::Result<()> {
+    ///     let (tcp, _) = listener.accept()?;
+    ///     let mut tls = TlsStream::server(tcp, &server_tls).map_err(std::io::Error::other)?;
+    ///     while !tls.handshake()? {} // a blocking socket: each step waits for bytes
+    ///     let mut buf = [0u8; 4];
+    ///     tls.read_exact(&mut buf)?;
+    ///     tls.write_all(&buf)?; // echo
+    ///     tls.flush()
+    /// });
+    /// let tcp = TcpStream::connect(addr)?;
+    /// let mut tls = TlsStream::client(tcp, &client_tls, "localhost")?;
+    /// while !tls.handshake()? {}
+    /// tls.write_all(b"ping")?;
+    /// tls.flush()?;
+    /// let mut buf = [0u8; 4];
+    /// tls.read_exact(&mut buf)?;
+    /// assert_eq!(&buf, b"ping");
+    /// server.join().unwrap()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn server(sock: S, config: &TlsServerConfig) -> Result<Self, TlsError> {
         let codec = TlsCodec::server(config.server_config().clone(), vec![0; INCOMING])?;
         Ok(Self::with_codec(sock, codec))
@@ -252,11 +314,6 @@ impl<S: Read + Write> TlsStream<S> {
         }
         // An empty buffer always takes an alert record.
         Err(io_error(TlsError::OutputFull { required: 0 }))
-    }
-
-    /// The same as [`close_notify`](Self::close_notify) (its former name).
-    pub fn send_close_notify(&mut self) -> io::Result<bool> {
-        self.close_notify()
     }
 }
 

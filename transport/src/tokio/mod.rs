@@ -10,6 +10,52 @@
 //! state live in the connection, never in a future, and dropping a future (a
 //! `tokio::select!` branch that lost) loses nothing.
 //!
+//! # A client, an echo server and REST, awaited
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use tickwire::tokio::{rest, ws};
+//! use tickwire::ws::{CloseCode, Message};
+//!
+//! // An echo server: each reply is written from the received message, no copy.
+//! let mut server = ws::Server::bind("127.0.0.1:0").await?;
+//! let url = format!("ws://{}/", server.local_addr()?);
+//! tokio::spawn(async move {
+//!     let mut conn = server.accept().await?;
+//!     while let Some(()) = conn
+//!         .recv_with(|msg, tx| match msg {
+//!             Message::Text(t) => tx.send_text(t),
+//!             Message::Binary(b) => tx.send_binary(b),
+//!             _ => Ok(()),
+//!         })
+//!         .await?
+//!     {}
+//!     Ok::<(), tickwire::ws::Error>(())
+//! });
+//!
+//! // A client.
+//! let mut client = ws::Client::connect(&url).await?;
+//! client.send_text("hello").await?;
+//! assert_eq!(client.recv().await?, Some(Message::Text("hello")));
+//! client.close(CloseCode::NORMAL, "done").await?;
+//! while client.recv().await?.is_some() {}
+//!
+//! // REST: GET and POST JSON, one expression each (a stand-in server on 127.0.0.1).
+//! # let api = format!("http://{}/api/v3", tickwire::rest::doc_server());
+//! let mut rest = rest::Client::connect(&api).await?;
+//! let time = rest.get("/time").send().await?;
+//! assert_eq!(time.body_str()?, "GET /api/v3/time");
+//! let order = rest.post("/order").json_bytes(br#"{"qty":"0.01"}"#).send().await?;
+//! assert_eq!(order.status(), 200);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! `wss://` and `https://` with a private CA: the builders' `tls(..)` takes the same
+//! [`TlsConfig`](crate::tls::TlsConfig) as the blocking ones (see the crate's front
+//! page).
+//!
 //! Works on a `current_thread` runtime with a `LocalSet` and on the multi-thread
 //! runtime (the connections are `Send`). Unix only (readiness through `AsyncFd`).
 //!

@@ -12,24 +12,59 @@ macro_rules! connection_api {
             /// socket. Evented mode: writes what the socket takes now and keeps the rest
             /// in the write buffer (finish it with [`flush`](Self::flush) on writable);
             /// [`Error::Backpressure`] when the buffer has no room (nothing queued).
+            ///
+            /// ```
+            /// # let (mut client, mut server) = tickwire::ws::doc_pair()?;
+            /// use tickwire::ws::Message;
+            /// client.send_text("hello")?;
+            /// assert_eq!(server.recv()?, Some(Message::Text("hello")));
+            /// server.send_text("welcome")?;
+            /// assert_eq!(client.recv()?, Some(Message::Text("welcome")));
+            /// # Ok::<(), tickwire::ws::Error>(())
+            /// ```
             pub fn send_text(&mut self, text: &str) -> Result<(), $crate::ws::Error> {
                 self.ready()?;
                 self.conn.send_text(text)
             }
 
             /// Send a binary message (see [`send_text`](Self::send_text)).
+            ///
+            /// ```
+            /// # let (mut client, mut server) = tickwire::ws::doc_pair()?;
+            /// use tickwire::ws::Message;
+            /// client.send_binary(&[1, 2, 3])?;
+            /// assert_eq!(server.recv()?, Some(Message::Binary(&[1, 2, 3])));
+            /// # Ok::<(), tickwire::ws::Error>(())
+            /// ```
             pub fn send_binary(&mut self, data: &[u8]) -> Result<(), $crate::ws::Error> {
                 self.ready()?;
                 self.conn.send_binary(data)
             }
 
             /// Send a ping (payload at most 125 bytes).
+            ///
+            /// ```
+            /// # let (mut client, mut server) = tickwire::ws::doc_pair()?;
+            /// use tickwire::ws::Message;
+            /// client.send_ping(b"t1")?;
+            /// assert_eq!(server.recv()?, Some(Message::Ping(b"t1"))); // answered already
+            /// assert_eq!(client.recv()?, Some(Message::Pong(b"t1")));
+            /// # Ok::<(), tickwire::ws::Error>(())
+            /// ```
             pub fn send_ping(&mut self, payload: &[u8]) -> Result<(), $crate::ws::Error> {
                 self.ready()?;
                 self.conn.send_ping(payload)
             }
 
             /// Send an unsolicited pong (payload at most 125 bytes).
+            ///
+            /// ```
+            /// # let (mut client, mut server) = tickwire::ws::doc_pair()?;
+            /// use tickwire::ws::Message;
+            /// client.send_pong(b"alive")?;
+            /// assert_eq!(server.recv()?, Some(Message::Pong(b"alive")));
+            /// # Ok::<(), tickwire::ws::Error>(())
+            /// ```
             pub fn send_pong(&mut self, payload: &[u8]) -> Result<(), $crate::ws::Error> {
                 self.ready()?;
                 self.conn.send_pong(payload)
@@ -44,6 +79,20 @@ macro_rules! connection_api {
             /// Blocking `recv` waits for it at most the close timeout
             /// ([`Error::CloseTimeout`]); evented users call
             /// [`handle_timeout`](Self::handle_timeout). A no-op once closing.
+            ///
+            /// ```
+            /// # let (mut client, mut server) = tickwire::ws::doc_pair()?;
+            /// use tickwire::ws::Message;
+            /// use tickwire::ws::{CloseCode, CloseFrame};
+            ///
+            /// client.close(CloseCode::NORMAL, "bye")?;
+            /// let bye = CloseFrame { code: CloseCode::NORMAL, reason: "bye" };
+            /// assert_eq!(server.recv()?, Some(Message::Close(Some(bye)))); // echoed already
+            /// // The echo carries the code (the reason is the peer's to choose).
+            /// assert!(matches!(client.recv()?, Some(Message::Close(Some(f))) if f.code == CloseCode::NORMAL));
+            /// assert_eq!(client.recv()?, None); // the close handshake is complete
+            /// # Ok::<(), tickwire::ws::Error>(())
+            /// ```
             pub fn close(
                 &mut self,
                 code: impl Into<Option<$crate::ws::CloseCode>>,
@@ -106,6 +155,27 @@ macro_rules! connection_api {
 
             /// Never waits: `try_recv` (a server drives its handshake first), with the
             /// message handed to `f` as in [`recv_with`](Self::recv_with).
+            ///
+            /// ```
+            /// # let (mut client, mut server) = tickwire::ws::doc_pair()?;
+            /// use tickwire::ws::Message;
+            /// server.set_blocking(false)?; // evented: never waits
+            /// assert_eq!(server.try_recv_with(|_, _| Ok(()))?, None); // nothing yet
+            /// client.send_text("hi")?;
+            /// // In a real loop this runs when the socket is readable (mio readiness).
+            /// let echoed = loop {
+            ///     let got = server.try_recv_with(|msg, tx| match msg {
+            ///         Message::Text(t) => tx.send_text(t).map(|()| t.len()),
+            ///         _ => Ok(0),
+            ///     })?;
+            ///     if let Some(n) = got {
+            ///         break n;
+            ///     }
+            ///     std::thread::yield_now();
+            /// };
+            /// assert_eq!((echoed, client.recv()?), (2, Some(Message::Text("hi"))));
+            /// # Ok::<(), tickwire::ws::Error>(())
+            /// ```
             pub fn try_recv_with<R>(
                 &mut self,
                 f: impl FnOnce(
@@ -137,6 +207,16 @@ macro_rules! connection_api {
             /// Write buffered bytes. Blocking mode: all of them (write timeout). Evented
             /// mode: what the socket takes now; while [`wants_write`](Self::wants_write)
             /// still says so, continue on the next writable event.
+            ///
+            /// ```
+            /// # let (mut client, mut server) = tickwire::ws::doc_pair()?;
+            /// use tickwire::ws::Message;
+            /// client.send_text("queued")?; // blocking mode: written already
+            /// client.flush()?; // evented mode: continue the write on each writable event
+            /// assert!(!client.wants_write());
+            /// assert_eq!(server.recv()?, Some(Message::Text("queued")));
+            /// # Ok::<(), tickwire::ws::Error>(())
+            /// ```
             pub fn flush(&mut self) -> Result<(), $crate::ws::Error> {
                 self.conn.flush().map(|_| ())
             }
@@ -295,6 +375,17 @@ macro_rules! builder_options {
             /// How blocking `recv` waits: sleep in the kernel (default), or busy-poll
             /// on non-blocking reads for a dedicated core, optionally for a limited time
             /// before sleeping ([`RecvMode`](crate::socket::RecvMode)).
+            ///
+            /// ```
+            /// use std::time::Duration;
+            /// use tickwire::socket::RecvMode;
+            ///
+            /// // A feed handler on a core of its own: spin instead of sleeping in the kernel.
+            /// let ws = tickwire::ws::Client::builder().recv_mode(RecvMode::Spin);
+            /// // Spin up to 50 µs per message, then sleep.
+            /// let server = tickwire::ws::Server::builder().recv_mode(RecvMode::SpinFor(Duration::from_micros(50)));
+            /// # Ok::<(), Box<dyn std::error::Error>>(())
+            /// ```
             pub fn recv_mode(mut self, mode: $crate::socket::RecvMode) -> Self {
                 self.opts.recv_mode = mode;
                 self

@@ -57,6 +57,23 @@ proxy_options!(ClientBuilder, proxy);
 
 impl ClientBuilder {
     /// Default settings.
+    ///
+    /// ```
+    /// # let mut server = tickwire::ws::Server::bind("127.0.0.1:0")?;
+    /// # let url = format!("ws://{}/feed", server.local_addr()?);
+    /// # std::thread::spawn(move || -> Result<(), tickwire::ws::Error> {
+    /// #     let mut conn = server.accept()?;
+    /// #     conn.send_text("welcome")?;
+    /// #     while conn.recv()?.is_some() {}
+    /// #     Ok(())
+    /// # });
+    /// use tickwire::ws::ClientBuilder;
+    ///
+    /// let builder = ClientBuilder::new().max_message_size(4 << 20);
+    /// let mut ws = builder.connect(&url)?; // one builder, many connections (`&self`)
+    /// assert!(ws.recv()?.is_some());
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
@@ -68,6 +85,22 @@ impl ClientBuilder {
     }
 
     /// Add a request header to the opening handshake (validated by the codec).
+    ///
+    /// ```
+    /// # let mut server = tickwire::ws::Server::bind("127.0.0.1:0")?;
+    /// # let url = format!("ws://{}/feed", server.local_addr()?);
+    /// # std::thread::spawn(move || -> Result<(), tickwire::ws::Error> {
+    /// #     let mut conn = server.accept()?;
+    /// #     conn.send_text("welcome")?;
+    /// #     while conn.recv()?.is_some() {}
+    /// #     Ok(())
+    /// # });
+    /// let mut ws = tickwire::ws::Client::builder()
+    ///     .header("Authorization", "Bearer token")
+    ///     .connect(&url)?;
+    /// assert!(ws.recv()?.is_some());
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     pub fn header(mut self, name: &str, value: &str) -> Self {
         self.headers.push((name.to_owned(), value.to_owned()));
         self
@@ -82,6 +115,20 @@ impl ClientBuilder {
 
     /// TLS settings for `wss://` URLs (default: [`TlsConfig::shared_default`], the
     /// compiled-in roots). Build the config once and share it.
+    ///
+    /// ```
+    /// # let ca = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()])?;
+    /// # let ca_pem = ca.cert.pem();
+    /// # let ca_pem = ca_pem.as_bytes();
+    /// use tickwire::tls::TlsConfig;
+    /// use tickwire::ws::Client;
+    ///
+    /// // Trust a private CA (PEM) beside the compiled-in roots; see the crate docs for a
+    /// // complete wss:// example with a certificate made on the spot.
+    /// let tls = TlsConfig::builder().add_ca_pem(ca_pem)?.build()?;
+    /// let builder = Client::builder().tls(tls); // then .connect("wss://...")
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[cfg(feature = "tls")]
     pub fn tls(mut self, config: TlsConfig) -> Self {
         self.tls = Some(config);
@@ -91,6 +138,24 @@ impl ClientBuilder {
     /// Resolve the `ws://` or `wss://` URL's host, connect (connect timeout, each address in turn,
     /// through the proxy if one is set) and handshake (handshake timeout). The client starts in
     /// blocking mode.
+    ///
+    /// ```
+    /// # let mut server = tickwire::ws::Server::bind("127.0.0.1:0")?;
+    /// # let url = format!("ws://{}/feed", server.local_addr()?);
+    /// # std::thread::spawn(move || -> Result<(), tickwire::ws::Error> {
+    /// #     let mut conn = server.accept()?;
+    /// #     conn.send_text("welcome")?;
+    /// #     while conn.recv()?.is_some() {}
+    /// #     Ok(())
+    /// # });
+    /// use std::time::Duration;
+    /// use tickwire::ws::{Client, Message};
+    ///
+    /// let builder = Client::builder().connect_timeout(Duration::from_secs(2));
+    /// let mut ws = builder.connect(&url)?;
+    /// assert_eq!(ws.recv()?, Some(Message::Text("welcome")));
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     pub fn connect(&self, url: &str) -> Result<Client, Error> {
         let url = parse_ws(url)?;
         let deadline = Instant::now().checked_add(self.connect_timeout);
@@ -110,6 +175,25 @@ impl ClientBuilder {
     /// Handshake over a stream the caller made (it may still be connecting, if it was
     /// made non-blocking; the connect timeout applies). `url` gives the Host header and
     /// request target.
+    ///
+    /// ```
+    /// # let mut server = tickwire::ws::Server::bind("127.0.0.1:0")?;
+    /// # let url = format!("ws://{}/feed", server.local_addr()?);
+    /// # std::thread::spawn(move || -> Result<(), tickwire::ws::Error> {
+    /// #     let mut conn = server.accept()?;
+    /// #     conn.send_text("welcome")?;
+    /// #     while conn.recv()?.is_some() {}
+    /// #     Ok(())
+    /// # });
+    /// use tickwire::ws::{Client, Message};
+    ///
+    /// let addr = url.trim_start_matches("ws://").split('/').next().unwrap();
+    /// let tcp = std::net::TcpStream::connect(addr)?;
+    /// tcp.set_nodelay(true)?;
+    /// let mut ws = Client::builder().connect_with(tcp, &url)?;
+    /// assert_eq!(ws.recv()?, Some(Message::Text("welcome")));
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     pub fn connect_with(&self, stream: std::net::TcpStream, url: &str) -> Result<Client, Error> {
         stream.set_nonblocking(true)?;
         let mut stream = TcpStream::from_std(stream);
@@ -234,17 +318,71 @@ connection_api!(Client);
 
 impl Client {
     /// Settings for a client.
+    ///
+    /// ```
+    /// # let mut server = tickwire::ws::Server::bind("127.0.0.1:0")?;
+    /// # let url = format!("ws://{}/feed", server.local_addr()?);
+    /// # std::thread::spawn(move || -> Result<(), tickwire::ws::Error> {
+    /// #     let mut conn = server.accept()?;
+    /// #     conn.send_text("welcome")?;
+    /// #     while conn.recv()?.is_some() {}
+    /// #     Ok(())
+    /// # });
+    /// use std::time::Duration;
+    /// use tickwire::ws::Client;
+    ///
+    /// let mut ws = Client::builder()
+    ///     .read_timeout(Some(Duration::from_secs(30)))
+    ///     .protocol("v1.feed")
+    ///     .connect(&url)?; // e.g. "wss://stream.exchange.example/ws"
+    /// assert!(ws.recv()?.is_some());
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     pub fn builder() -> ClientBuilder {
         ClientBuilder::new()
     }
 
     /// Connect to a `ws://host[:port]/path` or `wss://` URL with default settings
     /// (blocking mode).
+    ///
+    /// ```
+    /// # let mut server = tickwire::ws::Server::bind("127.0.0.1:0")?;
+    /// # let url = format!("ws://{}/feed", server.local_addr()?);
+    /// # std::thread::spawn(move || -> Result<(), tickwire::ws::Error> {
+    /// #     let mut conn = server.accept()?;
+    /// #     conn.send_text("welcome")?;
+    /// #     while conn.recv()?.is_some() {}
+    /// #     Ok(())
+    /// # });
+    /// use tickwire::ws::{Client, Message};
+    ///
+    /// let mut ws = Client::connect(&url)?; // e.g. "wss://stream.exchange.example/ws"
+    /// assert_eq!(ws.recv()?, Some(Message::Text("welcome")));
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     pub fn connect(url: &str) -> Result<Client, Error> {
         ClientBuilder::new().connect(url)
     }
 
     /// Handshake over a caller-made stream with default settings.
+    ///
+    /// ```
+    /// # let mut server = tickwire::ws::Server::bind("127.0.0.1:0")?;
+    /// # let url = format!("ws://{}/feed", server.local_addr()?);
+    /// # std::thread::spawn(move || -> Result<(), tickwire::ws::Error> {
+    /// #     let mut conn = server.accept()?;
+    /// #     conn.send_text("welcome")?;
+    /// #     while conn.recv()?.is_some() {}
+    /// #     Ok(())
+    /// # });
+    /// use tickwire::ws::{Client, Message};
+    ///
+    /// // A socket made by the caller (here plainly; in practice with options of its own).
+    /// let tcp = std::net::TcpStream::connect(url.trim_start_matches("ws://").split('/').next().unwrap())?;
+    /// let mut ws = Client::connect_with(tcp, &url)?;
+    /// assert_eq!(ws.recv()?, Some(Message::Text("welcome")));
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     pub fn connect_with(stream: std::net::TcpStream, url: &str) -> Result<Client, Error> {
         ClientBuilder::new().connect_with(stream, url)
     }
@@ -275,6 +413,19 @@ impl Client {
     ///
     /// The message borrows the read buffer: drop it before the next call. In evented
     /// mode this is [`try_recv`](Self::try_recv).
+    ///
+    /// ```
+    /// # let (mut client, mut server) = tickwire::ws::doc_pair()?;
+    /// use tickwire::ws::Message;
+    ///
+    /// server.send_text("tick")?;
+    /// match client.recv()? {
+    ///     Some(Message::Text(t)) => assert_eq!(t, "tick"), // borrows the read buffer
+    ///     Some(_) => {}                                     // binary, ping, pong, close
+    ///     None => {}                                        // the close handshake is done
+    /// }
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     pub fn recv(&mut self) -> Result<Option<Message<'_>>, Error> {
         self.conn.recv(true)
     }
@@ -282,6 +433,24 @@ impl Client {
     /// Never waits: the next complete message, or `Ok(None)` when none is complete and
     /// the socket has no more bytes now (evented: wait for the next readable event),
     /// or the connection is closed ([`is_closed`](Self::is_closed)).
+    ///
+    /// ```
+    /// # let (mut client, mut server) = tickwire::ws::doc_pair()?;
+    /// use tickwire::ws::Message;
+    ///
+    /// client.set_blocking(false)?; // evented: register it in your mio::Poll
+    /// assert_eq!(client.try_recv()?, None); // nothing yet
+    /// server.send_text("tick")?;
+    /// let msg = loop {
+    ///     // In a real loop this runs on each readable event.
+    ///     if let Some(Message::Text(t)) = client.try_recv()? {
+    ///         break t.to_owned();
+    ///     }
+    ///     std::thread::yield_now();
+    /// };
+    /// assert_eq!(msg, "tick");
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     pub fn try_recv(&mut self) -> Result<Option<Message<'_>>, Error> {
         self.conn.recv(false)
     }

@@ -25,6 +25,7 @@
 mod api;
 mod client;
 pub(crate) mod conn;
+mod doc_pair;
 mod error;
 mod grow;
 pub(crate) mod options;
@@ -37,6 +38,8 @@ pub mod url;
 pub(crate) mod wait;
 
 pub use client::{Client, ClientBuilder};
+#[doc(hidden)]
+pub use doc_pair::doc_pair;
 pub use error::Error;
 pub use sender::Sender;
 pub use server::{Server, ServerBuilder, ServerConnection};

@@ -95,6 +95,19 @@ impl ServerConnection {
     /// now and keeps the rest in the write buffer (finish it with
     /// [`flush`](Self::flush) on writable); [`Error::Backpressure`] when the buffer has no
     /// room (nothing queued). Refused after the close like any message.
+    ///
+    /// ```
+    /// # let (mut client, mut server) = tickwire::ws::doc_pair()?;
+    /// use tickwire::ws::{Message, PreparedMessage};
+    ///
+    /// let tick = PreparedMessage::text(r#"{"px":"101.5"}"#); // encoded once
+    /// for conn in [&mut server] {
+    ///     // ... sent to every subscriber
+    ///     conn.send_prepared(&tick)?;
+    /// }
+    /// assert_eq!(client.recv()?, Some(Message::Text(r#"{"px":"101.5"}"#)));
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     pub fn send_prepared(&mut self, msg: &PreparedMessage) -> Result<(), Error> {
         self.ready()?;
         self.conn.send_prepared(msg)
@@ -103,6 +116,17 @@ impl ServerConnection {
     /// Queue a prepared message in the write buffer without writing it, in either mode:
     /// [`Error::Backpressure`] when there is no room (nothing queued). Write it with
     /// [`flush`](Self::flush), for instance after queueing it on every connection.
+    ///
+    /// ```
+    /// # let (mut client, mut server) = tickwire::ws::doc_pair()?;
+    /// use tickwire::ws::{Message, PreparedMessage};
+    ///
+    /// let tick = PreparedMessage::binary(&[1, 2, 3]);
+    /// server.queue_prepared(&tick)?; // on every connection first, no write yet
+    /// server.flush()?; // then written
+    /// assert_eq!(client.recv()?, Some(Message::Binary(&[1, 2, 3])));
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     pub fn queue_prepared(&mut self, msg: &PreparedMessage) -> Result<(), Error> {
         self.ready()?;
         self.conn.queue_prepared(msg)

@@ -75,29 +75,104 @@ macro_rules! either {
 
 impl Sender<'_> {
     /// Send a text message (see the connection's `send_text`).
+    ///
+    /// ```
+    /// # let (mut client, mut server) = tickwire::ws::doc_pair()?;
+    /// use tickwire::ws::Message;
+    ///
+    /// client.send_text("ping 7")?;
+    /// server.recv_with(|msg, tx| match msg {
+    ///     // `tx` is the connection's sending half: the reply goes out while `msg`
+    ///     // still borrows the read buffer.
+    ///     Message::Text(t) => tx.send_text(&t.replace("ping", "pong")),
+    ///     _ => Ok(()),
+    /// })?;
+    /// assert_eq!(client.recv()?, Some(Message::Text("pong 7")));
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     #[inline]
     pub fn send_text(&mut self, text: &str) -> Result<(), Error> {
         either!(self, o => o.send_text(text))
     }
 
     /// Send a binary message (see the connection's `send_binary`).
+    ///
+    /// ```
+    /// # let (mut client, mut server) = tickwire::ws::doc_pair()?;
+    /// use tickwire::ws::Message;
+    ///
+    /// client.send_text("ping 7")?;
+    /// server.recv_with(|msg, tx| match msg {
+    ///     // `tx` is the connection's sending half: the reply goes out while `msg`
+    ///     // still borrows the read buffer.
+    ///     Message::Text(t) => tx.send_binary(t.as_bytes()),
+    ///     _ => Ok(()),
+    /// })?;
+    /// assert_eq!(client.recv()?, Some(Message::Binary(b"ping 7")));
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     #[inline]
     pub fn send_binary(&mut self, data: &[u8]) -> Result<(), Error> {
         either!(self, o => o.send_binary(data))
     }
 
     /// Send a ping (payload at most 125 bytes).
+    ///
+    /// ```
+    /// # let (mut client, mut server) = tickwire::ws::doc_pair()?;
+    /// use tickwire::ws::Message;
+    ///
+    /// client.send_text("ping 7")?;
+    /// server.recv_with(|msg, tx| match msg {
+    ///     // `tx` is the connection's sending half: the reply goes out while `msg`
+    ///     // still borrows the read buffer.
+    ///     Message::Text(t) => tx.send_ping(b"are you there"),
+    ///     _ => Ok(()),
+    /// })?;
+    /// assert_eq!(client.recv()?, Some(Message::Ping(b"are you there")));
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     pub fn send_ping(&mut self, payload: &[u8]) -> Result<(), Error> {
         either!(self, o => o.send_ping(payload))
     }
 
     /// Send an unsolicited pong (payload at most 125 bytes).
+    ///
+    /// ```
+    /// # let (mut client, mut server) = tickwire::ws::doc_pair()?;
+    /// use tickwire::ws::Message;
+    ///
+    /// client.send_text("ping 7")?;
+    /// server.recv_with(|msg, tx| match msg {
+    ///     // `tx` is the connection's sending half: the reply goes out while `msg`
+    ///     // still borrows the read buffer.
+    ///     Message::Text(t) => tx.send_pong(t.as_bytes()),
+    ///     _ => Ok(()),
+    /// })?;
+    /// assert_eq!(client.recv()?, Some(Message::Pong(b"ping 7")));
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     pub fn send_pong(&mut self, payload: &[u8]) -> Result<(), Error> {
         either!(self, o => o.send_pong(payload))
     }
 
     /// Start the close handshake (see the connection's `close`); keep receiving for the
     /// peer's close.
+    ///
+    /// ```
+    /// # let (mut client, mut server) = tickwire::ws::doc_pair()?;
+    /// use tickwire::ws::{CloseCode, Message};
+    ///
+    /// client.send_text("ping 7")?;
+    /// server.recv_with(|msg, tx| match msg {
+    ///     // `tx` is the connection's sending half: the reply goes out while `msg`
+    ///     // still borrows the read buffer.
+    ///     Message::Text(t) => tx.close(CloseCode::POLICY, "no pings here"),
+    ///     _ => Ok(()),
+    /// })?;
+    /// assert!(matches!(client.recv()?, Some(Message::Close(Some(f))) if f.code == CloseCode::POLICY));
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     pub fn close(&mut self, code: impl Into<Option<CloseCode>>, reason: &str) -> Result<(), Error> {
         let code = code.into();
         either!(self, o => o.close(code, reason))

@@ -48,6 +48,16 @@ socket_options!(ServerBuilder, opts.socket);
 
 impl ServerBuilder {
     /// Default settings.
+    ///
+    /// ```
+    /// use tickwire::ws::ServerBuilder;
+    ///
+    /// let settings = ServerBuilder::new().max_message_size(64 << 10);
+    /// let a = settings.bind("127.0.0.1:0")?; // one builder, many listeners (`&self`)
+    /// let b = settings.bind("127.0.0.1:0")?;
+    /// assert_ne!(a.local_addr()?, b.local_addr()?);
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
@@ -132,8 +142,26 @@ impl ServerBuilder {
         self
     }
 
-    /// Listen on the first address `addr` resolves to.
-    pub fn bind(self, addr: impl ToSocketAddrs) -> Result<Server, Error> {
+    /// Listen on the first address `addr` resolves to. Takes `&self`, as every builder's
+    /// finishing method (`connect`, `bind`, `listener`, `accept_stream`, `build`): one
+    /// builder serves many listeners.
+    ///
+    /// ```
+    /// use tickwire::ws::{Message, Server};
+    ///
+    /// let mut server = Server::builder().protocol("v1").bind("127.0.0.1:0")?;
+    /// # let url = format!("ws://{}/", server.local_addr()?);
+    /// # std::thread::spawn(move || -> Result<(), tickwire::ws::Error> {
+    /// #     let mut ws = tickwire::ws::Client::connect(&url)?;
+    /// #     ws.send_text("hi")?;
+    /// #     while ws.recv()?.is_some() {}
+    /// #     Ok(())
+    /// # });
+    /// let mut conn = server.accept()?;
+    /// assert_eq!(conn.recv()?, Some(Message::Text("hi")));
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
+    pub fn bind(&self, addr: impl ToSocketAddrs) -> Result<Server, Error> {
         let resolve = |source| Error::Resolve {
             host: "the listen address".to_owned(),
             source,
@@ -147,7 +175,25 @@ impl ServerBuilder {
     }
 
     /// Serve on a listener the caller made (it is put in non-blocking mode).
-    pub fn listener(self, listener: std::net::TcpListener) -> Result<Server, Error> {
+    ///
+    /// ```
+    /// use std::net::TcpListener;
+    /// use tickwire::ws::{Message, Server};
+    ///
+    /// let listener = TcpListener::bind("127.0.0.1:0")?; // with options of your own
+    /// let mut server = Server::builder().listener(listener)?;
+    /// # let url = format!("ws://{}/", server.local_addr()?);
+    /// # std::thread::spawn(move || -> Result<(), tickwire::ws::Error> {
+    /// #     let mut ws = tickwire::ws::Client::connect(&url)?;
+    /// #     ws.send_text("hi")?;
+    /// #     while ws.recv()?.is_some() {}
+    /// #     Ok(())
+    /// # });
+    /// let mut conn = server.accept()?;
+    /// assert_eq!(conn.recv()?, Some(Message::Text("hi")));
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
+    pub fn listener(&self, listener: std::net::TcpListener) -> Result<Server, Error> {
         listener.set_nonblocking(true)?;
         Ok(self.serve(TcpListener::from_std(listener)))
     }
@@ -158,10 +204,10 @@ impl ServerBuilder {
         ServerConnection::new(stream, Arc::new(self.clone()), false)
     }
 
-    fn serve(self, listener: TcpListener) -> Server {
+    fn serve(&self, listener: TcpListener) -> Server {
         Server {
             listener,
-            shared: Arc::new(self),
+            shared: Arc::new(self.clone()),
             waiter: None,
         }
     }
@@ -170,6 +216,25 @@ impl ServerBuilder {
     /// handshake runs on first use, as [`Server::accept`]'s (`set_blocking(false)` for
     /// evented mode, then [`try_handshake`](ServerConnection::try_handshake) or
     /// `try_recv` on readiness).
+    ///
+    /// ```
+    /// use std::net::TcpListener;
+    /// use tickwire::ws::{Message, ServerBuilder};
+    ///
+    /// let settings = ServerBuilder::new().protocol("v1");
+    /// let listener = TcpListener::bind("127.0.0.1:0")?;
+    /// # let url = format!("ws://{}/", listener.local_addr()?);
+    /// # std::thread::spawn(move || -> Result<(), tickwire::ws::Error> {
+    /// #     let mut ws = tickwire::ws::Client::connect(&url)?;
+    /// #     ws.send_text("hi")?;
+    /// #     while ws.recv()?.is_some() {}
+    /// #     Ok(())
+    /// # });
+    /// let (tcp, _) = listener.accept()?;
+    /// let mut conn = settings.accept_stream(tcp)?;
+    /// assert_eq!(conn.recv()?, Some(Message::Text("hi")));
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     pub fn accept_stream(&self, stream: std::net::TcpStream) -> Result<ServerConnection, Error> {
         stream.set_nonblocking(true)?;
         ServerConnection::new(TcpStream::from_std(stream), Arc::new(self.clone()), true)
@@ -186,11 +251,47 @@ pub struct Server {
 
 impl Server {
     /// Listen on `addr` with default settings.
+    ///
+    /// ```
+    /// use tickwire::ws::{Message, Server};
+    ///
+    /// let mut server = Server::bind("127.0.0.1:0")?; // port 0: any free port
+    /// # let url = format!("ws://{}/", server.local_addr()?);
+    /// # std::thread::spawn(move || -> Result<(), tickwire::ws::Error> {
+    /// #     let mut ws = tickwire::ws::Client::connect(&url)?;
+    /// #     ws.send_text("hi")?;
+    /// #     while ws.recv()?.is_some() {}
+    /// #     Ok(())
+    /// # });
+    /// let mut conn = server.accept()?;
+    /// assert_eq!(conn.recv()?, Some(Message::Text("hi")));
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     pub fn bind(addr: impl ToSocketAddrs) -> Result<Server, Error> {
         ServerBuilder::new().bind(addr)
     }
 
     /// Settings for a server.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickwire::ws::{Message, Server};
+    ///
+    /// let mut server = Server::builder()
+    ///     .max_message_size(64 << 10)
+    ///     .read_timeout(Some(Duration::from_secs(60)))
+    ///     .bind("127.0.0.1:0")?;
+    /// # let url = format!("ws://{}/", server.local_addr()?);
+    /// # std::thread::spawn(move || -> Result<(), tickwire::ws::Error> {
+    /// #     let mut ws = tickwire::ws::Client::connect(&url)?;
+    /// #     ws.send_text("hi")?;
+    /// #     while ws.recv()?.is_some() {}
+    /// #     Ok(())
+    /// # });
+    /// let mut conn = server.accept()?;
+    /// assert_eq!(conn.recv()?, Some(Message::Text("hi")));
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     pub fn builder() -> ServerBuilder {
         ServerBuilder::new()
     }
@@ -239,6 +340,29 @@ impl Server {
     /// Evented: accept one pending connection without waiting. It is in evented mode with
     /// its handshake pending: register it and drive it with `try_handshake` or
     /// `try_recv` on readiness.
+    ///
+    /// ```
+    /// use tickwire::ws::Server;
+    ///
+    /// let mut server = Server::bind("127.0.0.1:0")?;
+    /// assert!(server.try_accept()?.is_none()); // nobody yet (register the server in a mio::Poll)
+    /// # let url = format!("ws://{}/", server.local_addr()?);
+    /// # std::thread::spawn(move || -> Result<(), tickwire::ws::Error> {
+    /// #     let mut ws = tickwire::ws::Client::connect(&url)?;
+    /// #     ws.send_text("hi")?;
+    /// #     while ws.recv()?.is_some() {}
+    /// #     Ok(())
+    /// # });
+    /// let mut conn = loop {
+    ///     // In a real loop this runs on each readable event of the listener.
+    ///     if let Some(conn) = server.try_accept()? {
+    ///         break conn;
+    ///     }
+    ///     std::thread::yield_now();
+    /// };
+    /// while conn.try_recv()?.is_none() { std::thread::yield_now() } // handshake, then "hi"
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     pub fn try_accept(&mut self) -> Result<Option<ServerConnection>, Error> {
         loop {
             return match self.listener.accept() {
@@ -255,9 +379,36 @@ impl Server {
     }
 
     /// Take a stream accepted elsewhere (see [`ServerBuilder::accept_stream`]).
+    ///
+    /// ```
+    /// use std::net::TcpListener;
+    /// use tickwire::ws::{Message, Server};
+    ///
+    /// let server = Server::builder().max_message_size(64 << 10).bind("127.0.0.1:0")?;
+    /// // A socket accepted elsewhere, served with this server's settings.
+    /// let listener = TcpListener::bind("127.0.0.1:0")?;
+    /// # let url = format!("ws://{}/", listener.local_addr()?);
+    /// # std::thread::spawn(move || -> Result<(), tickwire::ws::Error> {
+    /// #     let mut ws = tickwire::ws::Client::connect(&url)?;
+    /// #     ws.send_text("hi")?;
+    /// #     while ws.recv()?.is_some() {}
+    /// #     Ok(())
+    /// # });
+    /// let (tcp, _) = listener.accept()?;
+    /// let mut conn = server.accept_stream(tcp)?;
+    /// assert_eq!(conn.recv()?, Some(Message::Text("hi")));
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     pub fn accept_stream(&self, stream: std::net::TcpStream) -> Result<ServerConnection, Error> {
         stream.set_nonblocking(true)?;
         ServerConnection::new(TcpStream::from_std(stream), self.shared.clone(), true)
+    }
+
+    /// The crate's own adapters (tokio): take a mio stream with this server's settings,
+    /// in evented mode.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn accept_evented(&self, stream: TcpStream) -> Result<ServerConnection, Error> {
+        ServerConnection::new(stream, self.shared.clone(), false)
     }
 
     /// The listener's mio socket (for the tokio adapter's readiness).
@@ -390,6 +541,24 @@ impl ServerConnection {
     /// request ([`path`](Self::path), [`protocol`](Self::protocol)) first. In evented
     /// mode this is one step, [`Error::HandshakeInProgress`] until it is done: use
     /// [`try_handshake`](Self::try_handshake).
+    ///
+    /// ```
+    /// use tickwire::ws::{Message, Server};
+    ///
+    /// let mut server = Server::bind("127.0.0.1:0")?;
+    /// # let url = format!("ws://{}/", server.local_addr()?);
+    /// # std::thread::spawn(move || -> Result<(), tickwire::ws::Error> {
+    /// #     let mut ws = tickwire::ws::Client::connect(&url)?;
+    /// #     ws.send_text("hi")?;
+    /// #     while ws.recv()?.is_some() {}
+    /// #     Ok(())
+    /// # });
+    /// let mut conn = server.accept()?;
+    /// conn.handshake()?; // now the request can be looked at
+    /// assert_eq!(conn.path(), "/");
+    /// assert_eq!(conn.recv()?, Some(Message::Text("hi")));
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     pub fn handshake(&mut self) -> Result<(), Error> {
         if self.try_handshake()? {
             Ok(())
@@ -492,6 +661,17 @@ impl ServerConnection {
 
     /// Blocking mode: finish the handshake if needed, then wait for the next message.
     /// Same contract as [`Client::recv`](super::Client::recv).
+    ///
+    /// ```
+    /// # let (mut client, mut server) = tickwire::ws::doc_pair()?;
+    /// use tickwire::ws::Message;
+    ///
+    /// client.send_text("order 1")?;
+    /// if let Some(Message::Text(t)) = server.recv()? {
+    ///     assert_eq!(t, "order 1"); // borrows the read buffer: no copy
+    /// }
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     pub fn recv(&mut self) -> Result<Option<Message<'_>>, Error> {
         if !self.opened()? {
             return Ok(None);
@@ -501,6 +681,24 @@ impl ServerConnection {
 
     /// Never waits: drives the handshake first, then the next complete message, or
     /// `Ok(None)` when nothing more is available now (or the connection is closed).
+    ///
+    /// ```
+    /// # let (mut client, mut server) = tickwire::ws::doc_pair()?;
+    /// use tickwire::ws::Message;
+    ///
+    /// server.set_blocking(false)?; // evented: register it in your mio::Poll
+    /// assert_eq!(server.try_recv()?, None);
+    /// client.send_text("order 1")?;
+    /// let got = loop {
+    ///     // In a real loop this runs on each readable event.
+    ///     if let Some(Message::Text(t)) = server.try_recv()? {
+    ///         break t.len();
+    ///     }
+    ///     std::thread::yield_now();
+    /// };
+    /// assert_eq!(got, 7);
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     pub fn try_recv(&mut self) -> Result<Option<Message<'_>>, Error> {
         if !self.opened()? {
             return Ok(None);

@@ -32,6 +32,21 @@ pub struct Decision {
 impl Decision {
     /// Accept the request: the builder's headers go out, and its subprotocol choice
     /// unless [`protocol`](Self::protocol) picks one.
+    ///
+    /// ```
+    /// use tickwire::ws::{Client, Decision, Server};
+    ///
+    /// let mut server = Server::builder()
+    ///     .on_upgrade(|req| match req.path {
+    ///         "/feed" => Decision::accept().header("X-Session", "42"),
+    ///         _ => Decision::refuse(404, "no such feed"),
+    ///     })
+    ///     .bind("127.0.0.1:0")?;
+    /// let url = format!("ws://{}/feed", server.local_addr()?);
+    /// std::thread::spawn(move || server.accept()?.handshake());
+    /// let ws = Client::connect(&url)?;
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     pub fn accept() -> Self {
         Decision {
             refuse: None,

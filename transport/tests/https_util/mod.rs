@@ -137,7 +137,7 @@ fn connection(s: TcpStream, tls: &TlsServerConfig, seen: &Seen, i: usize) {
                     return;
                 }
                 if close {
-                    let _ = s.send_close_notify();
+                    let _ = s.close_notify();
                     return;
                 }
                 continue;
@@ -149,11 +149,11 @@ fn connection(s: TcpStream, tls: &TlsServerConfig, seen: &Seen, i: usize) {
             // `Ok(0)` only after the client's close_notify; a bare FIN is an error.
             Ok(0) => {
                 seen.clean.fetch_add(1, Ordering::SeqCst);
-                let _ = s.send_close_notify();
+                let _ = s.close_notify();
                 return;
             }
             Err(_) => {
-                let _ = s.send_close_notify();
+                let _ = s.close_notify();
                 return;
             }
             Ok(n) => reader.commit(n),

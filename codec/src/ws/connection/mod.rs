@@ -73,6 +73,7 @@
 
 #[cfg(feature = "deflate")]
 mod deflate;
+mod doc_pair;
 mod handshake;
 mod sender;
 mod storage;
@@ -81,6 +82,8 @@ mod tests;
 
 use core::time::Duration;
 
+#[doc(hidden)]
+pub use doc_pair::{DocBuf, doc_pair, doc_pump};
 pub use handshake::Answer;
 pub use sender::{CONTROL_ROOM, Sender};
 
@@ -331,6 +334,27 @@ where
     /// A client whose opening request (`handshake`) is queued at once; frames are read
     /// into `read`, queued in `write` and masked with keys from `mask`. The handshake
     /// timeout runs from `now`.
+    ///
+    /// ```
+    /// use tickwire_codec::rand::MaskRng;
+    /// use tickwire_codec::time::Instant;
+    /// use tickwire_codec::ws::handshake::ClientHandshake;
+    /// use tickwire_codec::ws::connection::doc_pump;
+    /// use tickwire_codec::ws::{Connection, Message, Settings};
+    ///
+    /// let (now, settings) = (Instant::from_nanos(0), Settings::default());
+    /// let hs = ClientHandshake::new("example.com", "/feed", [7; 16]); // a random key
+    /// let rng = MaskRng::from_seed([1; 32]);
+    /// let mut client = Connection::client(&hs, [0u8; 4096], [0u8; 4096], rng, &settings, now).unwrap();
+    /// let mut server = Connection::server([0u8; 4096], [0u8; 4096], &settings, now);
+    /// doc_pump(&mut client, &mut server); // the upgrade request
+    /// assert!(server.handle_upgrade(|_request| Default::default()).unwrap());
+    /// doc_pump(&mut server, &mut client); // 101 Switching Protocols
+    /// assert_eq!(client.poll_message().unwrap(), None); // open, no message yet
+    /// server.send_text("welcome").unwrap();
+    /// doc_pump(&mut server, &mut client);
+    /// assert_eq!(client.poll_message().unwrap(), Some(Message::Text("welcome")));
+    /// ```
     pub fn client(
         handshake: &ClientHandshake<'_>,
         read: R,
@@ -380,6 +404,27 @@ where
     /// A server waiting for an upgrade request (answer it with
     /// [`handle_upgrade`](Self::handle_upgrade); [`poll_message`](Self::poll_message)
     /// accepts it with no subprotocol). The handshake timeout runs from `now`.
+    ///
+    /// ```
+    /// use tickwire_codec::rand::MaskRng;
+    /// use tickwire_codec::time::Instant;
+    /// use tickwire_codec::ws::handshake::ClientHandshake;
+    /// use tickwire_codec::ws::connection::doc_pump;
+    /// use tickwire_codec::ws::{Connection, Message, Settings};
+    ///
+    /// let (now, settings) = (Instant::from_nanos(0), Settings::default());
+    /// let hs = ClientHandshake::new("example.com", "/feed", [7; 16]); // a random key
+    /// let rng = MaskRng::from_seed([1; 32]);
+    /// let mut client = Connection::client(&hs, [0u8; 4096], [0u8; 4096], rng, &settings, now).unwrap();
+    /// let mut server = Connection::server([0u8; 4096], [0u8; 4096], &settings, now);
+    /// doc_pump(&mut client, &mut server); // the upgrade request
+    /// assert!(server.handle_upgrade(|_request| Default::default()).unwrap());
+    /// doc_pump(&mut server, &mut client); // 101 Switching Protocols
+    /// assert_eq!(client.poll_message().unwrap(), None); // open, no message yet
+    /// server.send_text("welcome").unwrap();
+    /// doc_pump(&mut server, &mut client);
+    /// assert_eq!(client.poll_message().unwrap(), Some(Message::Text("welcome")));
+    /// ```
     pub fn server(read: R, write: W, settings: &Settings, now: Instant) -> Self {
         Self::with(
             Role::Server,
@@ -605,29 +650,94 @@ where
     // ---- mutators: what the application asks ----
 
     /// Queue a text message; see [`Sender::send_text`].
+    ///
+    /// ```
+    /// # use tickwire_codec::ws::connection::{doc_pair, doc_pump};
+    /// # let (mut client, mut server) = doc_pair();
+    /// use tickwire_codec::ws::Message;
+    ///
+    /// client.send_text("hello")?; // queued in the write buffer
+    /// doc_pump(&mut client, &mut server); // client.transmit() onto the socket, into server
+    /// assert_eq!(server.poll_message()?, Some(Message::Text("hello")));
+    /// # Ok::<(), tickwire_codec::ws::ConnectionError>(())
+    /// ```
     #[inline]
     pub fn send_text(&mut self, text: &str) -> Result<(), ConnectionError> {
         self.tx.send_text(text)
     }
 
     /// Queue a binary message; see [`Sender::send_binary`].
+    ///
+    /// ```
+    /// # use tickwire_codec::ws::connection::{doc_pair, doc_pump};
+    /// # let (mut client, mut server) = doc_pair();
+    /// use tickwire_codec::ws::Message;
+    ///
+    /// server.send_binary(&[1, 2, 3])?;
+    /// doc_pump(&mut server, &mut client);
+    /// assert_eq!(client.poll_message()?, Some(Message::Binary(&[1, 2, 3])));
+    /// # Ok::<(), tickwire_codec::ws::ConnectionError>(())
+    /// ```
     #[inline]
     pub fn send_binary(&mut self, data: &[u8]) -> Result<(), ConnectionError> {
         self.tx.send_binary(data)
     }
 
     /// Queue a ping; see [`Sender::send_ping`].
+    ///
+    /// ```
+    /// # use tickwire_codec::ws::connection::{doc_pair, doc_pump};
+    /// # let (mut client, mut server) = doc_pair();
+    /// use tickwire_codec::ws::Message;
+    ///
+    /// client.send_ping(b"t1")?;
+    /// doc_pump(&mut client, &mut server);
+    /// assert_eq!(server.poll_message()?, Some(Message::Ping(b"t1"))); // its pong is queued
+    /// doc_pump(&mut server, &mut client);
+    /// assert_eq!(client.poll_message()?, Some(Message::Pong(b"t1")));
+    /// # Ok::<(), tickwire_codec::ws::ConnectionError>(())
+    /// ```
     pub fn send_ping(&mut self, payload: &[u8]) -> Result<(), ConnectionError> {
         self.tx.send_ping(payload)
     }
 
     /// Queue a pong; see [`Sender::send_pong`].
+    ///
+    /// ```
+    /// # use tickwire_codec::ws::connection::{doc_pair, doc_pump};
+    /// # let (mut client, mut server) = doc_pair();
+    /// use tickwire_codec::ws::Message;
+    ///
+    /// client.send_pong(b"alive")?;
+    /// doc_pump(&mut client, &mut server);
+    /// assert_eq!(server.poll_message()?, Some(Message::Pong(b"alive")));
+    /// # Ok::<(), tickwire_codec::ws::ConnectionError>(())
+    /// ```
     pub fn send_pong(&mut self, payload: &[u8]) -> Result<(), ConnectionError> {
         self.tx.send_pong(payload)
     }
 
     /// Start the close handshake; see [`Sender::close`].
-    pub fn close(&mut self, code: Option<CloseCode>, reason: &str) -> Result<(), ConnectionError> {
+    ///
+    /// ```
+    /// # use tickwire_codec::ws::connection::{doc_pair, doc_pump};
+    /// # let (mut client, mut server) = doc_pair();
+    /// use tickwire_codec::ws::{CloseCode, Message, State};
+    ///
+    /// client.close(CloseCode::NORMAL, "bye")?; // the transport's signature: a code or None
+    /// assert_eq!(client.state(), State::Closing);
+    /// doc_pump(&mut client, &mut server);
+    /// assert!(matches!(server.poll_message()?, Some(Message::Close(_)))); // answered
+    /// doc_pump(&mut server, &mut client);
+    /// assert!(matches!(client.poll_message()?, Some(Message::Close(_))));
+    /// assert_eq!(client.state(), State::Closed);
+    /// # Ok::<(), tickwire_codec::ws::ConnectionError>(())
+    /// ```
+    pub fn close(
+        &mut self,
+        code: impl Into<Option<CloseCode>>,
+        reason: &str,
+    ) -> Result<(), ConnectionError> {
         self.tx.close(code, reason)
     }
 

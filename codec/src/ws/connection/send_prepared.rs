@@ -24,6 +24,18 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
     /// Queue a prepared message: its frame is copied into the output as it is (see
     /// [`crate::ws::prepared`]). [`ConnectionError::Full`]: write out what is queued, then
     /// try again; nothing was queued.
+    ///
+    /// ```
+    /// # use tickwire_codec::ws::connection::{doc_pair, doc_pump};
+    /// # let (mut client, mut server) = doc_pair();
+    /// use tickwire_codec::ws::{Message, PreparedMessage};
+    ///
+    /// let tick = PreparedMessage::text("tick"); // encoded once, for every connection
+    /// server.sender().send_prepared(&tick)?;
+    /// doc_pump(&mut server, &mut client);
+    /// assert_eq!(client.poll_message()?, Some(Message::Text("tick")));
+    /// # Ok::<(), tickwire_codec::ws::ConnectionError>(())
+    /// ```
     pub fn send_prepared(&mut self, msg: &PreparedMessage) -> Result<(), ConnectionError> {
         self.send_prepared_with(msg, |_| 0).map(|_| ())
     }
@@ -36,6 +48,20 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
     /// only after the message was accepted (room checked), so a refusal writes nothing;
     /// a connection that encodes the payload itself (see [`crate::ws::prepared`]) queues
     /// it without calling `write`.
+    ///
+    /// ```
+    /// # use tickwire_codec::ws::connection::{doc_pair, doc_pump};
+    /// # let (mut client, mut server) = doc_pair();
+    /// use tickwire_codec::ws::{Message, PreparedMessage};
+    ///
+    /// let tick = PreparedMessage::text("tick"); // encoded once, for every connection
+    /// server.sender().send_prepared_with(&tick, |frame| frame.len())?; // "written" whole
+    /// assert!(server.transmit().is_empty()); // nothing left to queue
+    /// server.send_text("tick")?; // (the pump below moves this one)
+    /// doc_pump(&mut server, &mut client);
+    /// assert_eq!(client.poll_message()?, Some(Message::Text("tick")));
+    /// # Ok::<(), tickwire_codec::ws::ConnectionError>(())
+    /// ```
     #[inline]
     pub fn send_prepared_with(
         &mut self,
@@ -108,6 +134,18 @@ where
     M: Masking,
 {
     /// Queue a prepared message; see [`Sender::send_prepared`].
+    ///
+    /// ```
+    /// # use tickwire_codec::ws::connection::{doc_pair, doc_pump};
+    /// # let (mut client, mut server) = doc_pair();
+    /// use tickwire_codec::ws::{Message, PreparedMessage};
+    ///
+    /// let tick = PreparedMessage::text("tick"); // encoded once, for every connection
+    /// server.send_prepared(&tick)?;
+    /// doc_pump(&mut server, &mut client);
+    /// assert_eq!(client.poll_message()?, Some(Message::Text("tick")));
+    /// # Ok::<(), tickwire_codec::ws::ConnectionError>(())
+    /// ```
     #[inline]
     pub fn send_prepared(&mut self, msg: &PreparedMessage) -> Result<(), ConnectionError> {
         self.tx.send_prepared(msg)
@@ -115,6 +153,18 @@ where
 
     /// Queue a prepared message, writing it straight out when nothing is queued; see
     /// [`Sender::send_prepared_with`].
+    ///
+    /// ```
+    /// # use tickwire_codec::ws::connection::{doc_pair, doc_pump};
+    /// # let (mut client, mut server) = doc_pair();
+    /// use tickwire_codec::ws::{Message, PreparedMessage};
+    ///
+    /// let tick = PreparedMessage::text("tick"); // encoded once, for every connection
+    /// server.send_prepared_with(&tick, |_frame| 0)?; // the socket would block: all queued
+    /// doc_pump(&mut server, &mut client);
+    /// assert_eq!(client.poll_message()?, Some(Message::Text("tick")));
+    /// # Ok::<(), tickwire_codec::ws::ConnectionError>(())
+    /// ```
     #[inline]
     pub fn send_prepared_with(
         &mut self,

@@ -218,6 +218,23 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
 
     /// Queue a text message (split into frames if a fragment size is set).
     /// [`ConnectionError::Full`]: write out what is queued, then try again.
+    ///
+    /// ```
+    /// # use tickwire_codec::ws::connection::{doc_pair, doc_pump};
+    /// # let (mut client, mut server) = doc_pair();
+    /// use tickwire_codec::ws::Message;
+    ///
+    /// server.send_text("ping 7")?;
+    /// doc_pump(&mut server, &mut client);
+    /// // Answer while the message borrows the reader: the sender is the other half.
+    /// if let Some((Message::Text(t), tx)) = client.poll_message_with_sender()? {
+    ///     let n = t.strip_prefix("ping ").unwrap_or("?");
+    ///     tx.send_text(n)?;
+    /// }
+    /// doc_pump(&mut client, &mut server);
+    /// assert_eq!(server.poll_message()?, Some(Message::Text("7")));
+    /// # Ok::<(), tickwire_codec::ws::ConnectionError>(())
+    /// ```
     #[inline]
     pub fn send_text(&mut self, text: &str) -> Result<(), ConnectionError> {
         #[cfg(feature = "deflate")]
@@ -229,6 +246,23 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
     }
 
     /// Queue a binary message (see [`send_text`](Self::send_text)).
+    ///
+    /// ```
+    /// # use tickwire_codec::ws::connection::{doc_pair, doc_pump};
+    /// # let (mut client, mut server) = doc_pair();
+    /// use tickwire_codec::ws::Message;
+    ///
+    /// server.send_text("ping 7")?;
+    /// doc_pump(&mut server, &mut client);
+    /// // Answer while the message borrows the reader: the sender is the other half.
+    /// if let Some((Message::Text(t), tx)) = client.poll_message_with_sender()? {
+    ///     let n = t.strip_prefix("ping ").unwrap_or("?");
+    ///     tx.send_binary(n.as_bytes())?;
+    /// }
+    /// doc_pump(&mut client, &mut server);
+    /// assert_eq!(server.poll_message()?, Some(Message::Binary(b"7")));
+    /// # Ok::<(), tickwire_codec::ws::ConnectionError>(())
+    /// ```
     #[inline]
     pub fn send_binary(&mut self, data: &[u8]) -> Result<(), ConnectionError> {
         #[cfg(feature = "deflate")]
@@ -284,12 +318,46 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
     }
 
     /// Queue a ping (payload at most 125 bytes); the peer's pong arrives as a message.
+    ///
+    /// ```
+    /// # use tickwire_codec::ws::connection::{doc_pair, doc_pump};
+    /// # let (mut client, mut server) = doc_pair();
+    /// use tickwire_codec::ws::Message;
+    ///
+    /// server.send_text("ping 7")?;
+    /// doc_pump(&mut server, &mut client);
+    /// // Answer while the message borrows the reader: the sender is the other half.
+    /// if let Some((Message::Text(t), tx)) = client.poll_message_with_sender()? {
+    ///     let n = t.strip_prefix("ping ").unwrap_or("?");
+    ///     tx.send_ping(n.as_bytes())?;
+    /// }
+    /// doc_pump(&mut client, &mut server);
+    /// assert_eq!(server.poll_message()?, Some(Message::Ping(b"7")));
+    /// # Ok::<(), tickwire_codec::ws::ConnectionError>(())
+    /// ```
     pub fn send_ping(&mut self, payload: &[u8]) -> Result<(), ConnectionError> {
         self.room_for(header_len(payload.len(), self.masked()) + payload.len())?;
         Ok(self.writer.write_ping(payload, &mut self.out)?)
     }
 
     /// Queue an unsolicited pong (payload at most 125 bytes).
+    ///
+    /// ```
+    /// # use tickwire_codec::ws::connection::{doc_pair, doc_pump};
+    /// # let (mut client, mut server) = doc_pair();
+    /// use tickwire_codec::ws::Message;
+    ///
+    /// server.send_text("ping 7")?;
+    /// doc_pump(&mut server, &mut client);
+    /// // Answer while the message borrows the reader: the sender is the other half.
+    /// if let Some((Message::Text(t), tx)) = client.poll_message_with_sender()? {
+    ///     let n = t.strip_prefix("ping ").unwrap_or("?");
+    ///     tx.send_pong(n.as_bytes())?;
+    /// }
+    /// doc_pump(&mut client, &mut server);
+    /// assert_eq!(server.poll_message()?, Some(Message::Pong(b"7")));
+    /// # Ok::<(), tickwire_codec::ws::ConnectionError>(())
+    /// ```
     pub fn send_pong(&mut self, payload: &[u8]) -> Result<(), ConnectionError> {
         self.room_for(header_len(payload.len(), self.masked()) + payload.len())?;
         Ok(self.writer.write_pong(payload, &mut self.out)?)
@@ -300,6 +368,23 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
     /// `fragment == 0` sends one frame. All frames are queued, or none. With
     /// permessage-deflate negotiated, a message at or above the threshold is compressed
     /// once and the compressed bytes are split (RSV1 on the first frame).
+    ///
+    /// ```
+    /// # use tickwire_codec::ws::connection::{doc_pair, doc_pump};
+    /// # let (mut client, mut server) = doc_pair();
+    /// use tickwire_codec::ws::Message;
+    ///
+    /// server.send_text("ping 7")?;
+    /// doc_pump(&mut server, &mut client);
+    /// // Answer while the message borrows the reader: the sender is the other half.
+    /// if let Some((Message::Text(t), tx)) = client.poll_message_with_sender()? {
+    ///     let n = t.strip_prefix("ping ").unwrap_or("?");
+    ///     tx.send_text_fragmented(&format!("pong {n}"), 4)?; // frames of 4 bytes
+    /// }
+    /// doc_pump(&mut client, &mut server);
+    /// assert_eq!(server.poll_message()?, Some(Message::Text("pong 7")));
+    /// # Ok::<(), tickwire_codec::ws::ConnectionError>(())
+    /// ```
     pub fn send_text_fragmented(
         &mut self,
         text: &str,
@@ -309,6 +394,23 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
     }
 
     /// Queue a binary message split into frames of at most `fragment` payload bytes.
+    ///
+    /// ```
+    /// # use tickwire_codec::ws::connection::{doc_pair, doc_pump};
+    /// # let (mut client, mut server) = doc_pair();
+    /// use tickwire_codec::ws::Message;
+    ///
+    /// server.send_text("ping 7")?;
+    /// doc_pump(&mut server, &mut client);
+    /// // Answer while the message borrows the reader: the sender is the other half.
+    /// if let Some((Message::Text(t), tx)) = client.poll_message_with_sender()? {
+    ///     let n = t.strip_prefix("ping ").unwrap_or("?");
+    ///     tx.send_binary_fragmented(format!("pong {n}").as_bytes(), 4)?;
+    /// }
+    /// doc_pump(&mut client, &mut server);
+    /// assert_eq!(server.poll_message()?, Some(Message::Binary(b"pong 7")));
+    /// # Ok::<(), tickwire_codec::ws::ConnectionError>(())
+    /// ```
     pub fn send_binary_fragmented(
         &mut self,
         data: &[u8],
@@ -369,7 +471,30 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
     /// be empty) and a reason of at most 123 bytes. Data that still arrives is
     /// discarded until the peer's close; the close timeout runs from the next
     /// `handle_timeout`. A no-op once closing or closed.
-    pub fn close(&mut self, code: Option<CloseCode>, reason: &str) -> Result<(), ConnectionError> {
+    ///
+    /// ```
+    /// # use tickwire_codec::ws::connection::{doc_pair, doc_pump};
+    /// # let (mut client, mut server) = doc_pair();
+    /// use tickwire_codec::ws::CloseCode;
+    /// use tickwire_codec::ws::Message;
+    ///
+    /// server.send_text("ping 7")?;
+    /// doc_pump(&mut server, &mut client);
+    /// // Answer while the message borrows the reader: the sender is the other half.
+    /// if let Some((Message::Text(t), tx)) = client.poll_message_with_sender()? {
+    ///     let n = t.strip_prefix("ping ").unwrap_or("?");
+    ///     tx.close(CloseCode::NORMAL, n)?; // or `None`: no status code
+    /// }
+    /// doc_pump(&mut client, &mut server);
+    /// assert!(matches!(server.poll_message()?, Some(Message::Close(Some(f))) if f.reason == "7"));
+    /// # Ok::<(), tickwire_codec::ws::ConnectionError>(())
+    /// ```
+    pub fn close(
+        &mut self,
+        code: impl Into<Option<CloseCode>>,
+        reason: &str,
+    ) -> Result<(), ConnectionError> {
+        let code = code.into();
         match self.state {
             State::Open => {}
             State::Handshake => return Err(ConnectionError::HandshakeInProgress),

@@ -5,6 +5,7 @@ use core::time::Duration;
 use std::vec;
 use std::vec::Vec;
 
+use super::doc_pump as pump;
 use super::*;
 use crate::rand::MaskRng;
 use crate::ws::handshake::ClientHandshake;
@@ -33,21 +34,6 @@ fn client_with(settings: &Settings, protocols: &[&str]) -> Client {
 
 fn server_with(settings: &Settings) -> Server {
     Connection::server(vec![0; 4096], vec![0; 2048], settings, T0)
-}
-
-/// Move what `from` has to send into `to` (as much as `to` takes).
-fn pump<A, B, C, D, E, F>(from: &mut Connection<A, B, C>, to: &mut Connection<D, E, F>) -> usize
-where
-    A: AsRef<[u8]> + AsMut<[u8]>,
-    B: AsRef<[u8]> + AsMut<[u8]>,
-    C: Masking,
-    D: AsRef<[u8]> + AsMut<[u8]>,
-    E: AsRef<[u8]> + AsMut<[u8]>,
-    F: Masking,
-{
-    let n = to.feed(from.transmit());
-    from.handle_written(n);
-    n
 }
 
 fn open_pair(client: Settings, server: Settings) -> (Client, Server) {

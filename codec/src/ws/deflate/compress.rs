@@ -47,6 +47,20 @@ impl Deflater {
     /// than `threshold` are left uncompressed ([`should_compress`](Self::should_compress)).
     ///
     /// Allocates the zlib state once (about 64 KiB at 15 bits, less below).
+    ///
+    /// ```
+    /// use tickwire_codec::ws::deflate::{Deflater, Inflater};
+    ///
+    /// let mut deflater = Deflater::new(15, false, 6, 0); // window, takeover, level, threshold
+    /// let mut inflater = Inflater::new(15, false);
+    /// let payload = br#"{"px":"101.5","qty":"3"}"#.repeat(8);
+    /// let mut wire = Vec::new();
+    /// deflater.compress(&payload, &mut wire).unwrap(); // one message, without the tail
+    /// assert!(wire.len() < payload.len());
+    /// let mut out = Vec::new();
+    /// inflater.inflate(&wire, &mut out, 1 << 20).unwrap(); // at most 1 MiB
+    /// assert_eq!(out, payload);
+    /// ```
     pub fn new(window_bits: u8, no_context_takeover: bool, level: u8, threshold: usize) -> Self {
         let window_bits = window_bits.clamp(MIN_WINDOW_BITS, MAX_WINDOW_BITS);
         let z = ZDeflate::new(level, window_bits.max(9));

@@ -48,6 +48,20 @@ impl Inflater {
     /// compressor after every message (this stream then does the same).
     ///
     /// Allocates the zlib state (about 7 KiB plus the window) once.
+    ///
+    /// ```
+    /// use tickwire_codec::ws::deflate::{Deflater, Inflater};
+    ///
+    /// let mut deflater = Deflater::new(15, false, 6, 0); // window, takeover, level, threshold
+    /// let mut inflater = Inflater::new(15, false);
+    /// let payload = br#"{"px":"101.5","qty":"3"}"#.repeat(8);
+    /// let mut wire = Vec::new();
+    /// deflater.compress(&payload, &mut wire).unwrap(); // one message, without the tail
+    /// assert!(wire.len() < payload.len());
+    /// let mut out = Vec::new();
+    /// inflater.inflate(&wire, &mut out, 1 << 20).unwrap(); // at most 1 MiB
+    /// assert_eq!(out, payload);
+    /// ```
     pub fn new(window_bits: u8, no_context_takeover: bool) -> Self {
         let window_bits = window_bits.clamp(MIN_WINDOW_BITS, MAX_WINDOW_BITS);
         Inflater {

@@ -280,6 +280,16 @@ impl PartialEq for Negotiated {
 impl Negotiated {
     /// Agreed parameters, for tests and for callers that negotiate by other
     /// means. Window bits are clamped to 8..=15.
+    ///
+    /// ```
+    /// use tickwire_codec::ws::deflate::{DeflateConfig, Deflater, Negotiated};
+    /// use tickwire_codec::ws::Role;
+    ///
+    /// // Agreed elsewhere: a 12-bit client window, no context takeover on the server.
+    /// let agreed = Negotiated::new(12, 15, false, true);
+    /// let client_side = Deflater::for_role(&agreed, Role::Client, &DeflateConfig::default());
+    /// assert_eq!(client_side.window_bits(), 12);
+    /// ```
     pub fn new(
         client_max_window_bits: u8,
         server_max_window_bits: u8,

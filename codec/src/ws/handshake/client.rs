@@ -36,6 +36,15 @@ pub struct ClientHandshake<'a> {
 
 impl<'a> ClientHandshake<'a> {
     /// `key` is 16 random bytes supplied by the caller (the codec has no OS randomness).
+    ///
+    /// ```
+    /// use tickwire_codec::ws::handshake::ClientHandshake;
+    ///
+    /// let hs = ClientHandshake::new("stream.example.com", "/ws", [7; 16]); // a random key
+    /// let mut buf = [0u8; 512];
+    /// let n = hs.encode(&mut buf).unwrap();
+    /// assert!(buf[..n].starts_with(b"GET /ws HTTP/1.1\r\n"));
+    /// ```
     #[must_use]
     pub fn new(host: &'a str, path: &'a str, key: [u8; 16]) -> Self {
         let mut b64 = [0u8; 24];

@@ -61,6 +61,26 @@ socket_options!(ClientBuilder, socket);
 proxy_options!(ClientBuilder, proxy);
 
 impl ClientBuilder {
+    /// Default settings (as [`Client::builder`]).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::rest::Error> {
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use tickwire::tokio::rest::ClientBuilder;
+    ///
+    /// let builder = ClientBuilder::new().response_buffer(4 << 20);
+    /// let mut a = builder.connect(&url).await?; // one builder, many clients (`&self`)
+    /// let mut b = builder.build(&url)?; // connects on first use
+    /// assert_eq!(a.get("/a").send().await?.status(), b.get("/b").send().await?.status());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
     /// The longest a connect may take, resolution included (default 10 s):
     /// [`Error::ConnectTimeout`].
     pub fn connect_timeout(mut self, t: Duration) -> Self {
@@ -118,8 +138,24 @@ impl ClientBuilder {
 
     /// A client for `url` (`http://host[:port][/base]` or `https://...`, TLS with SNI
     /// and the certificate name from the URL's host) that connects on first use. Every
-    /// request's path goes under the URL's base path.
-    pub fn build(self, url: &str) -> Result<Client, Error> {
+    /// request's path goes under the URL's base path. Takes `&self`, as every builder's
+    /// finishing method: one builder makes many clients.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::rest::Error> {
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use tickwire::tokio::rest::Client;
+    ///
+    /// let mut client = Client::builder().build(&url)?; // no connection yet
+    /// assert!(!client.is_connected());
+    /// let resp = client.get("/time").send().await?; // connects here
+    /// assert_eq!(resp.status(), 200);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn build(&self, url: &str) -> Result<Client, Error> {
         let url = HttpUrl::parse(url).map_err(Error::Url)?;
         let host_header = url.host_header();
         let (writer, reader) = self.options.buffers(&url, &host_header)?;
@@ -127,7 +163,7 @@ impl ClientBuilder {
             core: Core {
                 host_header,
                 url,
-                builder: self,
+                builder: self.clone(),
                 conn: None,
                 stats: Stats::default(),
             },
@@ -137,7 +173,23 @@ impl ClientBuilder {
     }
 
     /// A client for `url`, connected now.
-    pub async fn connect(self, url: &str) -> Result<Client, Error> {
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::rest::Error> {
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use std::time::Duration;
+    /// use tickwire::tokio::rest::Client;
+    ///
+    /// let builder = Client::builder().connect_timeout(Duration::from_secs(1));
+    /// let mut client = builder.connect(&url).await?; // connected now
+    /// assert!(client.is_connected());
+    /// assert_eq!(client.get("/time").send().await?.status(), 200);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn connect(&self, url: &str) -> Result<Client, Error> {
         let mut c = self.build(url)?;
         c.ensure_connected().await?;
         Ok(c)
@@ -203,6 +255,22 @@ impl Client {
     /// where needed, may carry a query, and goes under the URL's base path) on the
     /// client's own writer; `Host` is set. Finish it with
     /// [`send`](RequestBuilder::send)`.await`.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::rest::Error> {
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use tickwire::tokio::rest::{Client, Method};
+    ///
+    /// let mut client = Client::connect(&url).await?;
+    /// let cancel = true;
+    /// let method = if cancel { Method::Delete } else { Method::Get }; // chosen at run time
+    /// let resp = client.request(method, "/order").send().await?;
+    /// assert_eq!(resp.body_str()?, "DELETE /api/v3/order");
+    /// # Ok(())
+    /// # }
+    /// ```
     #[inline]
     pub fn request(&mut self, method: Method, path: &str) -> RequestBuilder<'_> {
         RequestBuilder {
@@ -214,10 +282,33 @@ impl Client {
         }
     }
 
-    methods!(RequestBuilder<'_>, ".send().await?");
+    methods!(
+        RequestBuilder<'_>,
+        ".send().await?",
+        "# #[tokio::main(flavor = \"current_thread\")]\n\
+         # async fn main() -> Result<(), tickwire::rest::Error> {\n\
+         # let server = tickwire::rest::doc_server();\n\
+         let url = format!(\"http://{server}/api/v3\");\n\
+         let mut client = tickwire::tokio::rest::Client::connect(&url).await?;\n",
+        "# Ok(())\n# }\n"
+    );
 
     /// Build a request with the client's own writer and send it; the response borrows
     /// the client's reader: `client.send_with(|w| w.get("/api/v3/time").finish()).await`.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::rest::Error> {
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use tickwire::tokio::rest::Client;
+    ///
+    /// let mut client = Client::connect(&url).await?;
+    /// let resp = client.send_with(|w| w.get("/depth").query("limit", "5").finish()).await?;
+    /// assert_eq!(resp.body_str()?, "GET /api/v3/depth");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn send_with<F>(&mut self, build: F) -> Result<RestResponse<'_>, Error>
     where
         F: for<'w> FnOnce(&'w mut RequestWriter<Vec<u8>>) -> Result<Request<'w>, BuildError>,
@@ -239,11 +330,43 @@ impl Client {
     }
 
     /// Settings, starting from the defaults.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::rest::Error> {
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use std::time::Duration;
+    /// use tickwire::tokio::rest::Client;
+    ///
+    /// let mut client = Client::builder()
+    ///     .timeout(Duration::from_secs(2)) // the whole request
+    ///     .default_header("X-MBX-APIKEY", "key")
+    ///     .connect(&url).await?; // e.g. "https://api.exchange.example/api/v3"
+    /// let resp = client.get("/time").send().await?;
+    /// assert_eq!(resp.body_str()?, "GET /api/v3/time");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn builder() -> ClientBuilder {
         ClientBuilder::default()
     }
 
     /// A client for `url` with default settings, connected now.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::rest::Error> {
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use tickwire::tokio::rest::Client;
+    ///
+    /// let mut client = Client::connect(&url).await?; // connected now; the base path is kept
+    /// let resp = client.get("/ping").send().await?;
+    /// assert_eq!((resp.status(), resp.body_str()?), (200, "GET /api/v3/ping"));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn connect(url: &str) -> Result<Client, Error> {
         ClientBuilder::default().connect(url).await
     }
@@ -306,6 +429,21 @@ impl Client {
 
     /// Close the connection as [`disconnect`](Self::disconnect) does, awaiting
     /// close_notify onto the socket (within the close timeout).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::rest::Error> {
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use tickwire::tokio::rest::Client;
+    ///
+    /// let mut client = Client::connect(&url).await?;
+    /// client.close().await; // TLS close_notify written before it returns
+    /// assert!(!client.is_connected());
+    /// assert_eq!(client.get("/time").send().await?.status(), 200); // connects again
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn close(&mut self) {
         if let Some(conn) = self.core.conn.take() {
             conn.stream.close().await;
@@ -333,6 +471,23 @@ impl Client {
     /// connection (see [`super`]).
     ///
     /// Use one reader per client: on a new connection the client clears it.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::rest::Error> {
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use tickwire::tokio::rest::{Client, ResponseReader};
+    ///
+    /// let mut client = Client::connect(&url).await?;
+    /// let mut writer = client.request_writer(vec![0u8; 4096])?; // Host and base path preset
+    /// let mut reader: ResponseReader<Vec<u8>> = ResponseReader::new(vec![0u8; 64 << 10]);
+    /// let req = writer.post("/order").body(b"qty=1").finish()?;
+    /// let resp = client.send(&req, &mut reader).await?;
+    /// assert_eq!(resp.body_str()?, "POST /api/v3/order");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn send<'r, B, const N: usize>(
         &mut self,
         req: &Request<'_>,
@@ -577,6 +732,21 @@ macro_rules! send {
             /// reconnect and retry policy. The response borrows the client's reader
             /// until the client is used again. Dropping the future closes the
             /// connection (see [`super`]).
+            ///
+            /// ```
+            /// # #[tokio::main(flavor = "current_thread")]
+            /// # async fn main() -> Result<(), tickwire::rest::Error> {
+            /// # let server = tickwire::rest::doc_server();
+            /// # let mut client = tickwire::tokio::rest::Client::connect(&format!("http://{server}/api/v3")).await?;
+            /// let resp = client
+            ///     .post("/order")
+            ///     .header("X-MBX-APIKEY", "key")
+            ///     .json_bytes(br#"{"symbol":"BTCUSDT","qty":"0.01"}"#)
+            ///     .send().await?; // borrows the client's response buffer
+            /// assert_eq!((resp.status(), resp.body_str()?), (200, "POST /api/v3/order"));
+            /// # Ok(())
+            /// # }
+            /// ```
             pub async fn send(self) -> Result<RestResponse<'c>, Error> {
                 let req = self.req.finish().map_err(|e| too_large(e, self.buffer))?;
                 self.core.send(&req, self.reader, self.timeout).await

@@ -10,6 +10,13 @@
 //! request is one expression: `client.get("/api/v3/time").send().await?` (see
 //! [`Client`]).
 //!
+//! The names, receivers and return types are the blocking client's (checked by
+//! `tests/vocabulary.rs`), awaited, with these deliberate differences:
+//! [`Client::disconnect`] never waits (a task on the runtime finishes a TLS close) and
+//! [`Client::close`]`.await` waits as the blocking `disconnect` does; `try_acquire` on
+//! the pool is `async` (it may reconnect the connection it hands out); the client is not
+//! generic over a connector (TCP or TLS by the URL's scheme only).
+//!
 //! `http://` and `https://` by the URL's scheme: `https://` runs the transport's
 //! [`TlsStream`](crate::tls::TlsStream) (the codec's `TlsCodec`, as for `wss://` and the
 //! blocking client) over the non-blocking socket, with SNI and the certificate name from

@@ -8,7 +8,7 @@
 //! Each pooled connection is a [`Client`] with its own writer and reader, allocated
 //! when the pool is made; the guard derefs to it, so `guard.get(path).send().await` is
 //! the client's request builder. The methods are the blocking pool's: `acquire`
-//! (waits up to [`ClientPool::acquire_timeout`]), `try_acquire`, `acquire_within`.
+//! (waits up to [`PoolConfig::acquire_timeout`]), `try_acquire`, `acquire_within`.
 //!
 //! A guard dropped while a `send` on it was cancelled returns a connection that is
 //! already closed (see [`super`]): the next acquire of it reconnects.
@@ -36,7 +36,6 @@ use std::time::{Duration, Instant};
 use ::tokio::sync::Notify;
 
 use super::client::{Client, ClientBuilder};
-use crate::rest::pool::ACQUIRE_TIMEOUT;
 use crate::rest::{Error, PoolConfig};
 
 /// A pool of async keep-alive connections to one server; share it by reference or in
@@ -46,17 +45,46 @@ pub struct ClientPool {
     idle: Mutex<Vec<Client>>,
     returned: Notify,
     config: PoolConfig,
-    acquire_timeout: Duration,
 }
 
 impl ClientPool {
     /// A pool for `url` with default client settings.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::rest::Error> {
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use tickwire::tokio::rest::{ClientPool, PoolConfig};
+    ///
+    /// let pool = ClientPool::new(&url, PoolConfig { size: 2, ..PoolConfig::default() }).await?;
+    /// let mut client = pool.acquire().await?; // back in the pool when dropped
+    /// assert_eq!(client.get("/time").send().await?.status(), 200);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn new(url: &str, config: PoolConfig) -> Result<Self, Error> {
         Self::with_builder(ClientBuilder::default(), url, config).await
     }
 
     /// A pool for `url` whose connections use `builder`'s settings (all connected now
     /// when [`PoolConfig::connect_now`]).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::rest::Error> {
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use std::time::Duration;
+    /// use tickwire::tokio::rest::{Client, ClientPool, PoolConfig};
+    ///
+    /// let builder = Client::builder().timeout(Duration::from_secs(2));
+    /// let pool = ClientPool::with_builder(builder, &url, PoolConfig::default()).await?;
+    /// let mut client = pool.acquire().await?;
+    /// assert_eq!(client.post("/order").json_bytes(b"{}").send().await?.status(), 200);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn with_builder(
         builder: ClientBuilder,
         url: &str,
@@ -72,7 +100,7 @@ impl ClientPool {
             .response_buffer(config.response_buffer);
         let mut idle = Vec::with_capacity(config.size);
         for _ in 0..config.size {
-            let mut client = builder.clone().build(url)?;
+            let mut client = builder.build(url)?;
             if config.connect_now {
                 client.ensure_connected().await?;
             }
@@ -82,16 +110,7 @@ impl ClientPool {
             idle: Mutex::new(idle),
             returned: Notify::new(),
             config,
-            acquire_timeout: ACQUIRE_TIMEOUT,
         })
-    }
-
-    /// How long [`acquire`](Self::acquire) waits for a connection to come back when
-    /// all are in use (default 5 s), set when the pool is made:
-    /// `ClientPool::new(url, config).await?.acquire_timeout(Duration::from_millis(100))`.
-    pub fn acquire_timeout(mut self, wait: Duration) -> Self {
-        self.acquire_timeout = wait;
-        self
     }
 
     /// The pool's configuration.
@@ -109,18 +128,64 @@ impl ClientPool {
     /// connection is reconnected first (bounded); if that fails the connection goes
     /// back to the pool and the error is returned. Cancel-safe: dropping the future
     /// loses no connection.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::rest::Error> {
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use tickwire::tokio::rest::{ClientPool, PoolConfig};
+    ///
+    /// let pool = ClientPool::new(&url, PoolConfig::default()).await?; // share it: &pool or an Arc
+    /// let mut client = pool.acquire().await?; // waits up to the acquire timeout when all are out
+    /// let resp = client.get("/time").send().await?;
+    /// assert_eq!(resp.body_str()?, "GET /api/v3/time");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn acquire(&self) -> Result<PoolGuard<'_>, Error> {
-        self.acquire_within(self.acquire_timeout).await
+        self.acquire_within(self.config.acquire_timeout).await
     }
 
     /// The most recently returned connection, or [`Error::PoolExhausted`] at once when
     /// all are in use (reconnected first as by [`acquire`](Self::acquire)).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::rest::Error> {
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use tickwire::tokio::rest::{ClientPool, Error, PoolConfig};
+    ///
+    /// let pool = ClientPool::new(&url, PoolConfig { size: 1, ..PoolConfig::default() }).await?;
+    /// let held = pool.try_acquire().await?;
+    /// assert!(matches!(pool.try_acquire().await, Err(Error::PoolExhausted))); // never waits
+    /// drop(held);
+    /// assert!(pool.try_acquire().await.is_ok());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn try_acquire(&self) -> Result<PoolGuard<'_>, Error> {
         let conn = self.lock().pop().ok_or(Error::PoolExhausted)?;
         self.ready(conn).await
     }
 
     /// Like [`acquire`](Self::acquire) with its own wait.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::rest::Error> {
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use std::time::Duration;
+    /// use tickwire::tokio::rest::{ClientPool, PoolConfig};
+    ///
+    /// let pool = ClientPool::new(&url, PoolConfig::default()).await?;
+    /// let mut client = pool.acquire_within(Duration::from_millis(50)).await?; // this once
+    /// assert_eq!(client.get("/time").send().await?.status(), 200);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn acquire_within(&self, wait: Duration) -> Result<PoolGuard<'_>, Error> {
         let deadline = Instant::now().checked_add(wait);
         loop {

@@ -83,6 +83,22 @@ macro_rules! async_api {
             /// dropped while the peer's close is being answered (its echo, TLS
             /// close_notify and the FIN written, within the close timeout), the next
             /// call returns `Ok(None)` instead of that `Close`.)
+            ///
+            /// ```
+            /// # #[tokio::main(flavor = "current_thread")]
+            /// # async fn main() -> Result<(), tickwire::ws::Error> {
+            /// # let (mut client, mut server) = tickwire::tokio::ws::doc_pair().await?;
+            /// use tickwire::ws::Message;
+            ///
+            /// client.send_text("tick").await?;
+            /// match server.recv().await? {
+            ///     Some(Message::Text(t)) => assert_eq!(t, "tick"), // borrows the read buffer
+            ///     Some(_) => {}                                     // binary, ping, pong, close
+            ///     None => {}                                        // the close handshake is done
+            /// }
+            /// # Ok(())
+            /// # }
+            /// ```
             pub async fn recv(
                 &mut self,
             ) -> Result<Option<$crate::ws::Message<'_>>, $crate::ws::Error> {
@@ -284,21 +300,72 @@ macro_rules! async_api {
             /// then until it is written to the socket (write timeout). Cancellation:
             /// once queued, a message is sent whole (dropping the future while it is
             /// written leaves the rest to the next call); before, nothing was queued.
+            ///
+            /// ```
+            /// # #[tokio::main(flavor = "current_thread")]
+            /// # async fn main() -> Result<(), tickwire::ws::Error> {
+            /// # let (mut client, mut server) = tickwire::tokio::ws::doc_pair().await?;
+            /// use tickwire::ws::Message;
+            ///
+            /// client.send_text("hello").await?;
+            /// assert_eq!(server.recv().await?, Some(Message::Text("hello")));
+            /// server.send_text("welcome").await?;
+            /// assert_eq!(client.recv().await?, Some(Message::Text("welcome")));
+            /// # Ok(())
+            /// # }
+            /// ```
             pub async fn send_text(&mut self, text: &str) -> Result<(), $crate::ws::Error> {
                 self.send_with(|c| c.ws.send_text(text)).await
             }
 
             /// Send a binary message (see [`send_text`](Self::send_text)).
+            ///
+            /// ```
+            /// # #[tokio::main(flavor = "current_thread")]
+            /// # async fn main() -> Result<(), tickwire::ws::Error> {
+            /// # let (mut client, mut server) = tickwire::tokio::ws::doc_pair().await?;
+            /// use tickwire::ws::Message;
+            ///
+            /// client.send_binary(&[1, 2, 3]).await?;
+            /// assert_eq!(server.recv().await?, Some(Message::Binary(&[1, 2, 3])));
+            /// # Ok(())
+            /// # }
+            /// ```
             pub async fn send_binary(&mut self, data: &[u8]) -> Result<(), $crate::ws::Error> {
                 self.send_with(|c| c.ws.send_binary(data)).await
             }
 
             /// Send a ping (payload at most 125 bytes).
+            ///
+            /// ```
+            /// # #[tokio::main(flavor = "current_thread")]
+            /// # async fn main() -> Result<(), tickwire::ws::Error> {
+            /// # let (mut client, mut server) = tickwire::tokio::ws::doc_pair().await?;
+            /// use tickwire::ws::Message;
+            ///
+            /// client.send_ping(b"t1").await?;
+            /// assert_eq!(server.recv().await?, Some(Message::Ping(b"t1"))); // answered already
+            /// assert_eq!(client.recv().await?, Some(Message::Pong(b"t1")));
+            /// # Ok(())
+            /// # }
+            /// ```
             pub async fn send_ping(&mut self, payload: &[u8]) -> Result<(), $crate::ws::Error> {
                 self.send_with(|c| c.ws.send_ping(payload)).await
             }
 
             /// Send an unsolicited pong (payload at most 125 bytes).
+            ///
+            /// ```
+            /// # #[tokio::main(flavor = "current_thread")]
+            /// # async fn main() -> Result<(), tickwire::ws::Error> {
+            /// # let (mut client, mut server) = tickwire::tokio::ws::doc_pair().await?;
+            /// use tickwire::ws::Message;
+            ///
+            /// client.send_pong(b"alive").await?;
+            /// assert_eq!(server.recv().await?, Some(Message::Pong(b"alive")));
+            /// # Ok(())
+            /// # }
+            /// ```
             pub async fn send_pong(&mut self, payload: &[u8]) -> Result<(), $crate::ws::Error> {
                 self.send_with(|c| c.ws.send_pong(payload)).await
             }
@@ -308,6 +375,21 @@ macro_rules! async_api {
             /// frame and returns; keep calling [`recv`](Self::recv): it returns the
             /// peer's close, then `Ok(None)`, or [`Error::CloseTimeout`] when the peer
             /// does not answer within the close timeout. A no-op once closing.
+            ///
+            /// ```
+            /// # #[tokio::main(flavor = "current_thread")]
+            /// # async fn main() -> Result<(), tickwire::ws::Error> {
+            /// # let (mut client, mut server) = tickwire::tokio::ws::doc_pair().await?;
+            /// use tickwire::ws::{CloseCode, CloseFrame, Message};
+            ///
+            /// client.close(CloseCode::NORMAL, "bye").await?;
+            /// let bye = CloseFrame { code: CloseCode::NORMAL, reason: "bye" };
+            /// assert_eq!(server.recv().await?, Some(Message::Close(Some(bye)))); // echoed already
+            /// assert!(matches!(client.recv().await?, Some(Message::Close(Some(f))) if f.code == CloseCode::NORMAL));
+            /// assert_eq!(client.recv().await?, None); // the close handshake is complete
+            /// # Ok(())
+            /// # }
+            /// ```
             pub async fn close(
                 &mut self,
                 code: impl Into<Option<$crate::ws::CloseCode>>,
@@ -318,6 +400,22 @@ macro_rules! async_api {
             }
 
             /// Write everything buffered (write timeout).
+            ///
+            /// ```
+            /// # #[tokio::main(flavor = "current_thread")]
+            /// # async fn main() -> Result<(), tickwire::ws::Error> {
+            /// # let (mut client, mut server) = tickwire::tokio::ws::doc_pair().await?;
+            /// use tickwire::ws::Message;
+            ///
+            /// // A send whose future was dropped (a select! branch that lost) may leave bytes
+            /// // queued; flush writes them.
+            /// client.send_text("queued").await?;
+            /// client.flush().await?;
+            /// assert!(!client.wants_write());
+            /// assert_eq!(server.recv().await?, Some(Message::Text("queued")));
+            /// # Ok(())
+            /// # }
+            /// ```
             pub async fn flush(&mut self) -> Result<(), $crate::ws::Error> {
                 let mut deadline = $crate::tokio::ws::api::Lazy::After(self.timeouts.write);
                 // Writable only (see `finish_close`).

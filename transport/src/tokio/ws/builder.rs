@@ -70,6 +70,19 @@ macro_rules! forward_options {
             }
 
             /// All socket options at once.
+            ///
+            /// ```
+            /// use tickwire::socket::SocketOptions;
+            ///
+            /// let mut options = SocketOptions::default(); // TCP_NODELAY on
+            /// options.quickack = true;
+            /// options.recv_buffer = Some(4 << 20);
+            /// // The same setter on every builder (ws and rest, blocking and tokio):
+            /// let ws = tickwire::ws::Client::builder().socket_options(options);
+            /// let server = tickwire::ws::Server::builder().socket_options(options);
+            /// let rest = tickwire::rest::Client::builder().socket_options(options);
+            /// # Ok::<(), Box<dyn std::error::Error>>(())
+            /// ```
             pub fn socket_options(self, options: $crate::socket::SocketOptions) -> Self {
                 Self {
                     inner: self.inner.socket_options(options),
@@ -82,6 +95,17 @@ macro_rules! forward_options {
             /// runtime thread; other tasks there do not run while it spins), read and
             /// close timeouts still holding; `SpinFor` waits on the reactor once its
             /// budget per `recv` is spent.
+            ///
+            /// ```
+            /// use std::time::Duration;
+            /// use tickwire::socket::RecvMode;
+            ///
+            /// // A feed handler on a core of its own: spin instead of sleeping in the kernel.
+            /// let ws = tickwire::tokio::ws::Client::builder().recv_mode(RecvMode::Spin);
+            /// // Spin up to 50 µs per message, then sleep.
+            /// let server = tickwire::tokio::ws::Server::builder().recv_mode(RecvMode::SpinFor(Duration::from_micros(50)));
+            /// # Ok::<(), Box<dyn std::error::Error>>(())
+            /// ```
             pub fn recv_mode(self, mode: $crate::socket::RecvMode) -> Self {
                 Self {
                     inner: self.inner.recv_mode(mode),

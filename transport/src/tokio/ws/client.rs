@@ -27,6 +27,26 @@ forward_options!(ClientBuilder, ws::ClientBuilder);
 
 impl ClientBuilder {
     /// Default settings.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::ws::Error> {
+    /// # let mut server = tickwire::tokio::ws::Server::bind("127.0.0.1:0").await?;
+    /// # let url = format!("ws://{}/feed", server.local_addr()?);
+    /// # tokio::spawn(async move {
+    /// #     let mut conn = server.accept().await?;
+    /// #     conn.send_text("welcome").await?;
+    /// #     while conn.recv().await?.is_some() {}
+    /// #     Ok::<(), tickwire::ws::Error>(())
+    /// # });
+    /// use tickwire::tokio::ws::ClientBuilder;
+    ///
+    /// let builder = ClientBuilder::new().max_message_size(4 << 20);
+    /// let mut ws = builder.connect(&url).await?; // one builder, many connections (`&self`)
+    /// assert!(ws.recv().await?.is_some());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
@@ -39,6 +59,28 @@ impl ClientBuilder {
     }
 
     /// TLS settings for `wss://` URLs (default: the compiled-in roots).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::ws::Error> {
+    /// # let mut server = tickwire::tokio::ws::Server::bind("127.0.0.1:0").await?;
+    /// # let url = format!("ws://{}/feed", server.local_addr()?);
+    /// # tokio::spawn(async move {
+    /// #     let mut conn = server.accept().await?;
+    /// #     conn.send_text("welcome").await?;
+    /// #     while conn.recv().await?.is_some() {}
+    /// #     Ok::<(), tickwire::ws::Error>(())
+    /// # });
+    /// use tickwire::tls::TlsConfig;
+    ///
+    /// // Trust a private CA (PEM) beside the compiled-in roots.
+    /// # let ca = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    /// # let ca_pem = ca.cert.pem();
+    /// let tls = TlsConfig::builder().add_ca_pem(ca_pem.as_bytes()).unwrap().build().unwrap();
+    /// let builder = tickwire::tokio::ws::Client::builder().tls(tls); // then .connect("wss://...")
+    /// # Ok(())
+    /// # }
+    /// ```
     #[cfg(feature = "tls")]
     pub fn tls(self, config: TlsConfig) -> Self {
         Self {
@@ -47,6 +89,25 @@ impl ClientBuilder {
     }
 
     /// Connect through `proxy` for every target (see the blocking builder).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::ws::Error> {
+    /// # let mut server = tickwire::tokio::ws::Server::bind("127.0.0.1:0").await?;
+    /// # let url = format!("ws://{}/feed", server.local_addr()?);
+    /// # tokio::spawn(async move {
+    /// #     let mut conn = server.accept().await?;
+    /// #     conn.send_text("welcome").await?;
+    /// #     while conn.recv().await?.is_some() {}
+    /// #     Ok::<(), tickwire::ws::Error>(())
+    /// # });
+    /// use tickwire::proxy::Proxy;
+    ///
+    /// let builder = tickwire::tokio::ws::Client::builder()
+    ///     .proxy(Proxy::http("http://proxy.internal:3128").unwrap());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn proxy(self, proxy: Proxy) -> Self {
         Self {
             inner: self.inner.proxy(proxy),
@@ -70,6 +131,28 @@ impl ClientBuilder {
     /// Resolve the `ws://` or `wss://` URL's host, connect (connect timeout, each
     /// address in turn, through the proxy if one is set) and handshake (handshake
     /// timeout).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::ws::Error> {
+    /// # let mut server = tickwire::tokio::ws::Server::bind("127.0.0.1:0").await?;
+    /// # let url = format!("ws://{}/feed", server.local_addr()?);
+    /// # tokio::spawn(async move {
+    /// #     let mut conn = server.accept().await?;
+    /// #     conn.send_text("welcome").await?;
+    /// #     while conn.recv().await?.is_some() {}
+    /// #     Ok::<(), tickwire::ws::Error>(())
+    /// # });
+    /// use std::time::Duration;
+    /// use tickwire::tokio::ws::Client;
+    /// use tickwire::ws::Message;
+    ///
+    /// let builder = Client::builder().connect_timeout(Duration::from_secs(2));
+    /// let mut ws = builder.connect(&url).await?;
+    /// assert_eq!(ws.recv().await?, Some(Message::Text("welcome")));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn connect(&self, url: &str) -> Result<Client, Error> {
         let url = Url::parse(url)?;
         let deadline = Instant::now().checked_add(self.inner.connect_timeout);
@@ -81,6 +164,28 @@ impl ClientBuilder {
 
     /// Handshake over a connected stream the caller made. `url` gives the Host header
     /// and request target (and TLS with SNI for `wss://`).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::ws::Error> {
+    /// # let mut server = tickwire::tokio::ws::Server::bind("127.0.0.1:0").await?;
+    /// # let url = format!("ws://{}/feed", server.local_addr()?);
+    /// # tokio::spawn(async move {
+    /// #     let mut conn = server.accept().await?;
+    /// #     conn.send_text("welcome").await?;
+    /// #     while conn.recv().await?.is_some() {}
+    /// #     Ok::<(), tickwire::ws::Error>(())
+    /// # });
+    /// use tickwire::tokio::ws::Client;
+    /// use tickwire::ws::Message;
+    ///
+    /// let addr = url.trim_start_matches("ws://").split('/').next().unwrap();
+    /// let tcp = tokio::net::TcpStream::connect(addr).await?;
+    /// let mut ws = Client::builder().connect_with(tcp, &url).await?;
+    /// assert_eq!(ws.recv().await?, Some(Message::Text("welcome")));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn connect_with(&self, stream: TcpStream, url: &str) -> Result<Client, Error> {
         let url = Url::parse(url)?;
         self.handshake(stream, &url).await
@@ -143,16 +248,81 @@ async_api!(Client);
 
 impl Client {
     /// Settings for a client.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::ws::Error> {
+    /// # let mut server = tickwire::tokio::ws::Server::bind("127.0.0.1:0").await?;
+    /// # let url = format!("ws://{}/feed", server.local_addr()?);
+    /// # tokio::spawn(async move {
+    /// #     let mut conn = server.accept().await?;
+    /// #     conn.send_text("welcome").await?;
+    /// #     while conn.recv().await?.is_some() {}
+    /// #     Ok::<(), tickwire::ws::Error>(())
+    /// # });
+    /// use std::time::Duration;
+    /// use tickwire::tokio::ws::Client;
+    ///
+    /// let mut ws = Client::builder()
+    ///     .read_timeout(Some(Duration::from_secs(30)))
+    ///     .connect(&url) // e.g. "wss://stream.exchange.example/ws"
+    ///     .await?;
+    /// assert!(ws.recv().await?.is_some());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn builder() -> ClientBuilder {
         ClientBuilder::new()
     }
 
     /// Connect to a `ws://host[:port]/path` or `wss://` URL with default settings.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::ws::Error> {
+    /// # let mut server = tickwire::tokio::ws::Server::bind("127.0.0.1:0").await?;
+    /// # let url = format!("ws://{}/feed", server.local_addr()?);
+    /// # tokio::spawn(async move {
+    /// #     let mut conn = server.accept().await?;
+    /// #     conn.send_text("welcome").await?;
+    /// #     while conn.recv().await?.is_some() {}
+    /// #     Ok::<(), tickwire::ws::Error>(())
+    /// # });
+    /// use tickwire::tokio::ws::Client;
+    /// use tickwire::ws::Message;
+    ///
+    /// let mut ws = Client::connect(&url).await?; // e.g. "wss://stream.exchange.example/ws"
+    /// assert_eq!(ws.recv().await?, Some(Message::Text("welcome")));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn connect(url: &str) -> Result<Client, Error> {
         ClientBuilder::new().connect(url).await
     }
 
     /// Handshake over a connected stream with default settings.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::ws::Error> {
+    /// # let mut server = tickwire::tokio::ws::Server::bind("127.0.0.1:0").await?;
+    /// # let url = format!("ws://{}/feed", server.local_addr()?);
+    /// # tokio::spawn(async move {
+    /// #     let mut conn = server.accept().await?;
+    /// #     conn.send_text("welcome").await?;
+    /// #     while conn.recv().await?.is_some() {}
+    /// #     Ok::<(), tickwire::ws::Error>(())
+    /// # });
+    /// use tickwire::tokio::ws::Client;
+    /// use tickwire::ws::Message;
+    ///
+    /// let addr = url.trim_start_matches("ws://").split('/').next().unwrap();
+    /// let tcp = tokio::net::TcpStream::connect(addr).await?; // a socket of your own
+    /// let mut ws = Client::connect_with(tcp, &url).await?;
+    /// assert_eq!(ws.recv().await?, Some(Message::Text("welcome")));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn connect_with(stream: TcpStream, url: &str) -> Result<Client, Error> {
         ClientBuilder::new().connect_with(stream, url).await
     }

@@ -10,10 +10,23 @@
 //! `split()` gives a [`ReadHalf`] and a [`WriteHalf`] for two tasks. With feature
 //! `futures`, `into_messages()` gives a `Stream`/`Sink` of owned messages (the slower
 //! path: one allocation per received message).
+//!
+//! The names, receivers and return types are the blocking API's (checked by
+//! `tests/vocabulary.rs`), with these deliberate differences: the calls are `async fn`s;
+//! the blocking API's evented-mode calls (`try_recv`, `try_recv_with`, `try_accept`,
+//! `try_handshake`, `queue_prepared`, `set_blocking`, `is_blocking`, `timeout_at`,
+//! `handle_timeout`) have no counterpart here, since the reactor and the runtime's timers
+//! do their job and every future is cancellation-safe (a `select!` branch is the way
+//! not to wait); this API adds [`Client::split`], `into_messages` and
+//! [`ServerConnection::try_send_prepared`] (send to many connections from one task
+//! without awaiting the slowest). `ServerConnection::split` is `async` where
+//! `Client::split` is not: a server connection's opening handshake may still be pending
+//! (`accept` leaves it to first use), and it is finished before the halves part.
 
 mod api;
 mod builder;
 mod client;
+mod doc_pair;
 pub(crate) mod readiness;
 mod server;
 mod split;
@@ -22,6 +35,8 @@ mod stream;
 
 pub use crate::ws::{CloseCode, CloseFrame, Error, Message, PreparedMessage};
 pub use client::{Client, ClientBuilder};
+#[doc(hidden)]
+pub use doc_pair::doc_pair;
 pub use server::{Server, ServerBuilder, ServerConnection};
 pub use split::{ReadHalf, WriteHalf};
 #[cfg(feature = "futures")]

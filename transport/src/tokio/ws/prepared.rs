@@ -11,6 +11,21 @@ impl ServerConnection {
     /// socket (write timeout). Same cancellation rules as
     /// [`send_text`](Self::send_text). To send to many connections from one task without
     /// waiting on the slowest, use [`try_send_prepared`](Self::try_send_prepared).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::ws::Error> {
+    /// # let (mut client, mut server) = tickwire::tokio::ws::doc_pair().await?;
+    /// use tickwire::ws::{Message, PreparedMessage};
+    ///
+    /// let tick = PreparedMessage::text(r#"{"px":"101.5"}"#); // encoded once
+    /// for conn in [&mut server] {
+    ///     conn.send_prepared(&tick).await?; // ... sent to every subscriber
+    /// }
+    /// assert_eq!(client.recv().await?, Some(Message::Text(r#"{"px":"101.5"}"#)));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn send_prepared(&mut self, msg: &PreparedMessage) -> Result<(), Error> {
         self.send_with(|c| c.ws.send_prepared(msg)).await
     }
@@ -19,6 +34,22 @@ impl ServerConnection {
     /// rest stays in the write buffer ([`flush`](Self::flush) writes it);
     /// [`Error::Backpressure`] when the buffer has no room (nothing queued), and
     /// [`Error::HandshakeInProgress`] before the handshake is done.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::ws::Error> {
+    /// # let (mut client, mut server) = tickwire::tokio::ws::doc_pair().await?;
+    /// use tickwire::ws::{Message, PreparedMessage};
+    ///
+    /// let tick = PreparedMessage::binary(&[1, 2, 3]);
+    /// for conn in [&mut server] {
+    ///     conn.try_send_prepared(&tick)?; // never waits on a slow subscriber
+    /// }
+    /// server.flush().await?; // the rest, if a socket was full
+    /// assert_eq!(client.recv().await?, Some(Message::Binary(&[1, 2, 3])));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn try_send_prepared(&mut self, msg: &PreparedMessage) -> Result<(), Error> {
         self.ws.send_prepared(msg)
     }

@@ -29,6 +29,19 @@ forward_options!(ServerBuilder, ws::ServerBuilder);
 
 impl ServerBuilder {
     /// Default settings.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::ws::Error> {
+    /// use tickwire::tokio::ws::ServerBuilder;
+    ///
+    /// let settings = ServerBuilder::new().max_message_size(64 << 10);
+    /// let a = settings.bind("127.0.0.1:0").await?; // one builder, many listeners (`&self`)
+    /// let b = settings.bind("127.0.0.1:0").await?;
+    /// assert_ne!(a.local_addr()?, b.local_addr()?);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
@@ -86,6 +99,19 @@ impl ServerBuilder {
     }
 
     /// Accept TLS connections only (`wss://`), with this certificate and settings.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::ws::Error> {
+    /// use tickwire::tls::TlsServerConfig;
+    ///
+    /// # let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    /// # let (chain, key) = (cert.cert.pem(), cert.signing_key.serialize_pem());
+    /// let tls = TlsServerConfig::from_pem(chain.as_bytes(), key.as_bytes()).unwrap();
+    /// let server = tickwire::tokio::ws::Server::builder().tls(tls).bind("127.0.0.1:0").await?;
+    /// # Ok(())
+    /// # }
+    /// ```
     #[cfg(feature = "tls")]
     pub fn tls(self, config: TlsServerConfig) -> Self {
         Self {
@@ -94,12 +120,53 @@ impl ServerBuilder {
     }
 
     /// Listen on the first address `addr` resolves to.
-    pub async fn bind(self, addr: impl ToSocketAddrs) -> Result<Server, Error> {
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::ws::Error> {
+    /// use tickwire::tokio::ws::Server;
+    /// use tickwire::ws::Message;
+    ///
+    /// let mut server = Server::builder().protocol("v1").bind("127.0.0.1:0").await?;
+    /// # let url = format!("ws://{}/", server.local_addr()?);
+    /// # tokio::spawn(async move {
+    /// #     let mut ws = tickwire::tokio::ws::Client::connect(&url).await?;
+    /// #     ws.send_text("hi").await?;
+    /// #     while ws.recv().await?.is_some() {}
+    /// #     Ok::<(), tickwire::ws::Error>(())
+    /// # });
+    /// let mut conn = server.accept().await?;
+    /// assert_eq!(conn.recv().await?, Some(Message::Text("hi")));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn bind(&self, addr: impl ToSocketAddrs) -> Result<Server, Error> {
         self.listener(TcpListener::bind(addr).await?)
     }
 
     /// Serve on a tokio listener the caller made (inside its runtime).
-    pub fn listener(self, listener: TcpListener) -> Result<Server, Error> {
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::ws::Error> {
+    /// use tickwire::tokio::ws::Server;
+    /// use tickwire::ws::Message;
+    ///
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?; // your own
+    /// let mut server = Server::builder().listener(listener)?;
+    /// # let url = format!("ws://{}/", server.local_addr()?);
+    /// # tokio::spawn(async move {
+    /// #     let mut ws = tickwire::tokio::ws::Client::connect(&url).await?;
+    /// #     ws.send_text("hi").await?;
+    /// #     while ws.recv().await?.is_some() {}
+    /// #     Ok::<(), tickwire::ws::Error>(())
+    /// # });
+    /// let mut conn = server.accept().await?;
+    /// assert_eq!(conn.recv().await?, Some(Message::Text("hi")));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn listener(&self, listener: TcpListener) -> Result<Server, Error> {
         let timeouts = timeouts(&self.inner);
         let ws = self.inner.listener(listener.into_std()?)?;
         let ready = Readiness::new(ws.mio_listener())?;
@@ -112,6 +179,28 @@ impl ServerBuilder {
 
     /// Take a stream accepted elsewhere; its handshake runs on the first
     /// [`ServerConnection::handshake`], `recv` or send.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::ws::Error> {
+    /// use tickwire::tokio::ws::ServerBuilder;
+    /// use tickwire::ws::Message;
+    ///
+    /// let settings = ServerBuilder::new().protocol("v1");
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    /// # let url = format!("ws://{}/", listener.local_addr()?);
+    /// # tokio::spawn(async move {
+    /// #     let mut ws = tickwire::tokio::ws::Client::connect(&url).await?;
+    /// #     ws.send_text("hi").await?;
+    /// #     while ws.recv().await?.is_some() {}
+    /// #     Ok::<(), tickwire::ws::Error>(())
+    /// # });
+    /// let (tcp, _) = listener.accept().await?;
+    /// let mut conn = settings.accept_stream(tcp)?;
+    /// assert_eq!(conn.recv().await?, Some(Message::Text("hi")));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn accept_stream(&self, stream: TcpStream) -> Result<ServerConnection, Error> {
         let tcp = mio::net::TcpStream::from_std(stream.into_std()?);
         ServerConnection::new(self.inner.accept_evented(tcp)?, timeouts(&self.inner))
@@ -136,11 +225,51 @@ pub struct Server {
 
 impl Server {
     /// Listen on `addr` with default settings.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::ws::Error> {
+    /// use tickwire::tokio::ws::Server;
+    /// use tickwire::ws::Message;
+    ///
+    /// let mut server = Server::bind("127.0.0.1:0").await?; // port 0: any free port
+    /// # let url = format!("ws://{}/", server.local_addr()?);
+    /// # tokio::spawn(async move {
+    /// #     let mut ws = tickwire::tokio::ws::Client::connect(&url).await?;
+    /// #     ws.send_text("hi").await?;
+    /// #     while ws.recv().await?.is_some() {}
+    /// #     Ok::<(), tickwire::ws::Error>(())
+    /// # });
+    /// let mut conn = server.accept().await?;
+    /// assert_eq!(conn.recv().await?, Some(Message::Text("hi")));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn bind(addr: impl ToSocketAddrs) -> Result<Server, Error> {
         ServerBuilder::new().bind(addr).await
     }
 
     /// Settings for a server.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::ws::Error> {
+    /// use tickwire::tokio::ws::Server;
+    /// use tickwire::ws::Message;
+    ///
+    /// let mut server = Server::builder().max_message_size(64 << 10).bind("127.0.0.1:0").await?;
+    /// # let url = format!("ws://{}/", server.local_addr()?);
+    /// # tokio::spawn(async move {
+    /// #     let mut ws = tickwire::tokio::ws::Client::connect(&url).await?;
+    /// #     ws.send_text("hi").await?;
+    /// #     while ws.recv().await?.is_some() {}
+    /// #     Ok::<(), tickwire::ws::Error>(())
+    /// # });
+    /// let mut conn = server.accept().await?;
+    /// assert_eq!(conn.recv().await?, Some(Message::Text("hi")));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn builder() -> ServerBuilder {
         ServerBuilder::new()
     }
@@ -154,6 +283,39 @@ impl Server {
     /// on the first [`ServerConnection::handshake`], `recv` or send, in the task that
     /// uses it (spawn it, then await those), so a slow client never holds up `accept`.
     /// A refused or failed handshake is that call's error (the peer got its 4xx).
+    ///
+    /// There is no `try_accept` (the blocking server's evented form): the future is
+    /// cancellation-safe, so `accept()` in a `select!` is the way not to wait.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::ws::Error> {
+    /// use tickwire::tokio::ws::Server;
+    /// use tickwire::ws::Message;
+    ///
+    /// let mut server = Server::bind("127.0.0.1:0").await?;
+    /// # let url = format!("ws://{}/", server.local_addr()?);
+    /// # tokio::spawn(async move {
+    /// #     let mut ws = tickwire::tokio::ws::Client::connect(&url).await?;
+    /// #     ws.send_text("hi").await?;
+    /// #     while ws.recv().await?.is_some() {}
+    /// #     Ok::<(), tickwire::ws::Error>(())
+    /// # });
+    /// let mut conn = server.accept().await?;
+    /// // One task per connection; the handshake runs there.
+    /// let task = tokio::spawn(async move {
+    ///     while let Some(()) = conn
+    ///         .recv_with(|msg, tx| match msg {
+    ///             Message::Text(t) => tx.send_text(t),
+    ///             _ => Ok(()),
+    ///         })
+    ///         .await?
+    ///     {}
+    ///     Ok::<(), tickwire::ws::Error>(())
+    /// });
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn accept(&mut self) -> Result<ServerConnection, Error> {
         loop {
             if let Some(conn) = self.ws.try_accept()? {
@@ -161,6 +323,36 @@ impl Server {
             }
             self.ready.wait(false, None).await?;
         }
+    }
+
+    /// Take a stream accepted elsewhere, with this server's settings (as the blocking
+    /// [`ws::Server::accept_stream`]); its handshake runs on first use.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::ws::Error> {
+    /// use tickwire::tokio::ws::Server;
+    /// use tickwire::ws::Message;
+    ///
+    /// let server = Server::builder().protocol("v1").bind("127.0.0.1:0").await?;
+    /// // A socket accepted elsewhere, served with this server's settings.
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    /// # let url = format!("ws://{}/", listener.local_addr()?);
+    /// # tokio::spawn(async move {
+    /// #     let mut ws = tickwire::tokio::ws::Client::connect(&url).await?;
+    /// #     ws.send_text("hi").await?;
+    /// #     while ws.recv().await?.is_some() {}
+    /// #     Ok::<(), tickwire::ws::Error>(())
+    /// # });
+    /// let (tcp, _) = listener.accept().await?;
+    /// let mut conn = server.accept_stream(tcp)?;
+    /// assert_eq!(conn.recv().await?, Some(Message::Text("hi")));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn accept_stream(&self, stream: TcpStream) -> Result<ServerConnection, Error> {
+        let tcp = mio::net::TcpStream::from_std(stream.into_std()?);
+        ServerConnection::new(self.ws.accept_evented(tcp)?, self.timeouts)
     }
 }
 
@@ -190,6 +382,28 @@ impl ServerConnection {
     /// Finish the opening handshake (handshake timeout; the `101` is written). A bad
     /// request is refused with the codec's answer (400, 426, ...) and reported as
     /// [`Error::Handshake`]. Cancellation-safe; returns at once when done.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::ws::Error> {
+    /// use tickwire::tokio::ws::Server;
+    /// use tickwire::ws::Message;
+    ///
+    /// let mut server = Server::bind("127.0.0.1:0").await?;
+    /// # let url = format!("ws://{}/", server.local_addr()?);
+    /// # tokio::spawn(async move {
+    /// #     let mut ws = tickwire::tokio::ws::Client::connect(&url).await?;
+    /// #     ws.send_text("hi").await?;
+    /// #     while ws.recv().await?.is_some() {}
+    /// #     Ok::<(), tickwire::ws::Error>(())
+    /// # });
+    /// let mut conn = server.accept().await?;
+    /// conn.handshake().await?; // now the request can be looked at
+    /// assert_eq!(conn.path(), "/");
+    /// assert_eq!(conn.recv().await?, Some(Message::Text("hi")));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn handshake(&mut self) -> Result<(), Error> {
         while !self.ws.try_handshake()? {
             let deadline = self.ws.timeout_at();

@@ -119,6 +119,35 @@ macro_rules! halves {
         impl ReadHalf<$ws> {
             /// Wait for the next message: the contract of the unsplit `recv`
             /// (cancellation-safe; `Ok(None)` after the close handshake).
+            ///
+            /// ```
+            /// # #[tokio::main(flavor = "current_thread")]
+            /// # async fn main() -> Result<(), tickwire::ws::Error> {
+            /// # let (client, mut server) = tickwire::tokio::ws::doc_pair().await?;
+            /// use tickwire::ws::{CloseCode, Message};
+            ///
+            /// let (mut rx, mut tx) = client.split(); // one task reads, another writes
+            /// let writer = tokio::spawn(async move {
+            ///     tx.send_text("order").await?;
+            ///     tx.send_binary(&[7]).await?;
+            ///     tx.send_ping(b"p").await?;
+            ///     tx.send_pong(b"q").await?;
+            ///     tx.flush().await?;
+            ///     Ok::<_, tickwire::ws::Error>(tx)
+            /// });
+            /// assert_eq!(server.recv().await?, Some(Message::Text("order")));
+            /// assert_eq!(server.recv().await?, Some(Message::Binary(&[7])));
+            /// assert_eq!(server.recv().await?, Some(Message::Ping(b"p"))); // answered already
+            /// assert_eq!(server.recv().await?, Some(Message::Pong(b"q")));
+            /// server.send_text("fill").await?;
+            /// assert_eq!(rx.recv().await?, Some(Message::Pong(b"p"))); // the answer to our ping
+            /// assert_eq!(rx.recv().await?, Some(Message::Text("fill")));
+            /// let mut tx = writer.await.unwrap()?;
+            /// tx.close(CloseCode::NORMAL, "done").await?;
+            /// assert!(matches!(server.recv().await?, Some(Message::Close(_))));
+            /// # Ok(())
+            /// # }
+            /// ```
             pub async fn recv(&mut self) -> Result<Option<Message<'_>>, Error> {
                 let mut read = Lazy::After(self.shared.timeouts.read);
                 loop {
@@ -234,27 +263,172 @@ macro_rules! halves {
             }
 
             /// Send a text message (see the unsplit `send_text`).
+            ///
+            /// ```
+            /// # #[tokio::main(flavor = "current_thread")]
+            /// # async fn main() -> Result<(), tickwire::ws::Error> {
+            /// # let (client, mut server) = tickwire::tokio::ws::doc_pair().await?;
+            /// use tickwire::ws::{CloseCode, Message};
+            ///
+            /// let (mut rx, mut tx) = client.split(); // one task reads, another writes
+            /// let writer = tokio::spawn(async move {
+            ///     tx.send_text("order").await?;
+            ///     tx.send_binary(&[7]).await?;
+            ///     tx.send_ping(b"p").await?;
+            ///     tx.send_pong(b"q").await?;
+            ///     tx.flush().await?;
+            ///     Ok::<_, tickwire::ws::Error>(tx)
+            /// });
+            /// assert_eq!(server.recv().await?, Some(Message::Text("order")));
+            /// assert_eq!(server.recv().await?, Some(Message::Binary(&[7])));
+            /// assert_eq!(server.recv().await?, Some(Message::Ping(b"p"))); // answered already
+            /// assert_eq!(server.recv().await?, Some(Message::Pong(b"q")));
+            /// server.send_text("fill").await?;
+            /// assert_eq!(rx.recv().await?, Some(Message::Pong(b"p"))); // the answer to our ping
+            /// assert_eq!(rx.recv().await?, Some(Message::Text("fill")));
+            /// let mut tx = writer.await.unwrap()?;
+            /// tx.close(CloseCode::NORMAL, "done").await?;
+            /// assert!(matches!(server.recv().await?, Some(Message::Close(_))));
+            /// # Ok(())
+            /// # }
+            /// ```
             pub async fn send_text(&mut self, text: &str) -> Result<(), Error> {
                 self.send_with(|c| c.send_text(text)).await
             }
 
             /// Send a binary message.
+            ///
+            /// ```
+            /// # #[tokio::main(flavor = "current_thread")]
+            /// # async fn main() -> Result<(), tickwire::ws::Error> {
+            /// # let (client, mut server) = tickwire::tokio::ws::doc_pair().await?;
+            /// use tickwire::ws::{CloseCode, Message};
+            ///
+            /// let (mut rx, mut tx) = client.split(); // one task reads, another writes
+            /// let writer = tokio::spawn(async move {
+            ///     tx.send_text("order").await?;
+            ///     tx.send_binary(&[7]).await?;
+            ///     tx.send_ping(b"p").await?;
+            ///     tx.send_pong(b"q").await?;
+            ///     tx.flush().await?;
+            ///     Ok::<_, tickwire::ws::Error>(tx)
+            /// });
+            /// assert_eq!(server.recv().await?, Some(Message::Text("order")));
+            /// assert_eq!(server.recv().await?, Some(Message::Binary(&[7])));
+            /// assert_eq!(server.recv().await?, Some(Message::Ping(b"p"))); // answered already
+            /// assert_eq!(server.recv().await?, Some(Message::Pong(b"q")));
+            /// server.send_text("fill").await?;
+            /// assert_eq!(rx.recv().await?, Some(Message::Pong(b"p"))); // the answer to our ping
+            /// assert_eq!(rx.recv().await?, Some(Message::Text("fill")));
+            /// let mut tx = writer.await.unwrap()?;
+            /// tx.close(CloseCode::NORMAL, "done").await?;
+            /// assert!(matches!(server.recv().await?, Some(Message::Close(_))));
+            /// # Ok(())
+            /// # }
+            /// ```
             pub async fn send_binary(&mut self, data: &[u8]) -> Result<(), Error> {
                 self.send_with(|c| c.send_binary(data)).await
             }
 
             /// Send a ping (payload at most 125 bytes).
+            ///
+            /// ```
+            /// # #[tokio::main(flavor = "current_thread")]
+            /// # async fn main() -> Result<(), tickwire::ws::Error> {
+            /// # let (client, mut server) = tickwire::tokio::ws::doc_pair().await?;
+            /// use tickwire::ws::{CloseCode, Message};
+            ///
+            /// let (mut rx, mut tx) = client.split(); // one task reads, another writes
+            /// let writer = tokio::spawn(async move {
+            ///     tx.send_text("order").await?;
+            ///     tx.send_binary(&[7]).await?;
+            ///     tx.send_ping(b"p").await?;
+            ///     tx.send_pong(b"q").await?;
+            ///     tx.flush().await?;
+            ///     Ok::<_, tickwire::ws::Error>(tx)
+            /// });
+            /// assert_eq!(server.recv().await?, Some(Message::Text("order")));
+            /// assert_eq!(server.recv().await?, Some(Message::Binary(&[7])));
+            /// assert_eq!(server.recv().await?, Some(Message::Ping(b"p"))); // answered already
+            /// assert_eq!(server.recv().await?, Some(Message::Pong(b"q")));
+            /// server.send_text("fill").await?;
+            /// assert_eq!(rx.recv().await?, Some(Message::Pong(b"p"))); // the answer to our ping
+            /// assert_eq!(rx.recv().await?, Some(Message::Text("fill")));
+            /// let mut tx = writer.await.unwrap()?;
+            /// tx.close(CloseCode::NORMAL, "done").await?;
+            /// assert!(matches!(server.recv().await?, Some(Message::Close(_))));
+            /// # Ok(())
+            /// # }
+            /// ```
             pub async fn send_ping(&mut self, payload: &[u8]) -> Result<(), Error> {
                 self.send_with(|c| c.send_ping(payload)).await
             }
 
             /// Send an unsolicited pong (payload at most 125 bytes).
+            ///
+            /// ```
+            /// # #[tokio::main(flavor = "current_thread")]
+            /// # async fn main() -> Result<(), tickwire::ws::Error> {
+            /// # let (client, mut server) = tickwire::tokio::ws::doc_pair().await?;
+            /// use tickwire::ws::{CloseCode, Message};
+            ///
+            /// let (mut rx, mut tx) = client.split(); // one task reads, another writes
+            /// let writer = tokio::spawn(async move {
+            ///     tx.send_text("order").await?;
+            ///     tx.send_binary(&[7]).await?;
+            ///     tx.send_ping(b"p").await?;
+            ///     tx.send_pong(b"q").await?;
+            ///     tx.flush().await?;
+            ///     Ok::<_, tickwire::ws::Error>(tx)
+            /// });
+            /// assert_eq!(server.recv().await?, Some(Message::Text("order")));
+            /// assert_eq!(server.recv().await?, Some(Message::Binary(&[7])));
+            /// assert_eq!(server.recv().await?, Some(Message::Ping(b"p"))); // answered already
+            /// assert_eq!(server.recv().await?, Some(Message::Pong(b"q")));
+            /// server.send_text("fill").await?;
+            /// assert_eq!(rx.recv().await?, Some(Message::Pong(b"p"))); // the answer to our ping
+            /// assert_eq!(rx.recv().await?, Some(Message::Text("fill")));
+            /// let mut tx = writer.await.unwrap()?;
+            /// tx.close(CloseCode::NORMAL, "done").await?;
+            /// assert!(matches!(server.recv().await?, Some(Message::Close(_))));
+            /// # Ok(())
+            /// # }
+            /// ```
             pub async fn send_pong(&mut self, payload: &[u8]) -> Result<(), Error> {
                 self.send_with(|c| c.send_pong(payload)).await
             }
 
             /// Start the close handshake; the read half returns the peer's close, then
             /// `Ok(None)` (or `Error::CloseTimeout`).
+            ///
+            /// ```
+            /// # #[tokio::main(flavor = "current_thread")]
+            /// # async fn main() -> Result<(), tickwire::ws::Error> {
+            /// # let (client, mut server) = tickwire::tokio::ws::doc_pair().await?;
+            /// use tickwire::ws::{CloseCode, Message};
+            ///
+            /// let (mut rx, mut tx) = client.split(); // one task reads, another writes
+            /// let writer = tokio::spawn(async move {
+            ///     tx.send_text("order").await?;
+            ///     tx.send_binary(&[7]).await?;
+            ///     tx.send_ping(b"p").await?;
+            ///     tx.send_pong(b"q").await?;
+            ///     tx.flush().await?;
+            ///     Ok::<_, tickwire::ws::Error>(tx)
+            /// });
+            /// assert_eq!(server.recv().await?, Some(Message::Text("order")));
+            /// assert_eq!(server.recv().await?, Some(Message::Binary(&[7])));
+            /// assert_eq!(server.recv().await?, Some(Message::Ping(b"p"))); // answered already
+            /// assert_eq!(server.recv().await?, Some(Message::Pong(b"q")));
+            /// server.send_text("fill").await?;
+            /// assert_eq!(rx.recv().await?, Some(Message::Pong(b"p"))); // the answer to our ping
+            /// assert_eq!(rx.recv().await?, Some(Message::Text("fill")));
+            /// let mut tx = writer.await.unwrap()?;
+            /// tx.close(CloseCode::NORMAL, "done").await?;
+            /// assert!(matches!(server.recv().await?, Some(Message::Close(_))));
+            /// # Ok(())
+            /// # }
+            /// ```
             pub async fn close(
                 &mut self,
                 code: impl Into<Option<CloseCode>>,
@@ -265,6 +439,35 @@ macro_rules! halves {
             }
 
             /// Write everything buffered, the read half's pongs included (write timeout).
+            ///
+            /// ```
+            /// # #[tokio::main(flavor = "current_thread")]
+            /// # async fn main() -> Result<(), tickwire::ws::Error> {
+            /// # let (client, mut server) = tickwire::tokio::ws::doc_pair().await?;
+            /// use tickwire::ws::{CloseCode, Message};
+            ///
+            /// let (mut rx, mut tx) = client.split(); // one task reads, another writes
+            /// let writer = tokio::spawn(async move {
+            ///     tx.send_text("order").await?;
+            ///     tx.send_binary(&[7]).await?;
+            ///     tx.send_ping(b"p").await?;
+            ///     tx.send_pong(b"q").await?;
+            ///     tx.flush().await?;
+            ///     Ok::<_, tickwire::ws::Error>(tx)
+            /// });
+            /// assert_eq!(server.recv().await?, Some(Message::Text("order")));
+            /// assert_eq!(server.recv().await?, Some(Message::Binary(&[7])));
+            /// assert_eq!(server.recv().await?, Some(Message::Ping(b"p"))); // answered already
+            /// assert_eq!(server.recv().await?, Some(Message::Pong(b"q")));
+            /// server.send_text("fill").await?;
+            /// assert_eq!(rx.recv().await?, Some(Message::Pong(b"p"))); // the answer to our ping
+            /// assert_eq!(rx.recv().await?, Some(Message::Text("fill")));
+            /// let mut tx = writer.await.unwrap()?;
+            /// tx.close(CloseCode::NORMAL, "done").await?;
+            /// assert!(matches!(server.recv().await?, Some(Message::Close(_))));
+            /// # Ok(())
+            /// # }
+            /// ```
             pub async fn flush(&mut self) -> Result<(), Error> {
                 let mut deadline = Lazy::After(self.shared.timeouts.write);
                 while !self.shared.lock().flush_some()? {
@@ -295,6 +498,35 @@ halves!(ws::ServerConnection);
 impl super::Client {
     /// Split into a read half and a write half, to receive in one task and send in
     /// another (each half is `Send`).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::ws::Error> {
+    /// # let (client, mut server) = tickwire::tokio::ws::doc_pair().await?;
+    /// use tickwire::ws::{CloseCode, Message};
+    ///
+    /// let (mut rx, mut tx) = client.split(); // one task reads, another writes
+    /// let writer = tokio::spawn(async move {
+    ///     tx.send_text("order").await?;
+    ///     tx.send_binary(&[7]).await?;
+    ///     tx.send_ping(b"p").await?;
+    ///     tx.send_pong(b"q").await?;
+    ///     tx.flush().await?;
+    ///     Ok::<_, tickwire::ws::Error>(tx)
+    /// });
+    /// assert_eq!(server.recv().await?, Some(Message::Text("order")));
+    /// assert_eq!(server.recv().await?, Some(Message::Binary(&[7])));
+    /// assert_eq!(server.recv().await?, Some(Message::Ping(b"p"))); // answered already
+    /// assert_eq!(server.recv().await?, Some(Message::Pong(b"q")));
+    /// server.send_text("fill").await?;
+    /// assert_eq!(rx.recv().await?, Some(Message::Pong(b"p"))); // the answer to our ping
+    /// assert_eq!(rx.recv().await?, Some(Message::Text("fill")));
+    /// let mut tx = writer.await.unwrap()?;
+    /// tx.close(CloseCode::NORMAL, "done").await?;
+    /// assert!(matches!(server.recv().await?, Some(Message::Close(_))));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn split(self) -> (ReadHalf<ws::Client>, WriteHalf<ws::Client>) {
         let (ready, mut conn, timeouts) = self.into_parts();
         let reader = take_reader(&mut conn.conn);
@@ -305,6 +537,21 @@ impl super::Client {
 impl super::ServerConnection {
     /// Finish the opening handshake if needed, then split like
     /// [`Client::split`](super::Client::split).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::ws::Error> {
+    /// # let (mut client, server) = tickwire::tokio::ws::doc_pair().await?;
+    /// use tickwire::ws::Message;
+    ///
+    /// let (mut rx, mut tx) = server.split().await?;
+    /// client.send_text("a").await?;
+    /// assert_eq!(rx.recv().await?, Some(Message::Text("a")));
+    /// tx.send_text("b").await?;
+    /// assert_eq!(client.recv().await?, Some(Message::Text("b")));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn split(
         mut self,
     ) -> Result<

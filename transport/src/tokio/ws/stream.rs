@@ -230,6 +230,28 @@ impl Parts for super::ServerConnection {
 impl super::Client {
     /// The [`Stream`]/[`Sink`] view in owned messages (the slower path; see
     /// [`Messages`]).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::ws::Error> {
+    /// # let (client, mut server) = tickwire::tokio::ws::doc_pair().await?;
+    /// use std::pin::Pin;
+    /// use futures_core::Stream;
+    /// use futures_sink::Sink;
+    /// use tickwire::tokio::ws::OwnedMessage;
+    ///
+    /// let mut msgs = client.into_messages();
+    /// // With futures' StreamExt and SinkExt: msgs.next().await, msgs.send(m).await.
+    /// std::future::poll_fn(|cx| Pin::new(&mut msgs).poll_ready(cx)).await?;
+    /// Pin::new(&mut msgs).start_send(OwnedMessage::Text("hi".into()))?;
+    /// std::future::poll_fn(|cx| Pin::new(&mut msgs).poll_flush(cx)).await?;
+    /// assert_eq!(server.recv().await?, Some(tickwire::ws::Message::Text("hi")));
+    /// server.send_text("back").await?;
+    /// let next = std::future::poll_fn(|cx| Pin::new(&mut msgs).poll_next(cx)).await;
+    /// assert_eq!(next.transpose()?, Some(OwnedMessage::Text("back".into())));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn into_messages(self) -> Messages<super::Client> {
         Messages::new(self)
     }
@@ -238,6 +260,28 @@ impl super::Client {
 impl super::ServerConnection {
     /// The [`Stream`]/[`Sink`] view in owned messages (the slower path; see
     /// [`Messages`]). The opening handshake, if pending, runs on the first poll.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::ws::Error> {
+    /// # let (mut client, server) = tickwire::tokio::ws::doc_pair().await?;
+    /// use std::pin::Pin;
+    /// use futures_core::Stream;
+    /// use futures_sink::Sink;
+    /// use tickwire::tokio::ws::OwnedMessage;
+    ///
+    /// let mut msgs = server.into_messages();
+    /// // With futures' StreamExt and SinkExt: msgs.next().await, msgs.send(m).await.
+    /// std::future::poll_fn(|cx| Pin::new(&mut msgs).poll_ready(cx)).await?;
+    /// Pin::new(&mut msgs).start_send(OwnedMessage::Text("hi".into()))?;
+    /// std::future::poll_fn(|cx| Pin::new(&mut msgs).poll_flush(cx)).await?;
+    /// assert_eq!(client.recv().await?, Some(tickwire::ws::Message::Text("hi")));
+    /// client.send_text("back").await?;
+    /// let next = std::future::poll_fn(|cx| Pin::new(&mut msgs).poll_next(cx)).await;
+    /// assert_eq!(next.transpose()?, Some(OwnedMessage::Text("back".into())));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn into_messages(self) -> Messages<super::ServerConnection> {
         Messages::new(self)
     }
