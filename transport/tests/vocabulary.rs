@@ -36,7 +36,6 @@ macro_rules! ws_options {
             .write_buffer_size(64 << 10)
             .max_frame_size(64 << 10)
             .max_message_size(64 << 10)
-            .recv_mode(RecvMode::Sleep)
             .auto_pong(true)
             .fragment_size(1 << 20)
             .handshake_timeout(Duration::from_secs(10))
@@ -58,6 +57,7 @@ macro_rules! socket_options {
             .quickack(false)
             .so_busy_poll(0)
             .socket_options(SocketOptions::default())
+            .recv_mode(RecvMode::Sleep)
     };
 }
 
@@ -108,6 +108,7 @@ macro_rules! vocabulary {
             let _: Option<&str> = conn.protocol();
             let _: std::io::Result<SocketAddr> = conn.peer_addr();
             let _: std::io::Result<SocketAddr> = conn.local_addr();
+            let _: Option<&tickwire::tls::TlsCodec<Vec<u8>>> = conn.tls();
             let prepared = PreparedMessage::text("prepared");
             let () = $w!(conn.send_prepared(&prepared))?;
             let mut echoed = 0;
@@ -177,6 +178,8 @@ macro_rules! vocabulary {
             let _: &str = c.base_path();
             let _: rest::Stats = c.stats();
             let _: Option<SocketAddr> = c.local_addr();
+            let _: Option<SocketAddr> = c.peer_addr();
+            let _: Option<&tickwire::tls::TlsCodec<Vec<u8>>> = c.tls();
             {
                 let r: rest::RestResponse<'_> = $w!(c.get("/time").query("a", "b").query_u64("n", 1).timeout(Duration::from_secs(5)).send())?;
                 assert_eq!(r.body_str().unwrap(), "GET /api/time");

@@ -160,6 +160,22 @@ impl<C: Connector> ClientBuilder<C> {
     /// calls per request (the socket goes non-blocking for the response and back); the
     /// read timeout and the request timeout still hold. A connector whose streams
     /// cannot go non-blocking ([`Stream::set_nonblocking`]) waits in blocking reads.
+    ///
+    /// ```
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use std::time::Duration;
+    /// use tickwire::rest::Client;
+    /// use tickwire::socket::RecvMode;
+    ///
+    /// // An order gateway on a core of its own: spin for the response, up to 200 µs,
+    /// // then sleep in the kernel.
+    /// let mut client = Client::builder()
+    ///     .recv_mode(RecvMode::SpinFor(Duration::from_micros(200)))
+    ///     .connect(&url)?;
+    /// assert_eq!(client.get("/time").send()?.status(), 200);
+    /// # Ok::<(), tickwire::rest::Error>(())
+    /// ```
     pub fn recv_mode(mut self, mode: RecvMode) -> Self {
         self.recv_mode = mode;
         self

@@ -126,6 +126,17 @@ impl HttpStream {
     }
 }
 
+/// The same getter as the tokio client's and the WebSocket connections'.
+#[cfg(feature = "tls")]
+impl super::Client<HttpConnector> {
+    /// What the TLS handshake of the open `https://` connection agreed on: protocol
+    /// version, ALPN protocol, cipher suite, the server's certificates; `None` for
+    /// `http://` or when no connection is open.
+    pub fn tls(&self) -> Option<&crate::tls::TlsCodec<Vec<u8>>> {
+        self.stream().and_then(HttpStream::tls)
+    }
+}
+
 impl HttpStream {
     /// The TCP socket under it.
     fn tcp(&self) -> &TcpStream {

@@ -123,6 +123,24 @@ impl ClientBuilder {
     /// other tasks there do not run while it spins), the read and request timeouts
     /// still holding; `SpinFor` waits on the reactor once its budget per response is
     /// spent.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::rest::Error> {
+    /// # let server = tickwire::rest::doc_server();
+    /// # let url = format!("http://{server}/api/v3");
+    /// use tickwire::socket::RecvMode;
+    /// use tickwire::tokio::rest::Client;
+    ///
+    /// // The only task on this runtime thread: spin for each response.
+    /// let mut client = Client::builder()
+    ///     .recv_mode(RecvMode::Spin)
+    ///     .connect(&url)
+    ///     .await?;
+    /// assert_eq!(client.get("/time").send().await?.status(), 200);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn recv_mode(mut self, mode: RecvMode) -> Self {
         self.recv_mode = mode;
         self
