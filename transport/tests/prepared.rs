@@ -53,16 +53,21 @@ fn client(
         if let Some(go) = go {
             go.recv().unwrap();
         }
-        let mut got = Vec::new();
-        loop {
-            match c.recv().unwrap() {
-                Some(Message::Text(t)) => got.push(t.to_owned()),
-                Some(Message::Close(_)) => {}
-                Some(other) => panic!("{other:?}"),
-                None => return got,
-            }
-        }
+        texts_until_close(&mut c)
     })
+}
+
+/// Receive messages on `c` until the close, as text.
+fn texts_until_close(c: &mut Client) -> Vec<String> {
+    let mut got = Vec::new();
+    loop {
+        match c.recv().unwrap() {
+            Some(Message::Text(t)) => got.push(t.to_owned()),
+            Some(Message::Close(_)) => {}
+            Some(other) => panic!("{other:?}"),
+            None => return got,
+        }
+    }
 }
 
 /// Send `msg` on an evented connection whose client reads, flushing until it has room.
@@ -372,15 +377,7 @@ fn a_partial_direct_write_keeps_the_rest_in_order_and_loses_nothing() {
                 .unwrap();
             fd_tx.send(c.as_raw_fd()).unwrap();
             go.recv().unwrap();
-            let mut got = Vec::new();
-            loop {
-                match c.recv().unwrap() {
-                    Some(Message::Text(t)) => got.push(t.to_owned()),
-                    Some(Message::Close(_)) => {}
-                    Some(other) => panic!("{other:?}"),
-                    None => return got,
-                }
-            }
+            texts_until_close(&mut c)
         });
         let mut s = accept(&mut server, 1).pop().unwrap();
         let client_fd = fd_rx.recv().unwrap();
