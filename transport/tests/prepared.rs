@@ -53,16 +53,21 @@ fn client(
         if let Some(go) = go {
             go.recv().unwrap();
         }
-        let mut got = Vec::new();
-        loop {
-            match c.recv().unwrap() {
-                Some(Message::Text(t)) => got.push(t.to_owned()),
-                Some(Message::Close(_)) => {}
-                Some(other) => panic!("{other:?}"),
-                None => return got,
-            }
-        }
+        texts_until_close(&mut c)
     })
+}
+
+/// Receive messages on `c` until the close, as text.
+fn texts_until_close(c: &mut Client) -> Vec<String> {
+    let mut got = Vec::new();
+    loop {
+        match c.recv().unwrap() {
+            Some(Message::Text(t)) => got.push(t.to_owned()),
+            Some(Message::Close(_)) => {}
+            Some(other) => panic!("{other:?}"),
+            None => return got,
+        }
+    }
 }
 
 /// Send `msg` on an evented connection whose client reads, flushing until it has room.
@@ -322,6 +327,115 @@ fn with_deflate_every_client_inflates_the_right_text() {
             for r in readers {
                 assert_eq!(r.join().unwrap(), texts);
             }
+        }
+    });
+}
+
+/// Bytes written on `server`'s socket that its peer has not read: unacknowledged in the
+/// server's send queue (`SIOCOUTQ`) plus waiting in the client's receive queue
+/// (`FIONREAD`). The client never reads while it is asked, so this is every byte the
+/// server's socket took.
+fn unread(server: &ServerConnection, client_fd: i32) -> usize {
+    use std::os::fd::AsRawFd;
+    let (mut outq, mut inq): (libc::c_int, libc::c_int) = (0, 0);
+    // SAFETY: both descriptors are open sockets (the connection and the client thread,
+    // which waits on a channel, hold them) and each ioctl writes one c_int we own.
+    unsafe {
+        assert_eq!(
+            libc::ioctl(server.as_raw_fd(), libc::TIOCOUTQ, &mut outq),
+            0
+        );
+        assert_eq!(libc::ioctl(client_fd, libc::FIONREAD, &mut inq), 0);
+    }
+    (outq + inq) as usize
+}
+
+#[test]
+fn a_partial_direct_write_keeps_the_rest_in_order_and_loses_nothing() {
+    watchdog(|| {
+        use std::os::fd::AsRawFd;
+        // Frames far larger than the kernel's buffers on both sides: the first
+        // send_prepared on an empty connection writes straight from the shared frame and
+        // the socket takes only part of it; the rest must be queued, and everything sent
+        // after it (prepared or not) must follow it on the wire, byte for byte.
+        const BIG: usize = 200_000;
+        let mut server = Server::builder()
+            .write_buffer_size(1 << 20)
+            .so_sndbuf(4096)
+            .bind("127.0.0.1:0")
+            .unwrap();
+        let addr = server.local_addr().unwrap();
+        let (fd_tx, fd_rx) = mpsc::channel();
+        let (release, go) = mpsc::channel::<()>();
+        let url = format!("ws://{addr}/");
+        let reader = thread::spawn(move || {
+            let mut c = Client::builder()
+                .so_rcvbuf(4096)
+                .read_buffer_size(1 << 20)
+                .read_timeout(Some(T))
+                .connect(&url)
+                .unwrap();
+            fd_tx.send(c.as_raw_fd()).unwrap();
+            go.recv().unwrap();
+            texts_until_close(&mut c)
+        });
+        let mut s = accept(&mut server, 1).pop().unwrap();
+        let client_fd = fd_rx.recv().unwrap();
+        s.set_blocking(false).unwrap();
+        // Distinct bytes everywhere, so a byte out of place or lost shows in the texts.
+        let text = |i: usize, len: usize| -> String {
+            let mut t = tick(i);
+            while t.len() < len {
+                t.push(char::from(b'a' + (t.len() * 7 + i) as u8 % 26));
+            }
+            t
+        };
+        let first = PreparedMessage::text(&text(0, BIG));
+        assert_eq!(unread(&s, client_fd), 0);
+        s.send_prepared(&first).unwrap();
+        let took = unread(&s, client_fd);
+        assert!(
+            took > 0 && took < first.frame().len(),
+            "the socket took {took} of {} bytes",
+            first.frame().len()
+        );
+        assert!(s.wants_write(), "the rest of the frame is queued");
+        let mut sent = vec![text(0, BIG)];
+        // Behind it: prepared messages (copied behind the queued bytes), a message the
+        // connection encodes itself, a small prepared one; refused ones are skipped.
+        for i in 1..12 {
+            let t = text(i, if i % 4 == 0 { 128 } else { BIG / 2 + i });
+            let r = if i % 3 == 0 {
+                s.send_text(&t)
+            } else {
+                s.send_prepared(&PreparedMessage::text(&t))
+            };
+            match r {
+                Ok(()) => sent.push(t),
+                Err(Error::Backpressure) => {}
+                Err(e) => panic!("{e:?}"),
+            }
+        }
+        assert!(sent.len() > 2, "only {} messages queued", sent.len());
+        release.send(()).unwrap();
+        flush_all(&mut s);
+        // Once the queue is empty the direct path writes again.
+        let last = text(99, 128);
+        s.send_prepared(&PreparedMessage::text(&last)).unwrap();
+        sent.push(last);
+        flush_all(&mut s);
+        s.set_blocking(true).unwrap();
+        s.close(CloseCode::NORMAL, "").unwrap();
+        assert!(matches!(s.recv().unwrap(), Some(Message::Close(_))));
+        let got = reader.join().unwrap();
+        assert_eq!(got.len(), sent.len());
+        for (g, e) in got.iter().zip(&sent) {
+            assert!(
+                g == e,
+                "a message differs ({} vs {} bytes)",
+                g.len(),
+                e.len()
+            );
         }
     });
 }

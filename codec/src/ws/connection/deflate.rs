@@ -75,6 +75,30 @@ pub(super) struct Send {
     pub(super) scratch: Vec<u8>,
 }
 
+/// What a prepared message needs to know of the sending stream, copied out of it when
+/// it is made: the prepared path then reads no line of the boxed stream (cold when a
+/// server sends to many connections; see `send_prepared`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct SendPlan {
+    /// The stream's [`Deflater::threshold`].
+    pub(super) threshold: usize,
+    /// The stream's [`Deflater::window_bits`].
+    pub(super) window_bits: u8,
+    /// The stream's [`Deflater::no_context_takeover`].
+    pub(super) no_context_takeover: bool,
+}
+
+impl SendPlan {
+    /// The plan of `d`.
+    pub(super) fn of(d: &Deflater) -> SendPlan {
+        SendPlan {
+            threshold: d.threshold(),
+            window_bits: d.window_bits(),
+            no_context_takeover: d.no_context_takeover(),
+        }
+    }
+}
+
 impl Send {
     pub(super) fn new(deflater: Deflater) -> Box<Send> {
         Box::new(Send {

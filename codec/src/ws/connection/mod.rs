@@ -901,7 +901,9 @@ where
         let config = self.deflate_config.unwrap_or_default();
         self.reader.set_allowed_rsv(RSV1);
         self.inflate = Some(deflate::Recv::new(Inflater::for_role(&n, role)));
-        self.tx.deflate = Some(deflate::Send::new(Deflater::for_role(&n, role, &config)));
+        let deflater = Deflater::for_role(&n, role, &config);
+        self.tx.deflate_plan = Some(deflate::SendPlan::of(&deflater));
+        self.tx.deflate = Some(deflate::Send::new(deflater));
         self.negotiated = Some(n);
     }
 }

@@ -96,11 +96,10 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
             return Plan::Encode;
         }
         #[cfg(feature = "deflate")]
-        if let Some(d) = self.deflate.as_deref()
-            && d.deflater.should_compress(msg.payload().len())
+        if let Some(z) = self.deflate_plan
+            && msg.payload().len() >= z.threshold
         {
-            let z = &d.deflater;
-            return match msg.compressed_for(z.window_bits(), z.no_context_takeover()) {
+            return match msg.compressed_for(z.window_bits, z.no_context_takeover) {
                 Some(frame) => Plan::Frame(frame),
                 None => Plan::Encode,
             };

@@ -80,6 +80,9 @@ pub struct Sender<W, M> {
     /// permessage-deflate's sending stream, once negotiated.
     #[cfg(feature = "deflate")]
     pub(super) deflate: Option<alloc::boxed::Box<super::deflate::Send>>,
+    /// `deflate`'s parameters for prepared messages, set with it.
+    #[cfg(feature = "deflate")]
+    pub(super) deflate_plan: Option<super::deflate::SendPlan>,
 }
 
 impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
@@ -97,6 +100,8 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
             close_timer: Timer::Off,
             #[cfg(feature = "deflate")]
             deflate: None,
+            #[cfg(feature = "deflate")]
+            deflate_plan: None,
         }
     }
 

@@ -89,6 +89,12 @@ impl Deflater {
         self.no_context_takeover
     }
 
+    /// The smallest payload that goes out compressed (see
+    /// [`should_compress`](Self::should_compress)).
+    pub fn threshold(&self) -> usize {
+        self.threshold
+    }
+
     /// Whether a payload of `len` bytes should go out compressed (RSV1 set):
     /// at or above the threshold. Below it, send it as it is, RSV1 clear.
     #[inline]

@@ -4,11 +4,15 @@
 //! as a server loop sending to many clients runs them), or 1,000 tokio
 //! `ServerConnection`s on a `current_thread` runtime; write buffers of 64 KiB (read
 //! buffers 4 KiB: nothing is received). A connection that refuses for backpressure (its
-//! client fell behind) is flushed and sent to again inside the timed fan-out.
+//! client fell behind) is flushed and sent to again inside the timed fan-out. The floor
+//! rows send the pre-encoded frame with `send(2)` straight on the same connections'
+//! sockets, no library code.
 //!
 //! In-memory rows ([`queue_cases`]): 1,000 codec `Connection`s (server role, the same
 //! buffers), the message queued on each, nothing written; the untimed step between
 //! fan-outs empties the outputs.
+
+use std::os::fd::{AsRawFd, RawFd};
 
 use tickwire::codec::time::Instant as CodecInstant;
 use tickwire::codec::ws::deflate::{DeflateConfig, Inflater};
@@ -35,6 +39,9 @@ enum How {
     OneByOne,
     /// `queue_prepared` on every connection, then `flush` on each.
     QueueThenFlush,
+    /// The floor: `send(2)` of the pre-encoded frame on each connection's socket, no
+    /// library code.
+    Floor,
 }
 
 const NOTE_PREPARED: &str = "ws::ServerConnection::send_prepared (evented, non-blocking socket) on each of 1000 \
@@ -44,6 +51,12 @@ const NOTE_ONE: &str = "ws::ServerConnection::send_text (evented) on each of 100
     the frame into its write buffer, then one write(2); clients drained on the other core";
 const NOTE_QUEUE_FLUSH: &str = "ws::ServerConnection::queue_prepared on all 1000 connections (a copy into each \
     write buffer), then flush on each (one write(2) per connection), both timed";
+const NOTE_FLOOR: &str = "floor: send(fd, frame, 132, MSG_NOSIGNAL) (the system call std's TcpStream::write \
+    and mio make) on the socket of each of the same 1000 handshaken ws::ServerConnections (non-blocking), the \
+    frame encoded before the run, no library code: the least any library does per connection (a short write is \
+    finished by sending the rest); clients drained on the other core";
+const NOTE_Z_FLOOR: &str = "floor: send(2) of the frame compressed before the run (the bytes send_prepared \
+    writes) on the socket of each of the same 1000 deflate-negotiated ws::ServerConnections, no library code";
 const NOTE_TOKIO_PREPARED: &str = "tokio::ws::ServerConnection::send_prepared(..).await on each of 1000 \
     connections, one current_thread runtime; clients drained on the other core";
 const NOTE_TOKIO_ONE: &str = "tokio::ws::ServerConnection::send_text(..).await on each of 1000 connections, \
@@ -58,7 +71,7 @@ const NOTE_Z_ONE: &str = "permessage-deflate negotiated with server_no_context_t
     on 1000 connections, each compressing with its own stream (reset after every message); one write(2) each";
 
 /// The loopback rows of plain scenario `s`: prepared (the baseline), one by one, queue
-/// then flush, and the tokio adapter's two.
+/// then flush, the floor (`send(2)` of the frame, no library), and the tokio adapter's two.
 pub(super) fn plain_cases(s: &str, peer: usize, v: &mut Vec<Case<'static>>) {
     v.push(Case::new(
         s,
@@ -83,6 +96,13 @@ pub(super) fn plain_cases(s: &str, peer: usize, v: &mut Vec<Case<'static>>) {
     ));
     v.push(Case::new(
         s,
+        "floor: send(2) of the frame",
+        false,
+        NOTE_FLOOR,
+        move |cfg| mio_row(cfg, peer, How::Floor, false),
+    ));
+    v.push(Case::new(
+        s,
         "tickwire (tokio) send_prepared",
         false,
         NOTE_TOKIO_PREPARED,
@@ -97,7 +117,7 @@ pub(super) fn plain_cases(s: &str, peer: usize, v: &mut Vec<Case<'static>>) {
     ));
 }
 
-/// The deflate scenario `s`: compressed once vs compressed per connection.
+/// The deflate scenario `s`: compressed once vs compressed per connection, and its floor.
 pub(super) fn deflate_cases(s: &str, peer: usize, v: &mut Vec<Case<'static>>) {
     v.push(Case::new(
         s,
@@ -112,6 +132,13 @@ pub(super) fn deflate_cases(s: &str, peer: usize, v: &mut Vec<Case<'static>>) {
         false,
         NOTE_Z_ONE,
         move |cfg| mio_row(cfg, peer, How::OneByOne, true),
+    ));
+    v.push(Case::new(
+        s,
+        "floor: send(2) of the frame",
+        false,
+        NOTE_Z_FLOOR,
+        move |cfg| mio_row(cfg, peer, How::Floor, true),
     ));
 }
 
@@ -192,14 +219,14 @@ fn mio_row(cfg: &RunConfig, peer: usize, how: How, deflate: bool) -> Measurement
     let socks = clients.join().expect("clients");
     let text = message();
     let (msg, frame) = prepared(&text, deflate);
-    let drain = Drain::spawn(peer, socks, frame);
-    fan_out(&mut conns, how, &msg, &text, CONNECTIONS);
+    let drain = Drain::spawn(peer, socks, frame.clone());
+    fan_out(&mut conns, how, &msg, &text, &frame, CONNECTIONS);
     drain.wait_verified();
     let m = bench_batch(
         &per_connection(cfg),
         &mut conns,
         |_| {},
-        |conns, n| fan_out(conns, how, &msg, &text, n),
+        |conns, n| fan_out(conns, how, &msg, &text, &frame, n),
     );
     drop(drain);
     m
@@ -207,9 +234,21 @@ fn mio_row(cfg: &RunConfig, peer: usize, how: How, deflate: bool) -> Measurement
 
 /// One fan-out: the message to the first `n` connections.
 #[inline]
-fn fan_out(conns: &mut [ServerConnection], how: How, msg: &PreparedMessage, text: &str, n: usize) {
+fn fan_out(
+    conns: &mut [ServerConnection],
+    how: How,
+    msg: &PreparedMessage,
+    text: &str,
+    frame: &[u8],
+    n: usize,
+) {
     let conns = &mut conns[..n];
     match how {
+        How::Floor => {
+            for c in conns {
+                write_all_raw(c.as_raw_fd(), frame);
+            }
+        }
         How::Prepared => {
             for c in conns {
                 send(c, |c| c.send_prepared(msg));
@@ -229,6 +268,29 @@ fn fan_out(conns: &mut [ServerConnection], how: How, msg: &PreparedMessage, text
                     unexpected(&e);
                 }
             }
+        }
+    }
+}
+
+/// The floor's send: `send(2)` of `bytes` on `fd` with `MSG_NOSIGNAL`, as std's
+/// `TcpStream::write` makes it, spinning on a short write or `EAGAIN` until all went
+/// (the drained client makes room; rare at these sizes).
+#[inline(always)]
+fn write_all_raw(fd: RawFd, mut bytes: &[u8]) {
+    while !bytes.is_empty() {
+        // SAFETY: `bytes` is a live slice of `bytes.len()` bytes for the call; `fd` is
+        // the socket of a connection the caller holds open.
+        let r = unsafe { libc::send(fd, bytes.as_ptr().cast(), bytes.len(), libc::MSG_NOSIGNAL) };
+        if r >= 0 {
+            bytes = &bytes[r as usize..];
+            continue;
+        }
+        let e = std::io::Error::last_os_error();
+        match e.kind() {
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted => {
+                std::hint::spin_loop()
+            }
+            _ => unexpected(&e),
         }
     }
 }
