@@ -101,12 +101,24 @@ async fn every_client_gets_it_and_a_silent_one_is_throttled_alone() {
         refused > COUNT / 2,
         "the silent client pushed back {refused} times"
     );
-    // Awaiting room on the silent connection ends in its write timeout.
-    let msg = PreparedMessage::text(&tick(COUNT));
-    assert!(matches!(
-        slow.send_prepared(&msg).await,
-        Err(Error::WriteTimeout)
-    ));
+    // Awaiting room on the silent connection ends in its write timeout. (The kernel
+    // may still find room for a few more frames meanwhile: a receive queue collapsed
+    // under memory pressure opens the window without the client reading; what is
+    // accepted then is accounted for like the rest.)
+    let mut next = COUNT;
+    let msg = loop {
+        let msg = PreparedMessage::text(&tick(next));
+        match slow.send_prepared(&msg).await {
+            Ok(()) => accepted.push(tick(next)),
+            Err(Error::WriteTimeout) => break msg,
+            Err(e) => panic!("{e:?}"),
+        }
+        next += 1;
+        assert!(
+            next < 2 * COUNT,
+            "a peer that never reads took {next} messages"
+        );
+    };
     for mut c in conns {
         c.close(CloseCode::NORMAL, "").await.unwrap();
         assert!(matches!(c.recv().await.unwrap(), Some(Message::Close(_))));
@@ -133,7 +145,7 @@ async fn every_client_gets_it_and_a_silent_one_is_throttled_alone() {
     // have found room and timed out writing it (then it is queued and goes out whole)
     // or timed out waiting for room (then nothing was queued): either is correct.
     let mut got = silent.await.unwrap();
-    if got.last() == Some(&tick(COUNT)) {
+    if got.last() == Some(&tick(next)) {
         got.pop();
     }
     assert_eq!(got, accepted);
