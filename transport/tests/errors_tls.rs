@@ -205,20 +205,16 @@ mod on_tokio {
     use super::*;
     use tickwire::tokio::ws as tws;
 
-    fn run<F: std::future::Future>(f: F) -> F::Output {
-        ::tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-            .block_on(f)
-    }
-
-    /// The tokio client's error connecting to `url`.
+    /// The tokio client's error connecting to `url` (on a runtime of its own).
     fn tokio_client(url: &str, config: TlsConfig) -> ws::Error {
         let builder = tws::Client::builder()
             .tls(config)
             .handshake_timeout(Duration::from_secs(20));
-        run(builder.connect(url)).map(|_| ()).unwrap_err()
+        let rt = ::tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(builder.connect(url)).map(|_| ()).unwrap_err()
     }
 
     #[test]
@@ -226,20 +222,18 @@ mod on_tokio {
         certificate_cases(tokio_client);
     }
 
-    #[test]
-    fn server_tls_errors_name_the_client() {
+    #[::tokio::test(flavor = "current_thread")]
+    async fn server_tls_errors_name_the_client() {
         let ca = tls_util::Ca::new("test CA");
-        let (client, e, done, h) = run(async {
-            let mut server = tws::Server::builder()
-                .tls(ca.server(&[HOST]).server_config())
-                .handshake_timeout(Duration::from_secs(20))
-                .bind("127.0.0.1:0")
-                .await
-                .unwrap();
-            let (client, done, h) = garbage_client(server.local_addr().unwrap());
-            let mut conn = server.accept().await.unwrap();
-            (client, conn.handshake().await.unwrap_err(), done, h)
-        });
+        let mut server = tws::Server::builder()
+            .tls(ca.server(&[HOST]).server_config())
+            .handshake_timeout(Duration::from_secs(20))
+            .bind("127.0.0.1:0")
+            .await
+            .unwrap();
+        let (client, done, h) = garbage_client(server.local_addr().unwrap());
+        let mut conn = server.accept().await.unwrap();
+        let e = conn.handshake().await.unwrap_err();
         check_server_tls_error(&e, client);
         done.send(()).unwrap();
         h.join().unwrap();
