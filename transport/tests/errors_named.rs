@@ -2,7 +2,8 @@
 //! REST read or write timeout, a connection lost before the response, a socket error
 //! and a garbage response name the request (`GET http://127.0.0.1:port/api/x`), and a
 //! timeout names the setting to raise; a WebSocket client's refused or timed-out
-//! handshake names the URL, a server's names the client's address. Blocking and tokio,
+//! handshake names the URL, a server's names the client's address, and so do their
+//! socket errors (a reset in the handshake or in the session). Blocking and tokio,
 //! the same cases. Each server is a small thread on 127.0.0.1 that does one thing and
 //! then waits for the test to say it is done (a channel, not a sleep).
 
@@ -251,7 +252,18 @@ const WS_CLIENT_CASES: &[WsClientCase] = &[
         variant: |e| matches!(e, ws::Error::HandshakeTimeout { .. }),
         says: &["opening handshake timed out", "raise `handshake_timeout`"],
     },
+    WsClientCase {
+        serve: reset,
+        handshake_timeout: LONG,
+        variant: is_reset,
+        says: &[],
+    },
 ];
+
+/// A socket error: the connection was reset.
+fn is_reset(e: &ws::Error) -> bool {
+    matches!(e, ws::Error::Io { error, .. } if error.kind() == std::io::ErrorKind::ConnectionReset)
+}
 
 impl WsClientCase {
     fn check(&self, url: &str, e: &ws::Error) {
@@ -264,9 +276,11 @@ impl WsClientCase {
 }
 
 /// A WebSocket server's failed handshake with a client that sends `request` (nothing:
-/// a client that never speaks) names the client's address.
+/// a client that never speaks), then holds the connection or resets it, names the
+/// client's address.
 struct WsServerCase {
     request: &'static [u8],
+    reset: bool,
     handshake_timeout: Duration,
     variant: fn(&ws::Error) -> bool,
     says: &'static [&'static str],
@@ -275,15 +289,24 @@ struct WsServerCase {
 const WS_SERVER_CASES: &[WsServerCase] = &[
     WsServerCase {
         request: b"GET /feed HTTP/1.1\r\nHost: h\r\n\r\n",
+        reset: false,
         handshake_timeout: LONG,
         variant: |e| matches!(e, ws::Error::Handshake { .. }),
         says: &["opening handshake failed"],
     },
     WsServerCase {
         request: b"",
+        reset: false,
         handshake_timeout: SHORT,
         variant: |e| matches!(e, ws::Error::HandshakeTimeout { .. }),
         says: &["raise `handshake_timeout`"],
+    },
+    WsServerCase {
+        request: b"GET /feed HTTP/1.1\r\nHost: h\r\n",
+        reset: true,
+        handshake_timeout: LONG,
+        variant: is_reset,
+        says: &[],
     },
 ];
 
@@ -294,6 +317,14 @@ impl WsServerCase {
         let mut s = TcpStream::connect(server).unwrap();
         let local = s.local_addr().unwrap();
         s.write_all(self.request).unwrap();
+        if self.reset {
+            socket2::SockRef::from(&s)
+                .set_linger(Some(Duration::ZERO))
+                .unwrap();
+            drop(s);
+            let (done_tx, _) = mpsc::channel::<()>();
+            return (local, done_tx, thread::spawn(|| {}));
+        }
         let (done_tx, done_rx) = mpsc::channel::<()>();
         let h = thread::spawn(move || {
             let _ = done_rx.recv();
@@ -322,7 +353,7 @@ fn ws_client_handshake_errors_name_the_url() {
             .map(|_| ())
             .unwrap_err();
         case.check(&url, &e);
-        done.send(()).unwrap();
+        done.send(()).ok();
         h.join().unwrap();
     }
 }
@@ -337,9 +368,68 @@ fn ws_server_handshake_errors_name_the_client() {
         let (client, done, h) = case.client(server.local_addr().unwrap());
         let e = server.accept().unwrap().handshake().unwrap_err();
         case.check(client, &e);
-        done.send(()).unwrap();
+        done.send(()).ok();
         h.join().unwrap();
     }
+}
+
+/// End a connection with a reset (RST: linger 0, then close).
+fn reset_now(conn: impl std::os::fd::AsFd) {
+    socket2::SockRef::from(&conn)
+        .set_linger(Some(Duration::ZERO))
+        .unwrap();
+}
+
+/// A blocking WebSocket server for one connection that resets it when the test says
+/// so (after the client has read the `101`).
+fn resetting_server() -> (String, Sender<()>, JoinHandle<()>) {
+    let mut server = ws::Server::bind("127.0.0.1:0").unwrap();
+    let url = format!("ws://{}/feed", server.local_addr().unwrap());
+    let (go_tx, go_rx) = mpsc::channel::<()>();
+    let h = thread::spawn(move || {
+        let mut conn = server.accept().unwrap();
+        conn.handshake().unwrap();
+        go_rx.recv().unwrap();
+        reset_now(&conn);
+    });
+    (url, go_tx, h)
+}
+
+/// A blocking client that connects to `url` and resets the connection once it is
+/// open: its own address.
+fn resetting_client(url: &str) -> SocketAddr {
+    let client = ws::Client::connect(url).unwrap();
+    let local = client.local_addr().unwrap();
+    reset_now(&client);
+    local
+}
+
+/// `e` is the reset of the open connection, named once.
+fn check_session_reset(e: &ws::Error, named: &str) {
+    assert!(is_reset(e), "{e:?}");
+    contains(e, &[&format!("{named}: ")]);
+}
+
+#[test]
+fn ws_client_session_errors_name_the_url() {
+    let (url, go, h) = resetting_server();
+    let mut client = ws::Client::connect(&url).unwrap();
+    go.send(()).unwrap();
+    h.join().unwrap();
+    let e = client.recv().map(|_| ()).unwrap_err();
+    check_session_reset(&e, &url);
+}
+
+#[test]
+fn ws_server_session_errors_name_the_client() {
+    let mut server = ws::Server::bind("127.0.0.1:0").unwrap();
+    let url = format!("ws://{}/", server.local_addr().unwrap());
+    let client = thread::spawn(move || resetting_client(&url));
+    let mut conn = server.accept().unwrap();
+    conn.handshake().unwrap();
+    let addr = client.join().unwrap();
+    let e = conn.recv().map(|_| ()).unwrap_err();
+    check_session_reset(&e, &format!("client {addr}"));
 }
 
 #[cfg(all(feature = "tokio", unix))]
@@ -403,7 +493,7 @@ mod on_tokio {
                 .handshake_timeout(case.handshake_timeout)
                 .connect(&url));
             case.check(&url, &e.map(|_| ()).unwrap_err());
-            done.send(()).unwrap();
+            done.send(()).ok();
             h.join().unwrap();
         }
     }
@@ -422,8 +512,34 @@ mod on_tokio {
                 (client, conn.handshake().await.unwrap_err(), done, h)
             });
             case.check(client, &e);
-            done.send(()).unwrap();
+            done.send(()).ok();
             h.join().unwrap();
         }
+    }
+
+    #[test]
+    fn ws_client_session_errors_name_the_url() {
+        let (url, go, h) = resetting_server();
+        let e = run(async {
+            let mut client = tws::Client::connect(&url).await.unwrap();
+            go.send(()).unwrap();
+            h.join().unwrap();
+            client.recv().await.map(|_| ()).unwrap_err()
+        });
+        check_session_reset(&e, &url);
+    }
+
+    #[test]
+    fn ws_server_session_errors_name_the_client() {
+        let (addr, e) = run(async {
+            let mut server = tws::Server::bind("127.0.0.1:0").await.unwrap();
+            let url = format!("ws://{}/", server.local_addr().unwrap());
+            let client = thread::spawn(move || resetting_client(&url));
+            let mut conn = server.accept().await.unwrap();
+            conn.handshake().await.unwrap();
+            let addr = client.join().unwrap();
+            (addr, conn.recv().await.map(|_| ()).unwrap_err())
+        });
+        check_session_reset(&e, &format!("client {addr}"));
     }
 }

@@ -56,7 +56,7 @@ where
 
 fn tls_kind(e: &Error) -> TlsErrorKind {
     match e {
-        Error::Tls(t) => t.kind(),
+        Error::Tls { error, .. } => error.kind(),
         other => panic!("not a TLS error: {other:?}"),
     }
 }
@@ -331,7 +331,7 @@ fn mtls_client_certificate_required() {
 /// Start a server that expects its handshake to fail and check it did with a TLS error.
 fn failing_server(tls: TlsServerConfig) -> (SocketAddr, JoinHandle<()>) {
     serve(tls, |c| match c {
-        Err(Error::Tls(_)) => {}
+        Err(Error::Tls { .. }) => {}
         other => panic!("server: {other:?}"),
     })
 }

@@ -248,7 +248,8 @@ macro_rules! connection_api {
             /// and can be registered in the caller's [`mio::Poll`]. Blocking (`true`):
             /// deregister it from the caller's poll first.
             pub fn set_blocking(&mut self, blocking: bool) -> Result<(), $crate::ws::Error> {
-                Ok(self.conn.set_blocking(blocking)?)
+                let r = self.conn.set_blocking(blocking);
+                r.map_err(|e| self.conn.name(e.into()))
             }
 
             /// Evented mode: when [`handle_timeout`](Self::handle_timeout) should run next.

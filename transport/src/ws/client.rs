@@ -12,7 +12,7 @@ use tickwire_codec::ws::{Connection, Message};
 
 use super::api::{builder_options, connection_api};
 use super::conn::Conn;
-use super::error::Error;
+use super::error::{Error, Peer};
 use super::options::Options;
 use super::stream::Stream;
 use super::url::Url;
@@ -168,8 +168,9 @@ impl ClientBuilder {
             &self.opts.socket,
             deadline,
         )?;
-        tcp.set_nonblocking(true)?;
-        self.handshake(TcpStream::from_std(tcp), &url)
+        let r = tcp.set_nonblocking(true).map_err(Error::from);
+        r.and_then(|()| self.handshake(TcpStream::from_std(tcp), &url))
+            .map_err(|e| e.at_peer(|| url.display()))
     }
 
     /// Handshake over a stream the caller made (it may still be connecting, if it was
@@ -199,18 +200,20 @@ impl ClientBuilder {
         let mut stream = TcpStream::from_std(stream);
         let url = parse_ws(url)?;
         let deadline = Instant::now().checked_add(self.connect_timeout);
-        wait_connected(&mut stream, deadline, &url)?;
-        self.handshake(stream, &url)
+        wait_connected(&mut stream, deadline, &url)
+            .and_then(|()| self.handshake(stream, &url))
+            .map_err(|e| e.at_peer(|| url.display()))
     }
 
+    /// The opening handshake over a connected `stream` (errors named by the caller:
+    /// the connection is not made yet).
     fn handshake(&self, stream: TcpStream, url: &Url) -> Result<Client, Error> {
         self.opts.socket.apply(&stream)?;
         // `wss://`: TLS with SNI from the URL's host; its handshake runs inside the
         // first writes and reads below, under the same handshake timeout.
         let stream = NetStream::client(stream, url.secure, &self.tls, &url.host)?;
         let mut conn = self.start(stream, url, true)?;
-        conn.handshake_blocking(|ws| ws.poll_handshake())
-            .map_err(|e| e.at_peer(|| url.display()))?;
+        conn.handshake_blocking(|ws| ws.poll_handshake())?;
         Ok(Client { conn })
     }
 
@@ -244,7 +247,8 @@ impl ClientBuilder {
             &self.opts.settings(),
             clock::now(),
         )?;
-        Ok(Conn::new(stream, ws, &self.opts, blocking)?)
+        let peer = Peer::Url(url.display());
+        Ok(Conn::new(stream, ws, &self.opts, blocking, peer)?)
     }
 }
 

@@ -23,7 +23,7 @@ use tickwire_codec::ws::{
     Connection, ConnectionError, Error as WsError, Masking, Message, Sender, State,
 };
 
-use super::error::Error;
+use super::error::{Error, Peer};
 use super::grow::Buffers;
 use super::options::Options;
 use super::stream::Stream;
@@ -414,11 +414,19 @@ pub(crate) struct Conn<S, M> {
     pub io: Io<S>,
     /// The buffers' sizes, when they grow on demand ([`super::grow`]).
     pub bufs: Buffers,
+    /// Who the connection is with, named in its socket, TLS and handshake errors.
+    pub peer: Peer,
 }
 
 impl<S: Stream, M: Masking> Conn<S, M> {
-    /// Drive `ws` over `stream`; blocking mode when `blocking`.
-    pub fn new(stream: S, ws: Ws<M>, opts: &Options, blocking: bool) -> io::Result<Self> {
+    /// Drive `ws` over `stream` with `peer`; blocking mode when `blocking`.
+    pub fn new(
+        stream: S,
+        ws: Ws<M>,
+        opts: &Options,
+        blocking: bool,
+        peer: Peer,
+    ) -> io::Result<Self> {
         let waiter = if blocking { Some(Waiter::new()?) } else { None };
         Ok(Conn {
             ws,
@@ -437,7 +445,14 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                 close_timeout: opts.close_timeout,
             },
             bufs: Buffers::fixed(),
+            peer,
         })
+    }
+
+    /// `e` naming the peer (off the success path: only errors go through here).
+    #[inline]
+    pub fn name(&self, e: Error) -> Error {
+        self.peer.name_in(e)
     }
 
     /// Switch between blocking mode (private poll) and evented mode (the caller's poll).
@@ -461,7 +476,8 @@ impl<S: Stream, M: Masking> Conn<S, M> {
 
     /// Blocking: write everything (write timeout). Evented: what the socket takes.
     pub fn flush(&mut self) -> Result<bool, Error> {
-        self.io.flush(self.ws.sender())
+        let r = self.io.flush(self.ws.sender());
+        r.map_err(|e| self.name(e))
     }
 
     /// A connection error: the close frame (or the refusal) goes out as far as the socket
@@ -475,6 +491,15 @@ impl<S: Stream, M: Masking> Conn<S, M> {
     /// is there, let `advance` look at it. `Ok(true)` once messages flow (the last
     /// handshake bytes may still wait to be written: flush).
     pub fn handshake_step(
+        &mut self,
+        advance: impl FnMut(&mut Ws<M>) -> Result<bool, ConnectionError>,
+    ) -> Result<bool, Error> {
+        let r = self.step_handshake(advance);
+        r.map_err(|e| self.name(e))
+    }
+
+    /// [`handshake_step`](Self::handshake_step), its error not named yet.
+    fn step_handshake(
         &mut self,
         mut advance: impl FnMut(&mut Ws<M>) -> Result<bool, ConnectionError>,
     ) -> Result<bool, Error> {
@@ -515,10 +540,19 @@ impl<S: Stream, M: Masking> Conn<S, M> {
     /// codec's). A server's refusal is written out (close timeout) before the error.
     pub fn handshake_blocking(
         &mut self,
+        advance: impl FnMut(&mut Ws<M>) -> Result<bool, ConnectionError>,
+    ) -> Result<(), Error> {
+        let r = self.run_handshake(advance);
+        r.map_err(|e| self.name(e))
+    }
+
+    /// [`handshake_blocking`](Self::handshake_blocking), its error not named yet.
+    fn run_handshake(
+        &mut self,
         mut advance: impl FnMut(&mut Ws<M>) -> Result<bool, ConnectionError>,
     ) -> Result<(), Error> {
         loop {
-            match self.handshake_step(&mut advance) {
+            match self.step_handshake(&mut advance) {
                 Ok(true) => {
                     // The last handshake bytes (a 101) are small: they go out now, or
                     // within the close timeout; the socket stays non-blocking.
@@ -549,7 +583,7 @@ impl<S: Stream, M: Masking> Conn<S, M> {
             let deadline = self.ws.poll_timeout().map(clock::to_std);
             let write = self.io.wants_write(self.ws.sender());
             if !self.io.wait(deadline, write)? {
-                self.handle_timeout(Instant::now())?;
+                self.run_timers(Instant::now())?;
             }
         }
     }
@@ -593,20 +627,27 @@ impl<S: Stream, M: Masking> Conn<S, M> {
         let Some((msg, tx)) = self.ws.message_with_sender() else {
             return Err(Error::AlreadyClosed);
         };
-        f(
-            msg,
-            Outbox {
-                tx,
-                io: &mut self.io,
-                bufs: &mut self.bufs,
-            },
-        )
-        .map(Some)
+        let out = Outbox {
+            tx,
+            io: &mut self.io,
+            bufs: &mut self.bufs,
+        };
+        match f(msg, out) {
+            Ok(r) => Ok(Some(r)),
+            Err(e) => Err(self.name(e)),
+        }
     }
 
     /// [`recv`](Self::recv) up to the message: `Ok(true)` when one is ready in the
     /// codec ([`Connection::message`]), `Ok(false)` where `recv` says `Ok(None)`.
+    #[inline]
     pub fn recv_ready(&mut self, wait: bool) -> Result<bool, Error> {
+        let r = self.read_message(wait);
+        r.map_err(|e| self.name(e))
+    }
+
+    /// [`recv_ready`](Self::recv_ready), its error not named yet.
+    fn read_message(&mut self, wait: bool) -> Result<bool, Error> {
         let mut read_deadline = Deadline::After(self.io.read_timeout);
         self.io.spin.reset();
         loop {
@@ -745,7 +786,7 @@ impl<S: Stream, M: Masking> Conn<S, M> {
         read_deadline: &mut Deadline,
     ) -> Result<(), Error> {
         if timer.is_some() {
-            self.handle_timeout(Instant::now())?;
+            self.run_timers(Instant::now())?;
         }
         let timer = self.ws.poll_timeout().map(clock::to_std);
         let read = read_deadline.get();
@@ -768,6 +809,12 @@ impl<S: Stream, M: Masking> Conn<S, M> {
     /// Run the codec's timers at `now` and write what they queued (a keepalive ping, a
     /// shutdown). An error ends the connection.
     pub fn handle_timeout(&mut self, now: Instant) -> Result<(), Error> {
+        let r = self.run_timers(now);
+        r.map_err(|e| self.name(e))
+    }
+
+    /// [`handle_timeout`](Self::handle_timeout), its error not named yet.
+    fn run_timers(&mut self, now: Instant) -> Result<(), Error> {
         let result = self.ws.handle_timeout(clock::from_std(now));
         if self.wants_write() {
             let _ = self.io.write_some(self.ws.sender());
@@ -780,7 +827,8 @@ impl<S: Stream, M: Masking> Conn<S, M> {
         &mut self,
         f: impl FnMut(&mut Tx<M>) -> Result<(), ConnectionError>,
     ) -> Result<(), Error> {
-        self.io.send_with(self.ws.sender(), &mut self.bufs, f)
+        let r = self.io.send_with(self.ws.sender(), &mut self.bufs, f);
+        r.map_err(|e| self.name(e))
     }
 
     /// `f` found no room (or failed): [`Io::send_refused`] on this connection.

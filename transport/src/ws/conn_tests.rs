@@ -11,6 +11,7 @@ use tickwire_codec::ws::{
 
 use super::Conn;
 use crate::ws::Error;
+use crate::ws::error::Peer;
 use crate::ws::options::Options;
 use crate::ws::stream::Stream;
 
@@ -103,7 +104,7 @@ fn server(input: Vec<u8>, budget: usize, wbuf: usize) -> Conn<Mock, NoMask> {
         crate::clock::now(),
     );
     ws.skip_handshake();
-    match Conn::new(mock, ws, &opts, false) {
+    match Conn::new(mock, ws, &opts, false, Peer::Url("ws://mock/".into())) {
         Ok(c) => c,
         Err(e) => panic!("{e}"),
     }

@@ -22,9 +22,10 @@ use crate::tls::{TlsError, tls_error};
 ///   `WriteTimeout`, `Encode`, `MessageTooLarge`, `HandshakeInProgress`;
 /// - setup: `Url`, `Resolve`, `Proxy`, `Entropy`, `TlsDisabled`.
 ///
-/// `Display` (`{}`) says what failed and where, once (a handshake error names the URL
-/// or the client's address: `ws://127.0.0.1:9001/feed: opening handshake failed:
-/// unexpected HTTP status 403`); the variants that add context to
+/// `Display` (`{}`) says what failed and where, once (a socket, TLS or handshake error
+/// names the URL or the client's address: `ws://127.0.0.1:9001/feed: opening handshake
+/// failed: unexpected HTTP status 403`, `client 127.0.0.1:50312: Connection reset by
+/// peer (os error 104)`); the variants that add context to
 /// an underlying error (`Resolve`, `Connect`) return it from
 /// [`source`](std::error::Error::source) and leave its text out. The alternate form
 /// `{:#}` appends each source's text: `cannot connect to 127.0.0.1:9: Connection
@@ -32,15 +33,27 @@ use crate::tls::{TlsError, tls_error};
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
-    /// A socket error.
-    Io(io::Error),
+    /// A socket error (reset, broken pipe, ...) on the connection to `peer`.
+    Io {
+        /// Who the connection is with: the URL (client) or `client ADDR` (server);
+        /// empty when there is none (a listener's error).
+        peer: String,
+        /// The socket's error; its text is part of this error's text.
+        error: io::Error,
+    },
     /// The URL could not be parsed.
     Url(UrlError),
     /// TLS failed: certificate (untrusted, expired, wrong name), no common version,
     /// a garbled record, a fatal alert from the peer, or the stream cut before
     /// close_notify. [`TlsError::kind`] classifies it.
     #[cfg(feature = "tls")]
-    Tls(TlsError),
+    Tls {
+        /// Who the connection is with: the URL (client) or `client ADDR` (server).
+        peer: String,
+        /// What failed; its text (and what to change, for a certificate error) is
+        /// part of this error's text.
+        error: TlsError,
+    },
     /// A `wss://` URL, or a TLS connection asked for, in a build without the `tls`
     /// feature: enable it (`tickwire = { features = ["tls"] }`, on by default).
     TlsDisabled,
@@ -126,10 +139,16 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Io(e) => e.fmt(f),
+            Error::Io { peer, error } => {
+                with_peer(f, peer)?;
+                error.fmt(f)
+            }
             Error::Url(e) => write!(f, "invalid WebSocket URL: {e}"),
             #[cfg(feature = "tls")]
-            Error::Tls(e) => write!(f, "{e}{}", crate::tls::hint(e)),
+            Error::Tls { peer, error } => {
+                with_peer(f, peer)?;
+                write!(f, "{error}{}", crate::tls::hint(error))
+            }
             Error::TlsDisabled => f.write_str(
                 "wss:// needs TLS, and tickwire was built without its `tls` feature: enable it",
             ),
@@ -187,7 +206,8 @@ impl fmt::Display for Error {
     }
 }
 
-/// "`peer`: " before the text of a handshake error (nothing when it was never named).
+/// "`peer`: " before the text of an error that names who the connection is with
+/// (nothing when it was never named).
 fn with_peer(f: &mut fmt::Formatter<'_>, peer: &str) -> fmt::Result {
     if peer.is_empty() {
         return Ok(());
@@ -204,14 +224,39 @@ impl Error {
         }
     }
 
-    /// Name who a handshake error was with (the client's URL, the server's peer
-    /// address); other errors pass unchanged. Only on the way out with an error.
+    /// [`Error::Io`] before the peer is named ([`Error::at_peer`]); allocates nothing.
+    pub(crate) fn io(error: io::Error) -> Error {
+        Error::Io {
+            peer: String::new(),
+            error,
+        }
+    }
+
+    /// [`Error::Tls`] before the peer is named ([`Error::at_peer`]); allocates nothing.
+    #[cfg(feature = "tls")]
+    pub(crate) fn tls(error: TlsError) -> Error {
+        Error::Tls {
+            peer: String::new(),
+            error,
+        }
+    }
+
+    /// Name who the connection is with (the client's URL, the server's peer address)
+    /// in an error that names it and was not named yet (socket, TLS and handshake
+    /// errors); other errors pass unchanged. Only on the way out with an error: the
+    /// text is built here.
     #[cold]
     #[inline(never)]
     pub(crate) fn at_peer(mut self, name: impl FnOnce() -> String) -> Error {
-        if let Error::Handshake { peer, .. } | Error::HandshakeTimeout { peer } = &mut self
-            && peer.is_empty()
-        {
+        let peer = match &mut self {
+            Error::Handshake { peer, .. }
+            | Error::HandshakeTimeout { peer }
+            | Error::Io { peer, .. } => peer,
+            #[cfg(feature = "tls")]
+            Error::Tls { peer, .. } => peer,
+            _ => return self,
+        };
+        if peer.is_empty() {
             *peer = name();
         }
         self
@@ -223,7 +268,7 @@ impl std::error::Error for Error {
     /// their own text; `Io` passes on its own source).
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Io(e) => e.source(),
+            Error::Io { error, .. } => error.source(),
             Error::Resolve {
                 source: Some(e), ..
             } => Some(e),
@@ -238,9 +283,9 @@ impl From<io::Error> for Error {
     fn from(e: io::Error) -> Self {
         #[cfg(feature = "tls")]
         if let Some(tls) = tls_error(&e) {
-            return Error::Tls(tls.clone());
+            return Error::tls(tls.clone());
         }
-        Error::Io(e)
+        Error::io(e)
     }
 }
 
@@ -258,7 +303,7 @@ impl From<DialError> for Error {
 #[cfg(feature = "tls")]
 impl From<TlsError> for Error {
     fn from(e: TlsError) -> Self {
-        Error::Tls(e)
+        Error::tls(e)
     }
 }
 
@@ -287,5 +332,33 @@ impl From<WsError> for Error {
 impl From<EncodeError> for Error {
     fn from(e: EncodeError) -> Self {
         Error::Encode(e)
+    }
+}
+
+/// Who a connection is with, for its errors: kept from the start (no text yet), turned
+/// into text only when an error is returned ([`Peer::name_in`]).
+#[derive(Debug, Clone)]
+pub(crate) enum Peer {
+    /// A client connection: its URL as errors show it.
+    Url(String),
+    /// A server connection: the client's address (`None`: the socket did not say).
+    Client(Option<SocketAddr>),
+}
+
+impl Peer {
+    /// A server connection's peer: the address of `stream`'s other end.
+    pub(crate) fn client_of(stream: &mio::net::TcpStream) -> Peer {
+        Peer::Client(stream.peer_addr().ok())
+    }
+
+    /// `e` naming this peer, if it is an error that names it ([`Error::at_peer`]).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn name_in(&self, e: Error) -> Error {
+        e.at_peer(|| match self {
+            Peer::Url(url) => url.clone(),
+            Peer::Client(Some(addr)) => format!("client {addr}"),
+            Peer::Client(None) => "client (address unknown)".to_owned(),
+        })
     }
 }

@@ -110,7 +110,8 @@ impl ServerConnection {
     /// ```
     pub fn send_prepared(&mut self, msg: &PreparedMessage) -> Result<(), Error> {
         self.ready()?;
-        self.conn.send_prepared(msg)
+        let r = self.conn.send_prepared(msg);
+        r.map_err(|e| self.conn.name(e))
     }
 
     /// Queue a prepared message in the write buffer without writing it, in either mode:

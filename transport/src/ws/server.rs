@@ -19,7 +19,7 @@ use tickwire_codec::ws::{Connection, Message, State};
 
 use super::api::{builder_options, connection_api};
 use super::conn::{Conn, Ws};
-use super::error::Error;
+use super::error::{Error, Peer};
 use super::grow::Buffers;
 use super::options::Options;
 use super::upgrade::{self, Decision, OnUpgrade, UpgradeRequest};
@@ -201,7 +201,8 @@ impl ServerBuilder {
     /// The crate's own adapters (tokio): take a mio stream, in evented mode.
     #[cfg(feature = "tokio")]
     pub(crate) fn accept_evented(&self, stream: TcpStream) -> Result<ServerConnection, Error> {
-        ServerConnection::new(stream, Arc::new(self.clone()), false)
+        let peer = Peer::client_of(&stream);
+        ServerConnection::new(stream, Arc::new(self.clone()), false, peer)
     }
 
     fn serve(&self, listener: TcpListener) -> Server {
@@ -237,7 +238,9 @@ impl ServerBuilder {
     /// ```
     pub fn accept_stream(&self, stream: std::net::TcpStream) -> Result<ServerConnection, Error> {
         stream.set_nonblocking(true)?;
-        ServerConnection::new(TcpStream::from_std(stream), Arc::new(self.clone()), true)
+        let stream = TcpStream::from_std(stream);
+        let peer = Peer::client_of(&stream);
+        ServerConnection::new(stream, Arc::new(self.clone()), true, peer)
     }
 }
 
@@ -327,8 +330,9 @@ impl Server {
     pub fn accept(&mut self) -> Result<ServerConnection, Error> {
         loop {
             match self.listener.accept() {
-                Ok((stream, _)) => {
-                    return ServerConnection::new(stream, self.shared.clone(), true);
+                Ok((stream, addr)) => {
+                    let peer = Peer::Client(Some(addr));
+                    return ServerConnection::new(stream, self.shared.clone(), true, peer);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.wait()?,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -366,10 +370,11 @@ impl Server {
     pub fn try_accept(&mut self) -> Result<Option<ServerConnection>, Error> {
         loop {
             return match self.listener.accept() {
-                Ok((stream, _)) => Ok(Some(ServerConnection::new(
+                Ok((stream, addr)) => Ok(Some(ServerConnection::new(
                     stream,
                     self.shared.clone(),
                     false,
+                    Peer::Client(Some(addr)),
                 )?)),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -401,7 +406,9 @@ impl Server {
     /// ```
     pub fn accept_stream(&self, stream: std::net::TcpStream) -> Result<ServerConnection, Error> {
         stream.set_nonblocking(true)?;
-        ServerConnection::new(TcpStream::from_std(stream), self.shared.clone(), true)
+        let stream = TcpStream::from_std(stream);
+        let peer = Peer::client_of(&stream);
+        ServerConnection::new(stream, self.shared.clone(), true, peer)
     }
 
     /// The crate's own adapters (tokio): take a mio stream with this server's settings,
@@ -476,7 +483,23 @@ pub struct ServerConnection {
 connection_api!(ServerConnection);
 
 impl ServerConnection {
-    fn new(stream: TcpStream, shared: Arc<ServerBuilder>, blocking: bool) -> Result<Self, Error> {
+    /// A connection over `stream` from `peer`, its handshake to come.
+    fn new(
+        stream: TcpStream,
+        shared: Arc<ServerBuilder>,
+        blocking: bool,
+        peer: Peer,
+    ) -> Result<Self, Error> {
+        Self::start(stream, shared, blocking, peer.clone()).map_err(|e| peer.name_in(e))
+    }
+
+    /// [`new`](Self::new), its error not named yet.
+    fn start(
+        stream: TcpStream,
+        shared: Arc<ServerBuilder>,
+        blocking: bool,
+        peer: Peer,
+    ) -> Result<Self, Error> {
         shared.opts.socket.apply(&stream)?;
         let stream = NetStream::server(stream, &shared.tls)?;
         let opts = &shared.opts;
@@ -492,7 +515,7 @@ impl ServerConnection {
         let settings = opts.settings();
         let mut ws = Connection::server(vec![0u8; read], vec![0u8; write], &settings, clock::now());
         ws.reader_mut().set_limits(settings.limits, read_max);
-        let mut conn = Conn::new(stream, ws, opts, blocking)?;
+        let mut conn = Conn::new(stream, ws, opts, blocking, peer)?;
         conn.bufs = Buffers::growing(read, write, read_max, write_max);
         Ok(ServerConnection {
             conn,
@@ -631,20 +654,11 @@ impl ServerConnection {
                 upgrade::answer(decision, fallback, &mut headers, &shared.headers)
             })
         };
-        let r = if self.conn.io.is_blocking() {
+        if self.conn.io.is_blocking() {
             self.conn.handshake_blocking(advance).map(|()| true)
         } else {
             self.conn.handshake_step(advance)
-        };
-        r.map_err(|e| self.name_peer(e))
-    }
-
-    /// A handshake error names the client's address.
-    fn name_peer(&self, e: Error) -> Error {
-        e.at_peer(|| match self.conn.io.stream.tcp().peer_addr() {
-            Ok(addr) => format!("client {addr}"),
-            Err(_) => "client (address unknown)".to_owned(),
-        })
+        }
     }
 
     pub(super) fn ready(&mut self) -> Result<(), Error> {
@@ -716,6 +730,6 @@ impl ServerConnection {
     }
 
     fn handle_timeout_inner(&mut self, now: Instant) -> Result<(), Error> {
-        self.conn.handle_timeout(now).map_err(|e| self.name_peer(e))
+        self.conn.handle_timeout(now)
     }
 }
