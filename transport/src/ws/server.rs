@@ -415,7 +415,8 @@ impl Server {
     /// in evented mode.
     #[cfg(feature = "tokio")]
     pub(crate) fn accept_evented(&self, stream: TcpStream) -> Result<ServerConnection, Error> {
-        ServerConnection::new(stream, self.shared.clone(), false)
+        let peer = Peer::client_of(&stream);
+        ServerConnection::new(stream, self.shared.clone(), false, peer)
     }
 
     /// The listener's mio socket (for the tokio adapter's readiness).
