@@ -12,9 +12,9 @@
 //! and connections driven by other threads can send the same message.
 //!
 //! The connection's rules hold as for any message: it is application data, so it is
-//! refused during the handshake and after a close (`Closed`), and it leaves
+//! refused during the handshake and after a close (`AlreadyClosed`), and it leaves
 //! [`CONTROL_ROOM`](crate::ws::connection::CONTROL_ROOM) free for a pong and a close;
-//! when the write buffer has no room it is refused with `Full` and nothing is queued.
+//! when the write buffer has no room it is refused with `Backpressure` and nothing is queued.
 //!
 //! Server frames are not masked, so one encoding fits every server connection. Where one
 //! frame does not fit a connection, the connection encodes the payload itself (same

@@ -230,7 +230,7 @@ fn xdp_client(script: &Script, rest: bool, attach: Attach) -> ClientReport {
             };
             match r {
                 Ok(()) => sent += 1,
-                Err(ConnectionError::Full) => break,
+                Err(ConnectionError::Backpressure) => break,
                 Err(e) => panic!("send {sent}: {e}"),
             }
             if sent % PING_EVERY == 0 {

@@ -189,7 +189,7 @@ fn a_full_send_buffer_still_leaves_room_to_answer_pings() {
         if turn % 10 == 0 {
             // Queued first: data sends then fill the rest.
             match session.server.tx().send_ping(b"still there?") {
-                Ok(()) | Err(ConnectionError::Full) => {}
+                Ok(()) | Err(ConnectionError::Backpressure) => {}
                 Err(e) => panic!("ping: {e}"),
             }
         }
@@ -203,7 +203,7 @@ fn a_full_send_buffer_still_leaves_room_to_answer_pings() {
                     };
                     match r {
                         Ok(()) => {}
-                        Err(ConnectionError::Full) => {
+                        Err(ConnectionError::Backpressure) => {
                             refused += 1;
                             break;
                         }

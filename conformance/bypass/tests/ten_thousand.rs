@@ -178,7 +178,7 @@ fn send_some<W: AsRef<[u8]> + AsMut<[u8]>, M: tickwire_codec::ws::Masking>(
         };
         match r {
             Ok(()) => *next += 1,
-            Err(tickwire_codec::ws::ConnectionError::Full) => return,
+            Err(tickwire_codec::ws::ConnectionError::Backpressure) => return,
             Err(e) => panic!("send {}: {e}", *next),
         }
         if next.is_multiple_of(PING_EVERY) {

@@ -48,8 +48,10 @@ impl From<ConnectionError> for Error {
             ConnectionError::ConnectionLost => Error::ConnectionLost,
             ConnectionError::HandshakeInProgress => Error::HandshakeInProgress,
             ConnectionError::Encode(e) => Error::Encode(e),
-            ConnectionError::Full => Error::Backpressure,
-            ConnectionError::TooLarge { len, capacity } => Error::MessageTooLarge { len, capacity },
+            ConnectionError::Backpressure => Error::Backpressure,
+            ConnectionError::MessageTooLarge { len, capacity } => {
+                Error::MessageTooLarge { len, capacity }
+            }
             _ => Error::AlreadyClosed,
         }
     }
@@ -328,9 +330,9 @@ impl<S: Stream> Io<S> {
         // size (the limit a full-size buffer would set).
         while bufs.write_can_grow() {
             let need = match e {
-                ConnectionError::Full => 0,
-                ConnectionError::TooLarge { len, .. } if len <= bufs.write_limit() => len,
-                ConnectionError::TooLarge { len, .. } => {
+                ConnectionError::Backpressure => 0,
+                ConnectionError::MessageTooLarge { len, .. } if len <= bufs.write_limit() => len,
+                ConnectionError::MessageTooLarge { len, .. } => {
                     return Err(Error::MessageTooLarge {
                         len,
                         capacity: bufs.write_limit(),
@@ -346,7 +348,7 @@ impl<S: Stream> Io<S> {
                 Err(again) => e = again,
             }
         }
-        if e != ConnectionError::Full {
+        if e != ConnectionError::Backpressure {
             return Err(e.into());
         }
         if self.is_blocking() {

@@ -65,7 +65,7 @@ impl<S: Stream, M: Masking> Conn<S, M> {
     pub fn queue_prepared(&mut self, msg: &PreparedMessage) -> Result<(), Error> {
         match self.ws.send_prepared(msg) {
             Ok(()) => Ok(()),
-            Err(ConnectionError::Full) => Err(Error::Backpressure),
+            Err(ConnectionError::Backpressure) => Err(Error::Backpressure),
             Err(e) => Err(e.into()),
         }
     }

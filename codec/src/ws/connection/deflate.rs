@@ -423,7 +423,7 @@ mod tests {
         loop {
             match c.send_text(&big) {
                 Ok(()) => sent += 1,
-                Err(ConnectionError::Full) => break,
+                Err(ConnectionError::Backpressure) => break,
                 Err(e) => panic!("{e:?}"),
             }
             assert!(sent < 1000);

@@ -189,7 +189,7 @@ where
 
     fn handshake_over(&self) -> Result<bool, ConnectionError> {
         if self.tx.failed {
-            Err(ConnectionError::Closed)
+            Err(ConnectionError::AlreadyClosed)
         } else {
             Ok(true)
         }

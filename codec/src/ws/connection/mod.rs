@@ -175,15 +175,15 @@ pub enum ConnectionError {
     /// The peer ended the stream without a close handshake (code 1006).
     ConnectionLost,
     /// The connection was closed or failed before this call.
-    Closed,
+    AlreadyClosed,
     /// The opening handshake is not over yet.
     HandshakeInProgress,
     /// The message cannot be encoded (nothing was queued).
     Encode(EncodeError),
     /// No room for the message now: write out what is queued, then try again.
-    Full,
+    Backpressure,
     /// The message can never fit the output buffer.
-    TooLarge {
+    MessageTooLarge {
         /// Bytes the message takes on the wire.
         len: usize,
         /// Room the output buffer has for application messages.
@@ -194,7 +194,7 @@ pub enum ConnectionError {
 impl From<EncodeError> for ConnectionError {
     fn from(e: EncodeError) -> Self {
         match e {
-            EncodeError::BufferFull => ConnectionError::Full,
+            EncodeError::BufferFull => ConnectionError::Backpressure,
             e => ConnectionError::Encode(e),
         }
     }
@@ -209,11 +209,11 @@ impl core::fmt::Display for ConnectionError {
             Self::CloseTimeout => f.write_str("peer did not answer the close in time"),
             Self::DeadPeer => f.write_str("nothing received within the dead-peer timeout"),
             Self::ConnectionLost => f.write_str("connection lost without a close handshake"),
-            Self::Closed => f.write_str("connection already closed"),
+            Self::AlreadyClosed => f.write_str("connection already closed"),
             Self::HandshakeInProgress => f.write_str("opening handshake still in progress"),
             Self::Encode(_) => f.write_str("cannot encode message"),
-            Self::Full => f.write_str("output buffer full; write out and retry"),
-            Self::TooLarge { len, capacity } => write!(
+            Self::Backpressure => f.write_str("output buffer full; write out and retry"),
+            Self::MessageTooLarge { len, capacity } => write!(
                 f,
                 "message of {len} bytes exceeds the {capacity} bytes the output buffer has for messages"
             ),
@@ -764,7 +764,7 @@ where
     /// returned. A protocol error is returned at once with its close frame queued (and
     /// the write half shut after it); later calls discard input until the end of the
     /// peer's stream ([`handle_eof`](Self::handle_eof)) or the close timeout, then say
-    /// [`ConnectionError::Closed`]. A server still in its handshake accepts the request
+    /// [`ConnectionError::AlreadyClosed`]. A server still in its handshake accepts the request
     /// with no subprotocol (use [`handle_upgrade`](Self::handle_upgrade) to decide).
     #[inline]
     pub fn poll_message(&mut self) -> Result<Option<Message<'_>>, ConnectionError> {
@@ -805,7 +805,7 @@ where
                 }
                 State::Closed => {
                     return if self.tx.failed {
-                        Err(ConnectionError::Closed)
+                        Err(ConnectionError::AlreadyClosed)
                     } else {
                         Ok(false)
                     };

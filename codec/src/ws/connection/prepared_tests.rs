@@ -101,7 +101,7 @@ fn every_connection_gets_the_frame_send_text_would_have_made() {
     // Larger than the server's write buffer: refused whole, nothing queued.
     assert!(matches!(
         s.send_prepared(&msg),
-        Err(ConnectionError::TooLarge { .. })
+        Err(ConnectionError::MessageTooLarge { .. })
     ));
     assert!(s.transmit().is_empty());
     let n = s
@@ -154,7 +154,7 @@ fn a_full_buffer_refuses_and_leaves_room_for_a_pong_and_a_close() {
         match s.send_prepared_with(&msg, |_| 0) {
             Ok(0) => queued += 1,
             Ok(n) => panic!("wrote {n} through a socket that took nothing"),
-            Err(ConnectionError::Full) => break,
+            Err(ConnectionError::Backpressure) => break,
             Err(e) => panic!("{e:?}"),
         }
         assert!(queued < 100);
@@ -166,7 +166,7 @@ fn a_full_buffer_refuses_and_leaves_room_for_a_pong_and_a_close() {
     // Refused: nothing queued, and `write` is never offered the bytes.
     assert_eq!(
         s.send_prepared_with(&msg, |_| panic!("refused messages are not written")),
-        Err(ConnectionError::Full)
+        Err(ConnectionError::Backpressure)
     );
     assert_eq!(s.sender().pending(), pending);
     // The peer pings, we close: the pong and the close still fit.
@@ -183,7 +183,7 @@ fn a_full_buffer_refuses_and_leaves_room_for_a_pong_and_a_close() {
     }
     assert_eq!(c.poll_message(), Ok(Some(Message::Pong(b"are you there"))));
     assert!(matches!(c.poll_message(), Ok(Some(Message::Close(_)))));
-    assert_eq!(s.send_prepared(&msg), Err(ConnectionError::Closed));
+    assert_eq!(s.send_prepared(&msg), Err(ConnectionError::AlreadyClosed));
     assert_eq!(c.state(), State::Closed);
 }
 
@@ -201,7 +201,7 @@ fn refused_during_the_handshake_and_after_a_close() {
     let queued = s.transmit().len();
     assert_eq!(
         s.send_prepared_with(&msg, |_| panic!("refused")),
-        Err(ConnectionError::Closed)
+        Err(ConnectionError::AlreadyClosed)
     );
     assert_eq!(s.transmit().len(), queued);
     // Closed after the peer's answer.
@@ -210,13 +210,13 @@ fn refused_during_the_handshake_and_after_a_close() {
     pump(&mut c, &mut s);
     assert!(matches!(s.poll_message(), Ok(Some(Message::Close(None)))));
     assert_eq!(s.state(), State::Closed);
-    assert_eq!(s.send_prepared(&msg), Err(ConnectionError::Closed));
+    assert_eq!(s.send_prepared(&msg), Err(ConnectionError::AlreadyClosed));
     // The peer's close, echoed.
     let (mut c2, mut s2) = pair(4);
     c2.close(None, "").unwrap();
     pump(&mut c2, &mut s2);
     assert!(matches!(s2.poll_message(), Ok(Some(Message::Close(None)))));
-    assert_eq!(s2.send_prepared(&msg), Err(ConnectionError::Closed));
+    assert_eq!(s2.send_prepared(&msg), Err(ConnectionError::AlreadyClosed));
 }
 
 #[test]

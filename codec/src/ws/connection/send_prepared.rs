@@ -22,7 +22,7 @@ enum Plan<'p> {
 
 impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
     /// Queue a prepared message: its frame is copied into the output as it is (see
-    /// [`crate::ws::prepared`]). [`ConnectionError::Full`]: write out what is queued, then
+    /// [`crate::ws::prepared`]). [`ConnectionError::Backpressure`]: write out what is queued, then
     /// try again; nothing was queued.
     ///
     /// ```
@@ -81,7 +81,7 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
         // `room_for` made sure the whole frame fits.
         self.out
             .extend(&frame[n..])
-            .map_err(|_| ConnectionError::Full)?;
+            .map_err(|_| ConnectionError::Backpressure)?;
         Ok(n)
     }
 

@@ -206,23 +206,23 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
         match self.state {
             State::Open => {}
             State::Handshake => return Err(ConnectionError::HandshakeInProgress),
-            State::Closing | State::Closed => return Err(ConnectionError::Closed),
+            State::Closing | State::Closed => return Err(ConnectionError::AlreadyClosed),
         }
         let capacity = self.out.capacity().saturating_sub(CONTROL_ROOM);
         if need > capacity {
-            return Err(ConnectionError::TooLarge {
+            return Err(ConnectionError::MessageTooLarge {
                 len: need,
                 capacity,
             });
         }
         if need > self.room() {
-            return Err(ConnectionError::Full);
+            return Err(ConnectionError::Backpressure);
         }
         Ok(())
     }
 
     /// Queue a text message (split into frames if a fragment size is set).
-    /// [`ConnectionError::Full`]: write out what is queued, then try again.
+    /// [`ConnectionError::Backpressure`]: write out what is queued, then try again.
     ///
     /// ```
     /// # use tickwire_codec::ws::connection::{doc_pair, doc_pump};

@@ -127,7 +127,7 @@ fn a_bad_request_is_refused_with_its_status() {
     let n = s.transmit().len();
     s.handle_written(n);
     assert!(s.wants_shutdown());
-    assert_eq!(s.poll_message(), Err(ConnectionError::Closed));
+    assert_eq!(s.poll_message(), Err(ConnectionError::AlreadyClosed));
 }
 
 #[test]
@@ -250,7 +250,7 @@ fn pongs_are_never_blocked_by_a_full_buffer() {
     // The server's application fills its output until it is refused.
     let chunk = [b'x'; 100];
     while s.send_binary(&chunk).is_ok() {}
-    assert_eq!(s.send_binary(&chunk), Err(ConnectionError::Full));
+    assert_eq!(s.send_binary(&chunk), Err(ConnectionError::Backpressure));
     // Pings keep coming; every one is answered, none waits for the application.
     // 125-byte payloads: two pongs fill the reserved room, the rest are held.
     for i in 0..5u8 {
@@ -261,7 +261,7 @@ fn pongs_are_never_blocked_by_a_full_buffer() {
     // The latest pong waits in the held slot, ahead of any message the application
     // queues after it: even the smallest is refused until the pong is out.
     assert_eq!(s.sender().room(), 0);
-    assert_eq!(s.send_binary(b""), Err(ConnectionError::Full));
+    assert_eq!(s.send_binary(b""), Err(ConnectionError::Backpressure));
     let mut pongs = Vec::new();
     for _ in 0..100 {
         pump(&mut s, &mut c);
@@ -318,7 +318,7 @@ fn a_silent_peer_is_declared_dead() {
     assert!(s.is_failed());
     assert!(s.transmit().is_empty(), "no close frame to a dead peer");
     assert!(s.wants_shutdown());
-    assert_eq!(s.poll_message(), Err(ConnectionError::Closed));
+    assert_eq!(s.poll_message(), Err(ConnectionError::AlreadyClosed));
 }
 
 #[test]
@@ -342,7 +342,7 @@ fn close_timeout_runs_from_the_next_handle_timeout() {
     c.handle_timeout(at(100)).unwrap();
     c.close(Some(CloseCode::NORMAL), "bye").unwrap();
     assert_eq!(c.state(), State::Closing);
-    assert_eq!(c.send_text("x"), Err(ConnectionError::Closed));
+    assert_eq!(c.send_text("x"), Err(ConnectionError::AlreadyClosed));
     // Due now: the caller passes the current time.
     assert_eq!(c.poll_timeout(), Some(at(100)));
     c.handle_timeout(at(200)).unwrap();
@@ -416,7 +416,7 @@ fn a_protocol_error_is_returned_at_once_with_its_close_queued() {
     // ...until the peer's stream ends: an expected end, not a new error.
     assert_eq!(c.handle_eof(), Ok(()));
     assert_eq!(c.state(), State::Closed);
-    assert_eq!(c.poll_message(), Err(ConnectionError::Closed));
+    assert_eq!(c.poll_message(), Err(ConnectionError::AlreadyClosed));
 }
 
 #[test]
@@ -439,7 +439,7 @@ fn the_end_of_the_stream_without_a_close_is_lost() {
     let (mut c, _s) = open();
     assert_eq!(c.handle_eof(), Err(ConnectionError::ConnectionLost));
     assert_eq!(c.state(), State::Closed);
-    assert_eq!(c.poll_message(), Err(ConnectionError::Closed));
+    assert_eq!(c.poll_message(), Err(ConnectionError::AlreadyClosed));
 }
 
 #[test]
@@ -453,7 +453,7 @@ fn sends_are_refused_outside_the_open_state() {
     let big = vec![0u8; 4096];
     assert!(matches!(
         c.send_binary(&big),
-        Err(ConnectionError::TooLarge { .. })
+        Err(ConnectionError::MessageTooLarge { .. })
     ));
     assert_eq!(
         c.send_ping(&[0; 126]),
