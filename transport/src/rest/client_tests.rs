@@ -12,7 +12,7 @@ use tickwire_codec::http::{Error as HttpError, RequestWriter, ResponseReader};
 use super::*;
 
 #[path = "../../tests/net_events/mod.rs"]
-mod net_events;
+pub(super) mod net_events;
 
 const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
 

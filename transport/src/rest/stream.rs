@@ -213,13 +213,9 @@ mod tests {
         HttpUrl::parse(&format!("http://{host}:{port}")).unwrap()
     }
 
-    /// Poll `stale` until it says so (within a generous deadline).
+    /// Poll `stale` until it says so (the tests' event wait, with its deadline).
     fn wait_stale(c: &mut TcpStream) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while !c.stale().unwrap() {
-            assert!(Instant::now() < deadline, "never stale");
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        super::super::client_tests::net_events::wait_for("stale", || c.stale().unwrap());
     }
 
     #[test]
