@@ -1,6 +1,6 @@
 //! Suite "bypass": one 128 B binary message at a time from a tickwire client
 //! to a tickwire server in one thread, through a TCP stack: smoltcp in user
-//! space (the kernel-bypass path of `conformance/bypass`) beside the kernel's
+//! space (the kernel-bypass path of `bypass`) beside the kernel's
 //! loopback TCP on 127.0.0.1. Same codec calls on both rows; only the stack
 //! that carries the bytes differs.
 //!

@@ -38,7 +38,7 @@ use tickwire_codec::ws::{CloseCode, ConnectionError, Message, Settings};
 use tickwire_conformance::{PeerError, skip_or_fail};
 
 // The counting allocator shared with the codec's no-allocation tests.
-#[path = "../../../codec/tests/common/mod.rs"]
+#[path = "../../codec/tests/common/mod.rs"]
 mod common;
 use common::allocs;
 

@@ -14,7 +14,7 @@ use tickwire_codec::ws::Config;
 use tickwire_codec::ws::handshake::ClientHandshake;
 
 // The counting allocator shared with the codec's no-allocation tests.
-#[path = "../../../codec/tests/common/mod.rs"]
+#[path = "../../codec/tests/common/mod.rs"]
 mod common;
 use common::allocs;
 

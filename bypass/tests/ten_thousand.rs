@@ -15,7 +15,7 @@ use tickwire_codec::ws::handshake::ClientHandshake;
 use tickwire_codec::ws::{CloseCode, Config, Message};
 
 // The counting allocator shared with the codec's no-allocation tests.
-#[path = "../../../codec/tests/common/mod.rs"]
+#[path = "../../codec/tests/common/mod.rs"]
 mod common;
 use common::allocs;
 
