@@ -547,7 +547,13 @@ impl<'s, D: Nic> Stack<'s, D> {
         match &mut self.slots[i].proto {
             Some(Proto::Rest(r)) => {
                 r.deadline = None;
-                Ok(r.reader.response())
+                let resp = r.reader.response();
+                if resp.is_some_and(|resp| !resp.keep_alive()) {
+                    // The server ends the connection after this response: so do we
+                    // (close_notify, FIN); `Event::Closed` follows.
+                    r.closing = true;
+                }
+                Ok(resp)
             }
             _ => Ok(None),
         }
@@ -630,7 +636,9 @@ impl<'s, D: Nic> Stack<'s, D> {
                         Err(_) => {} // failed already: its alert is queued
                     }
                 }
-                done_sending = wants_end && tls.codec.is_close_sent();
+                // Our close_notify is out, or the peer's ended the TLS stream
+                // first (nothing more may be sent then).
+                done_sending = wants_end && (tls.codec.is_close_sent() || tls.codec.is_closed());
             }
             if tls.codec.has_pending_output() {
                 tls.codec.drain_pending_output(&mut tls.out);
@@ -706,8 +714,8 @@ impl<'s, D: Nic> Stack<'s, D> {
                     _ => break,
                 }
             }
-            if ended && !slot.eof {
-                slot.eof = true;
+            if ended && !slot.tls_eof {
+                slot.tls_eof = true;
                 tls.codec.handle_eof();
             }
             if tls.codec.is_handshaking() {
@@ -733,7 +741,10 @@ impl<'s, D: Nic> Stack<'s, D> {
                             None => break,
                         },
                         Ok(Status::PeerClosed) => {
-                            outcome = eof(&mut slot.proto);
+                            if !slot.eof {
+                                slot.eof = true;
+                                peer_ended(&mut slot.proto);
+                            }
                             break;
                         }
                         Ok(_) => break,
@@ -769,7 +780,7 @@ impl<'s, D: Nic> Stack<'s, D> {
         }
         if ended && !sock.can_recv() && !slot.eof {
             slot.eof = true;
-            outcome = eof(&mut slot.proto);
+            peer_ended(&mut slot.proto);
         }
         if let Some(o) = outcome {
             self.finish_after(i, o);
@@ -914,21 +925,23 @@ impl<'s, D: Nic> Stack<'s, D> {
             return;
         }
         self.advance(i);
-        // A REST connection whose server ended the stream with nothing in flight.
+        // The peer ended its stream and every message before the end was handed out.
         let slot = &mut self.slots[i];
-        if slot.eof
-            && !slot.ready
-            && slot.phase != Phase::Done
-            && let Some(Proto::Rest(r)) = &slot.proto
-            && r.deadline.is_none()
-        {
-            let outcome = if r.closing {
-                Ok(())
-            } else {
-                Err(ConnError::ConnectionLost)
+        if slot.eof && !slot.ready && slot.phase != Phase::Done {
+            let outcome = match &mut slot.proto {
+                Some(Proto::Ws(c)) => Some(c.handle_eof().map_err(ConnError::Ws)),
+                // With nothing in flight (a response in flight is ended by its reader).
+                Some(Proto::Rest(r)) if r.deadline.is_none() => Some(if r.closing {
+                    Ok(())
+                } else {
+                    Err(ConnError::ConnectionLost)
+                }),
+                _ => None,
             };
-            self.finish(i, outcome);
-            return;
+            if let Some(outcome) = outcome {
+                self.finish(i, outcome);
+                return;
+            }
         }
         // A WebSocket whose close handshake is over.
         let slot = &mut self.slots[i];
@@ -949,21 +962,13 @@ impl<'s, D: Nic> Stack<'s, D> {
     }
 }
 
-/// The peer's stream ended (FIN, or TLS close_notify): the protocol's verdict.
-fn eof(proto: &mut Option<Proto<'_>>) -> Option<Result<(), ConnError>> {
-    match proto {
-        Some(Proto::Ws(c)) => match c.handle_eof() {
-            Ok(()) => Some(Ok(())),
-            Err(e) => Some(Err(ConnError::Ws(e))),
-        },
-        Some(Proto::Rest(r)) => {
-            // A response may end with the stream (close-delimited), or be cut
-            // short by it: the reader's next `advance` says which. An idle
-            // connection's end is judged by `drive_in`.
-            r.reader.signal_eof();
-            None
-        }
-        None => None,
+/// The peer's stream ended (FIN, or TLS close_notify). A REST reader is told
+/// at once (a close-delimited body ends there); the verdict (clean or
+/// [`ConnError::ConnectionLost`]) waits until every message before the end
+/// was handed out (`drive_in`).
+fn peer_ended(proto: &mut Option<Proto<'_>>) {
+    if let Some(Proto::Rest(r)) = proto {
+        r.reader.signal_eof();
     }
 }
 

@@ -312,8 +312,10 @@ pub struct Slot<'s> {
     pub(crate) ready: bool,
     /// TCP reached ESTABLISHED in this attempt.
     pub(crate) established: bool,
-    /// The end of the peer's stream was passed on.
+    /// The peer ended its stream (FIN; on TLS, close_notify).
     pub(crate) eof: bool,
+    /// TLS: the TCP stream's end was passed to the codec.
+    pub(crate) tls_eof: bool,
     /// Our FIN was asked for.
     pub(crate) shut: bool,
     pub(crate) connect_deadline: Option<Instant>,
@@ -326,6 +328,12 @@ impl core::fmt::Debug for Slot<'_> {
         f.debug_struct("Slot")
             .field("remote", &self.remote)
             .field("phase", &self.phase)
+            .field("established", &self.established)
+            .field("eof", &self.eof)
+            .field("shut", &self.shut)
+            .field("ready", &self.ready)
+            .field("pending", &self.pending)
+            .field("generation", &self.generation)
             .field("read", &self.read.len())
             .field("write", &self.write.len())
             .field("tls", &self.tls_in.len())
@@ -370,6 +378,7 @@ impl<'s> Slot<'s> {
             ready: false,
             established: false,
             eof: false,
+            tls_eof: false,
             shut: false,
             connect_deadline: None,
             generation: 0,
@@ -392,6 +401,7 @@ impl<'s> Slot<'s> {
         self.ready = false;
         self.established = false;
         self.eof = false;
+        self.tls_eof = false;
         self.shut = false;
         self.connect_deadline = None;
     }
