@@ -31,6 +31,10 @@ pub enum ConnError {
     Http(HttpError),
     /// A request could not be built (invalid header, larger than the slot's write buffer).
     Build(BuildError),
+    /// REST: bytes nobody asked for, or the server's end of stream, arrived while
+    /// the connection was idle (RFC 9112 §6.3): it cannot carry another request.
+    /// Reconnect, and send again if the request is safe to repeat.
+    Stale,
     /// No response within [`Options::request_timeout`](super::Options::request_timeout).
     RequestTimeout,
     /// No room for the request (or message) now: poll, then try again. Not final.
@@ -107,6 +111,9 @@ impl core::fmt::Display for ConnError {
             ConnError::Ws(e) => write!(f, "websocket: {e}"),
             ConnError::Http(e) => write!(f, "http: {e}"),
             ConnError::Build(e) => write!(f, "request: {e}"),
+            ConnError::Stale => f.write_str(
+                "the server sent bytes or closed while the connection was idle; reconnect",
+            ),
             ConnError::RequestTimeout => {
                 f.write_str("no response in time (raise Options::request_timeout)")
             }

@@ -266,6 +266,11 @@ impl<'s, D: Nic> Stack<'s, D> {
             slot.phase = Phase::Idle;
             return Err(e);
         }
+        sock.set_ack_delay(
+            slot.options
+                .tcp_ack_delay
+                .map(|d| smoltcp::time::Duration::from_micros(d.as_micros() as u64)),
+        );
         let remote = slot.remote.as_ref().ok_or(SetupError::BadRemote)?;
         if sock
             .connect(self.iface.context(), (remote.addr(), remote.port()), port)
@@ -497,8 +502,22 @@ impl<'s, D: Nic> Stack<'s, D> {
         if rest.deadline.is_some() || slot.ready {
             return Err(ConnError::Busy);
         }
-        if rest.closing || slot.eof || !sock.may_send() {
+        if rest.closing || !sock.may_send() {
             return Err(ConnError::NotOpen);
+        }
+        // Bytes that arrived while the connection was idle (a response nobody asked
+        // for, a 408 before a close) or the server's end of stream: never the answer
+        // to this request (RFC 9112 §6.3). The connection is over.
+        #[cfg(feature = "tls")]
+        let tls_bytes = slot
+            .tls
+            .as_ref()
+            .is_some_and(|t| t.codec.incoming_len() > 0);
+        #[cfg(not(feature = "tls"))]
+        let tls_bytes = false;
+        if slot.eof || sock.can_recv() || tls_bytes || !rest.reader.unparsed().is_empty() {
+            self.finish(i, Err(ConnError::Stale));
+            return Err(ConnError::Stale);
         }
         let req = build(&mut rest.writer)?;
         let method = req.method();

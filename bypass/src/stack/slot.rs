@@ -215,6 +215,11 @@ pub struct Options {
     pub connect_timeout: Duration,
     /// Time a REST request has for its whole response. Default 10 s.
     pub request_timeout: Duration,
+    /// How long TCP may hold back an ACK for data received (`None`, the default:
+    /// acknowledge at once). A request/response loop gains from a delay: the ACK
+    /// rides on the next message instead of costing a packet (and, over AF_XDP in
+    /// copy mode, a `sendto` kick) of its own.
+    pub tcp_ack_delay: Option<Duration>,
     /// TLS settings for `wss://` and `https://`: a rustls client config (its
     /// crypto provider, the roots or the caller's CA; set
     /// `enable_secret_extraction` for the codec's allocation-free records mode).
@@ -228,6 +233,7 @@ impl Default for Options {
             ws: Settings::default(),
             connect_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(10),
+            tcp_ack_delay: None,
             #[cfg(feature = "tls")]
             tls: None,
         }

@@ -5,6 +5,7 @@
 //! one after another, or (`--sequential`) once each one after another.
 
 pub mod bypass;
+pub mod bypass_tls;
 pub mod bypass_xdp;
 pub mod codec;
 pub mod fanout;
@@ -42,6 +43,7 @@ pub fn all(setup: &Setup) -> Vec<Case<'static>> {
     tls::register(setup, &mut v);
     bypass::register(setup, &mut v);
     bypass_xdp::register(setup, &mut v);
+    bypass_tls::register(setup, &mut v);
     tokio_loopback::register(setup, &mut v);
     fanout::register(setup, &mut v);
     v
