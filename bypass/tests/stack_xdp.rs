@@ -605,7 +605,8 @@ fn client(
     for s in scripts.iter_mut() {
         s.limit = s.total;
     }
-    scripts[6].limit = KILL_AT;
+    // Messages still in flight when the peer dies: it is killed mid-stream.
+    scripts[6].limit = KILL_AT + WINDOW;
     run(
         &mut scripts,
         &mut stack,
@@ -614,7 +615,6 @@ fn client(
     );
     let others_before: usize = [0, 1, 2, 3, 4].iter().map(|&k| scripts[k].done).sum();
     kill.send(()).unwrap();
-    scripts[6].limit = scripts[6].total;
     run(
         &mut scripts,
         &mut stack,
@@ -622,15 +622,19 @@ fn client(
         "the kill seen",
     );
     let others_at_failure: usize = [0, 1, 2, 3, 4].iter().map(|&k| scripts[k].done).sum();
+    let at_failure = state(&scripts);
     // Reconnected (after the caller's backoff, refused while the peer was down)
     // and echoing again.
+    let done_at_failure = scripts[6].done;
+    scripts[6].limit = scripts[6].total;
     run(
         &mut scripts,
         &mut stack,
-        &|s| s[6].done > KILL_AT + WINDOW,
+        &|s| s[6].connects > 1 && s[6].done >= done_at_failure + 2 * WINDOW,
         "reconnected",
     );
     let others_at_reconnect: usize = [0, 1, 2, 3, 4].iter().map(|&k| scripts[k].done).sum();
+    let at_reconnect = state(&scripts);
     drop(up);
     run(
         &mut scripts,
@@ -678,7 +682,7 @@ fn client(
     assert!(
         others_at_reconnect > others_at_failure && others_at_failure >= others_before,
         "the others carried on while slot 6 was down: {others_before} {others_at_failure} \
-         {others_at_reconnect}"
+         {others_at_reconnect}\n{at_failure}\n{at_reconnect}"
     );
     assert_eq!(
         plain_allocs, 0,
