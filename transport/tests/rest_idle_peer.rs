@@ -35,6 +35,9 @@ enum Misbehave {
     Fin,
 }
 
+/// Both ends of a connection: the client's, the server's.
+type Ends = (SocketAddr, SocketAddr);
+
 /// Read one request (head and Content-Length body); `None` at end of stream.
 fn read_request(s: &mut TcpStream) -> Option<Vec<u8>> {
     let mut buf = Vec::new();
@@ -75,14 +78,7 @@ fn ok(body: &str) -> Vec<u8> {
 /// the others answer every request with its request line. Sends on `events` (both ends
 /// of the first connection) once the misbehaviour is on its way to the client; returns
 /// the request lines of each connection.
-fn server(
-    how: Misbehave,
-    conns: usize,
-) -> (
-    String,
-    Receiver<(SocketAddr, SocketAddr)>,
-    JoinHandle<Vec<Vec<String>>>,
-) {
+fn server(how: Misbehave, conns: usize) -> (String, Receiver<Ends>, JoinHandle<Vec<Vec<String>>>) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", l.local_addr().unwrap());
     let (tx, rx) = mpsc::channel();
@@ -156,7 +152,10 @@ fn blocking_case(how: Misbehave, second: tickwire::rest::Method) {
     let first = c.get("/1").send().unwrap();
     assert_eq!(first.body_str().unwrap(), "GET /1");
     if how == Misbehave::Http10Chunked {
-        assert!(!first.keep_alive(), "HTTP/1.0 + Transfer-Encoding is not reused");
+        assert!(
+            !first.keep_alive(),
+            "HTTP/1.0 + Transfer-Encoding is not reused"
+        );
     }
     let (client, server_end) = events.recv().unwrap();
     wait_client_side(how, client, server_end);

@@ -55,6 +55,7 @@
 
 pub(crate) mod client;
 mod doc_server;
+pub(crate) mod drive;
 mod error;
 mod https;
 pub(crate) mod options;

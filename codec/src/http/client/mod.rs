@@ -510,8 +510,12 @@ impl ClientConnection {
         self.eof_idle = false;
         self.stats.connects += 1;
         self.last_now = now;
-        if self.phase == Phase::Connect {
-            self.begin_write();
+        match self.phase {
+            Phase::Connect => self.begin_write(),
+            // Opened ahead of a request: an exchange cut short on an earlier
+            // connection is over.
+            Phase::Start | Phase::Idle | Phase::Done | Phase::Failed(_) => {}
+            _ => self.phase = Phase::Idle,
         }
     }
 
@@ -615,10 +619,11 @@ impl ClientConnection {
         self.responses = 0;
         self.eof_idle = false;
         self.phase = match self.phase {
-            Phase::Closing(After::Connect) => Phase::Connect,
+            // The idle connection vanished before the request: a new one.
+            Phase::Closing(After::Connect) | Phase::Probe => Phase::Connect,
             Phase::Closing(After::Done) => Phase::Done,
             Phase::Closing(After::Fail(e)) => Phase::Failed(e),
-            Phase::Write | Phase::Read | Phase::Probe => Phase::Failed(ClientError::Io),
+            Phase::Write | Phase::Read => Phase::Failed(ClientError::Io),
             p => p,
         };
     }

@@ -327,6 +327,18 @@ fn a_connection_opened_ahead_is_not_probed_and_its_reader_is_cleared() {
 }
 
 #[test]
+fn a_connection_opened_after_an_exchange_was_cut_short_carries_the_next_request() {
+    let mut r = Rig::default();
+    assert_eq!(r.start(Method::Get, None, at(0), false), Ok(Action::Read));
+    // The caller gave up and dropped that connection, then opened one ahead.
+    r.conn.handle_connected(at(1));
+    r.log.clear();
+    assert_eq!(r.start(Method::Get, None, at(2), false), Ok(Action::Read));
+    assert_eq!(&r.log[..], [Action::Write, Action::Read]);
+    assert_eq!(r.connects(), 2);
+}
+
+#[test]
 fn an_exchange_cut_short_is_not_continued() {
     let mut r = Rig::default();
     r.exchange(OK, at(0));
