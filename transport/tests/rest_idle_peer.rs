@@ -15,13 +15,15 @@
 #![cfg(unix)]
 
 mod net_events;
+mod rest_util;
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io::Write;
+use std::net::{SocketAddr, TcpListener};
 use std::sync::mpsc::{self, Receiver};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
+use rest_util::read_request;
 use tickwire::rest::{Client, Error};
 
 /// How the server misbehaves after its first answer on a connection.
@@ -37,27 +39,6 @@ enum Misbehave {
 
 /// Both ends of a connection: the client's, the server's.
 type Ends = (SocketAddr, SocketAddr);
-
-/// Read one request (head and Content-Length body); `None` at end of stream.
-fn read_request(s: &mut TcpStream) -> Option<Vec<u8>> {
-    let mut buf = Vec::new();
-    let mut b = [0u8; 1];
-    while !buf.ends_with(b"\r\n\r\n") {
-        match s.read(&mut b) {
-            Ok(1) => buf.push(b[0]),
-            _ => return None,
-        }
-    }
-    let head = String::from_utf8_lossy(&buf).to_ascii_lowercase();
-    let len = head
-        .lines()
-        .find_map(|l| l.strip_prefix("content-length: "))
-        .map_or(0, |v| v.trim().parse::<usize>().unwrap());
-    let mut body = vec![0u8; len];
-    s.read_exact(&mut body).ok()?;
-    buf.extend_from_slice(&body);
-    Some(buf)
-}
 
 /// The request line's method and target, as the answer's body: `POST /2`.
 fn line(req: &[u8]) -> String {

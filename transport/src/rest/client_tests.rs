@@ -14,28 +14,11 @@ use super::*;
 #[path = "../../tests/net_events/mod.rs"]
 pub(super) mod net_events;
 
-const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+#[path = "../../tests/rest_util/mod.rs"]
+mod rest_util;
+use rest_util::read_request;
 
-/// Read one request head (and a Content-Length body) from `s`; `None` on EOF.
-fn read_request(s: &mut TcpStream) -> Option<Vec<u8>> {
-    let mut buf = Vec::new();
-    let mut b = [0u8; 1];
-    while !buf.ends_with(b"\r\n\r\n") {
-        match s.read(&mut b) {
-            Ok(1) => buf.push(b[0]),
-            _ => return None,
-        }
-    }
-    let head = String::from_utf8_lossy(&buf).to_ascii_lowercase();
-    let len = head
-        .lines()
-        .find_map(|l| l.strip_prefix("content-length: "))
-        .map_or(0, |v| v.trim().parse::<usize>().unwrap());
-    let mut body = vec![0u8; len];
-    s.read_exact(&mut body).ok()?;
-    buf.extend_from_slice(&body);
-    Some(buf)
-}
+const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
 
 /// A server that runs `script` on each accepted connection (in order, one at a time)
 /// for `conns` connections and returns what each script returned.
