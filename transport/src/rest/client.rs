@@ -10,44 +10,11 @@
 //! ([`Client::request_writer`] presets Host and base path) and pass a
 //! [`ResponseReader`] of your own to [`Client::send`].
 //!
-//! # Reconnect policy
-//!
-//! The connection is opened on first use and kept while responses allow it
-//! ([`RestResponse::keep_alive`]). After a response with `Connection: close`, a
-//! close-delimited body, or any error, it is dropped and the next `send` connects again
-//! (and clears the reader). A connection is always dropped the way
-//! [`Client::disconnect`] does it: over TLS, close_notify after every byte written
-//! before it (or the alert of a TLS failure), waiting at most the close timeout
-//! ([`ClientBuilder::close_timeout`]) for a server that is not reading; then the FIN.
-//!
-//! A kept-alive connection can go stale: the server closes it when idle, and the client
-//! learns it only when it uses it. So:
-//!
-//! - before a request on a connection idle for at least [`ClientBuilder::idle_probe`]
-//!   (default 1 s), the client checks without blocking whether the server already closed
-//!   it (or sent something unasked, like a 408), and if so reconnects before sending a
-//!   byte. Busy connections skip the check: it costs three system calls. Unasked bytes
-//!   already in the reader after the last response are checked for before every request;
-//! - if a request on a **reused** connection fails before the first response byte (the
-//!   write fails, or the server closes or resets it), an **idempotent** request (GET,
-//!   HEAD, PUT, DELETE: RFC 9110 §9.2.2) is sent once more on a fresh connection. A
-//!   non-idempotent one is not (the server may have acted on it): the call returns
-//!   [`Error::ConnectionLost`] and the next call reconnects.
-//!
-//! A request on a fresh connection is never retried, and no request is retried twice.
-//!
-//! # Writes and reads
-//!
-//! The request is written whole: partial writes continue where they stopped, and the
-//! stream is in blocking mode, so a `WouldBlock` can only mean the write timeout passed;
-//! that fails the call with [`Error::WriteTimeout`] and drops the connection (a request
-//! cut short is never resumed or retried). Response bytes are read straight into the
-//! reader's buffer; the read timeout bounds each wait for more bytes, and the request
-//! timeout ([`ClientBuilder::timeout`], off by default) the whole call: a server that
-//! sends its answer a byte at a time is cut at that deadline with
-//! [`Error::RequestTimeout`]. (Over TLS the deadline is checked whenever a socket read
-//! returns, so a server dribbling one TLS record can hold the call past it until that
-//! record is complete or the read timeout passes.)
+//! Reconnects, retries, the stale-connection check and the timeouts are described in
+//! the [`rest`](crate::rest#reconnects-retries-and-stale-connections) module docs; the
+//! rules themselves are the codec's
+//! [`ClientConnection`](tickwire_codec::http::ClientConnection), which this client drives
+//! over a blocking stream (reading the clock once per wait).
 
 use std::io::{self, Write};
 use std::net::SocketAddr;
@@ -156,8 +123,30 @@ impl<C: Connector> ClientBuilder<C> {
         self
     }
 
-    /// Before a request on a connection idle at least this long, check that the server
-    /// has not closed it (default 1 s; `None`: never check). See the module docs.
+    /// Before a request on a kept-alive connection idle at least this long, check
+    /// without blocking whether the server closed it or sent something nobody asked for
+    /// (a 408, a stray response); if so the request goes on a new connection, and the
+    /// old one's bytes are never read as its answer. Default `Some(Duration::ZERO)`:
+    /// before every reuse (one non-blocking peek; over TLS, a read of what arrived).
+    /// `Some(t)`: only on connections idle for `t` or more; `None`: never (a closed
+    /// connection is then found by the request itself and retried when that is safe:
+    /// see [reconnects and retries](crate::rest#reconnects-retries-and-stale-connections)).
+    ///
+    /// ```
+    /// # let server = tickwire::rest::doc_server();
+    /// use std::time::Duration;
+    /// use tickwire::rest::Client;
+    ///
+    /// // A busy order gateway: skip the check on connections used in the last 100 ms.
+    /// let mut client = Client::builder()
+    ///     .idle_probe(Some(Duration::from_millis(100)))
+    ///     .connect(&format!("http://{server}"))?;
+    /// client.get("/a").send()?;
+    /// client.get("/b").send()?; // the same connection
+    /// let stats = client.stats();
+    /// assert_eq!((stats.connects, stats.stale_probed, stats.retries), (1, 0, 0));
+    /// # Ok::<(), tickwire::rest::Error>(())
+    /// ```
     pub fn idle_probe(mut self, after: Option<Duration>) -> Self {
         self.idle_probe = after;
         self
@@ -304,8 +293,9 @@ impl Recv {
     }
 }
 
-/// One keep-alive HTTP/1.1 connection to one server (see the module docs), with its
-/// own request writer and response reader.
+/// One keep-alive HTTP/1.1 connection to one server, with its own request writer and
+/// response reader; reconnected, checked and retried as the
+/// [`rest`](crate::rest#reconnects-retries-and-stale-connections) module docs say.
 ///
 /// A GET, then a POST of JSON, each one expression:
 ///
@@ -563,7 +553,8 @@ impl<C: Connector> Client<C> {
 
     /// Send `req` and read its response into `reader`; the response borrows the reader
     /// until the reader is used again. Blocks within the configured timeouts (the
-    /// request timeout too). See the module docs for reconnects and retries.
+    /// request timeout too). Reconnects and retries:
+    /// [`rest`](crate::rest#reconnects-retries-and-stale-connections).
     ///
     /// Use one reader per client: on a new connection the client clears it.
     ///

@@ -1,6 +1,8 @@
-//! Async [`Client`]: one keep-alive HTTP/1.1 connection on tokio, with the blocking
-//! [`crate::rest::Client`]'s reconnect and retry policy (see [`crate::rest`]'s client
-//! docs) and the cancellation rule of [`super`]: the connection is in the `send`
+//! Async [`Client`]: one keep-alive HTTP/1.1 connection on tokio, driving the same
+//! codec [`ClientConnection`] as the blocking [`crate::rest::Client`], so the same
+//! reconnect, retry and stale-connection rules
+//! ([`rest`](crate::rest#reconnects-retries-and-stale-connections)), and the
+//! cancellation rule of [`super`]: the connection is in the `send`
 //! future while a request is in flight, so dropping the future closes it. Like the
 //! blocking client it owns a request writer and a response reader: `client.get(path)`
 //! and the other methods start a [`RequestBuilder`], whose `send().await` returns the
@@ -109,8 +111,29 @@ impl ClientBuilder {
         self
     }
 
-    /// Before a request on a connection idle at least this long, check that the server
-    /// has not closed it (default 1 s; `None`: never check).
+    /// Before a request on a kept-alive connection idle at least this long, check
+    /// without blocking whether the server closed it or sent something nobody asked for;
+    /// if so the request goes on a new connection (default `Some(Duration::ZERO)`: before
+    /// every reuse; `None`: never). The blocking client's setting: see
+    /// [reconnects and retries](crate::rest#reconnects-retries-and-stale-connections).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::rest::Error> {
+    /// # let server = tickwire::rest::doc_server();
+    /// use std::time::Duration;
+    /// use tickwire::tokio::rest::Client;
+    ///
+    /// let mut client = Client::builder()
+    ///     .idle_probe(Some(Duration::from_millis(100)))
+    ///     .connect(&format!("http://{server}"))
+    ///     .await?;
+    /// client.get("/a").send().await?;
+    /// client.get("/b").send().await?; // the same connection
+    /// assert_eq!(client.stats().connects, 1);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn idle_probe(mut self, after: Option<Duration>) -> Self {
         self.idle_probe = after;
         self
