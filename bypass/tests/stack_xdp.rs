@@ -26,6 +26,10 @@
 //! (nothing sent), that connection alone fails, and after `reconnect` the
 //! request goes through on a new connection in the same slot.
 //!
+//! `wss_key_updates_from_a_tungstenite_rustls_server`: tungstenite over rustls
+//! updates its keys (asking for ours) every 50 messages; every echo decrypts and
+//! checks, in the codec's records mode.
+//!
 //! Needs root (namespaces, XDP). Peers: nginx, openssl, the websockets venv
 //! (conformance/websockets/setup.sh). Without them each test skips loudly,
 //! or fails when `TICKWIRE_REQUIRE_PEERS` is set (CI).
@@ -1059,4 +1063,153 @@ fn rest_bytes_while_idle_mean_a_new_connection() {
         2,
         "{result:?}"
     );
+}
+
+/// tungstenite over rustls (std): echoes every binary message and, before every
+/// 50th echo, updates its traffic keys asking the client to update its own
+/// (TLS 1.3 KeyUpdate, update_requested). Returns the KeyUpdates sent.
+fn tungstenite_rustls_server(listener: TcpListener, c: &Cert) -> std::thread::JoinHandle<usize> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let certs = vec![CertificateDer::from_pem_slice(c.cert_pem.as_bytes()).expect("cert")];
+    let key = PrivateKeyDer::from_pem_slice(c.key_pem.as_bytes()).expect("key");
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .expect("TLS 1.3")
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .expect("server config");
+    let config = std::sync::Arc::new(config);
+    std::thread::spawn(move || {
+        let (tcp, _) = listener.accept().expect("accept");
+        tcp.set_read_timeout(Some(Duration::from_secs(30)))
+            .expect("timeout");
+        let conn = rustls::ServerConnection::new(config).expect("rustls");
+        let tls = rustls::StreamOwned::new(conn, tcp);
+        let mut ws = tungstenite::accept(tls).expect("tungstenite handshake");
+        let (mut n, mut updates) = (0, 0);
+        loop {
+            match ws.read() {
+                Ok(tungstenite::Message::Binary(b)) => {
+                    n += 1;
+                    if n % 50 == 0 {
+                        ws.get_mut().conn.refresh_traffic_keys().expect("KeyUpdate");
+                        updates += 1;
+                    }
+                    ws.send(tungstenite::Message::Binary(b)).expect("echo");
+                }
+                Ok(_) => {}
+                Err(_) => return updates,
+            }
+        }
+    })
+}
+
+/// wss:// against tungstenite over rustls, which updates its keys (and asks for
+/// ours) every 50 messages: every echo still decrypts and checks, and the
+/// connection closes cleanly.
+#[test]
+fn wss_key_updates_from_a_tungstenite_rustls_server() {
+    let test = "wss_key_updates_from_a_tungstenite_rustls_server";
+    let Some(pair) = env(test) else {
+        return;
+    };
+    const PORT: u16 = 9443;
+    const COUNT: usize = 300;
+    let dir = TempDir::new("bypass-keyupdate").expect("temp dir");
+    let c = cert(dir.path());
+    let listener = pair
+        .in_server(|| TcpListener::bind(server_addr(PORT)))
+        .expect("server namespace")
+        .expect("bind");
+    let server = tungstenite_rustls_server(listener, &c);
+    let client_tls = tickwire::tls::TlsConfig::builder()
+        .system_roots(false)
+        .add_ca_pem(c.cert_pem.as_bytes())
+        .expect("CA")
+        .build()
+        .expect("client TLS")
+        .client_config()
+        .clone();
+    let (echoes, records_mode) = pair
+        .in_client(move || {
+            let clock = LoopClock::new();
+            let start = std::time::Instant::now();
+            let program = XdpProgram::attach(netns::CLIENT_IF, Attach::Auto).expect("attach XDP");
+            let mut area = UmemArea::new(256, 2048).expect("UMEM");
+            let cfg = XdpConfig {
+                frame_size: 2048,
+                ring_size: 128,
+                ..XdpConfig::default()
+            };
+            let device =
+                XdpDevice::open(netns::CLIENT_IF, area.as_mut_slice(), cfg).expect("XDP socket");
+            program.insert(cfg.queue, &device).expect("XSKMAP");
+            let net = NetConfig {
+                hardware: HardwareAddress::Ethernet(EthernetAddress(device.mac())),
+                addr: Ipv4Cidr::new(netns::XDP_ADDR, netns::PREFIX),
+                gateway: None,
+            };
+            let sizes = SlotSizes::with_tls(32 * 1024, 16 * 1024, 16 * 1024);
+            let mut arena = vec![0u8; sizes.arena_len()];
+            let mut slots = [Slot::new(&mut arena, sizes).expect("slot")];
+            let mut sockets = [SocketStorage::EMPTY; 1];
+            let mut stack = Stack::new(device, net, &mut sockets, &mut slots, [9; 32], clock.now())
+                .expect("stack");
+            let remote =
+                Remote::new(Scheme::Wss, HOST, netns::SERVER_ADDR, PORT, "/").expect("remote");
+            let options = Options {
+                tls: Some(client_tls),
+                ..Options::default()
+            };
+            let id = stack
+                .connect(remote, options, clock.now())
+                .expect("connect");
+            let (mut sent, mut done, mut closed, mut records) = (0usize, 0usize, false, false);
+            while !closed {
+                assert!(
+                    start.elapsed() < Duration::from_secs(60),
+                    "stalled at {done}"
+                );
+                stack.poll(clock.now());
+                while let Some((_, ev)) = stack.next_event() {
+                    match ev {
+                        Event::Failed(e) => panic!("failed after {done} echoes: {e}"),
+                        Event::Closed => closed = true,
+                        _ => {}
+                    }
+                }
+                if !stack.is_open(id) {
+                    continue;
+                }
+                records |= stack.tls(id).is_some_and(|t| t.is_records_mode());
+                while let Ok(Some((msg, _))) = stack.recv(id) {
+                    if let Message::Binary(b) = msg {
+                        assert!(b == &payload(0, done)[..], "echo {done}");
+                        done += 1;
+                    }
+                }
+                while sent < COUNT && sent < done + WINDOW {
+                    match stack
+                        .sender(id)
+                        .expect("sender")
+                        .send_binary(&payload(0, sent))
+                    {
+                        Ok(()) => sent += 1,
+                        Err(ConnectionError::Backpressure) => break,
+                        Err(e) => panic!("send: {e}"),
+                    }
+                }
+                if done == COUNT && stack.is_open(id) {
+                    stack.close(id, CloseCode::NORMAL, "bye").expect("close");
+                }
+            }
+            (done, records)
+        })
+        .expect("client namespace");
+    let updates = server.join().expect("server thread");
+    assert_eq!(echoes, COUNT);
+    assert_eq!(updates, COUNT / 50, "KeyUpdates the server sent");
+    assert!(records_mode, "the codec's records mode ran the connection");
 }

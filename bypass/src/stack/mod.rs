@@ -796,6 +796,20 @@ impl<'s, D: Nic> Stack<'s, D> {
                             break;
                         }
                         Ok(_) => break,
+                        // A WebSocket frames its own end: a stream cut without
+                        // close_notify is judged by the connection (clean after the
+                        // close handshake, ConnectionLost before it) once every frame
+                        // before it was read. REST keeps it an error: a body delimited
+                        // by the close could be truncated.
+                        Err(TlsError::UnexpectedEof)
+                            if matches!(slot.proto, Some(Proto::Ws(_))) =>
+                        {
+                            if !slot.eof {
+                                slot.eof = true;
+                                peer_ended(&mut slot.proto);
+                            }
+                            break;
+                        }
                         Err(e) => {
                             outcome = Some(Err(ConnError::Tls(e)));
                             break;
