@@ -17,14 +17,23 @@
 //! - [`demo`]: the scripted exchanges the example runs (WebSocket, then REST).
 //! - `xdp` (feature `af-xdp`, Linux, std): the same endpoints on smoltcp over
 //!   a real AF_XDP socket, ARP and Ethernet included; see the README.
+//! - `dpdk` (feature `dpdk`, Linux, std): the same endpoints on smoltcp over
+//!   a DPDK port.
 #![no_std]
 #![deny(unsafe_code)]
 
-#[cfg(any(test, all(feature = "af-xdp", target_os = "linux")))]
+#[cfg(any(
+    test,
+    all(any(feature = "af-xdp", feature = "dpdk"), target_os = "linux")
+))]
 extern crate std;
 
 pub mod demo;
 pub mod device;
+#[cfg(all(feature = "dpdk", target_os = "linux"))]
+pub mod dpdk;
+#[cfg(all(any(feature = "af-xdp", feature = "dpdk"), target_os = "linux"))]
+pub mod eth;
 pub mod link;
 pub mod rest;
 pub mod session;
