@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <rte_dev.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
@@ -83,6 +84,13 @@ int tw_dpdk_eal_cleanup(void)
 unsigned tw_dpdk_lcore_id(void)
 {
 	return rte_lcore_id();
+}
+
+/* Give the calling (non-EAL) thread an lcore id, so that mempool caches
+ * serve it; its CPU affinity is left as it is. */
+int tw_dpdk_thread_register(void)
+{
+	return rte_thread_register();
 }
 
 int tw_dpdk_port_by_name(const char *name, uint16_t *port)
@@ -272,6 +280,18 @@ void tw_dpdk_ring_pair_free(const char *name_a, const char *name_b)
 	rte_ring_free(rte_ring_lookup(r));
 	snprintf(r, sizeof(r), "%s.r", name_b);
 	rte_ring_free(rte_ring_lookup(r));
+}
+
+/* Create a virtual device after EAL init (hot-plug), e.g. name
+ * "net_af_packet1", args "iface=eth1"; its port probes at once. */
+int tw_dpdk_vdev_add(const char *name, const char *args)
+{
+	return rte_eal_hotplug_add("vdev", name, args);
+}
+
+int tw_dpdk_vdev_remove(const char *name)
+{
+	return rte_eal_hotplug_remove("vdev", name);
 }
 
 /* ---- the fast path: one inline DPDK function each ---- */

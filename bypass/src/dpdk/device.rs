@@ -221,6 +221,8 @@ pub struct DpdkDevice {
     mac: [u8; 6],
     details: PortDetails,
     rings: Option<Arc<RingPair>>,
+    /// The vdev [`Dpdk::open_vdev`] created, removed after the port is closed.
+    hotplugged: Option<CString>,
     // Dropped last: EAL is cleaned up after the port and the pool.
     _dpdk: Dpdk,
 }
@@ -248,6 +250,49 @@ impl Dpdk {
     pub fn open(&self, cfg: &PortConfig) -> Result<DpdkDevice, DpdkError> {
         let port = self.find(&cfg.port)?;
         DpdkDevice::start(self.clone(), port, cfg, None)
+    }
+
+    /// Create the virtual device `spec` now (EAL's hot-plug: `"name,key=value,..."`,
+    /// as for `--vdev`) and open its port as [`open`](Self::open) does (the
+    /// port named in `cfg` is ignored); the device is removed again when the
+    /// returned [`DpdkDevice`] is dropped. A device that opens a kernel socket
+    /// (`net_af_packet`, `net_af_xdp`) opens it in the calling thread's
+    /// network namespace.
+    ///
+    /// ```no_run
+    /// use tickwire_bypass::dpdk::{Dpdk, EalConfig, PortConfig};
+    /// let dpdk = Dpdk::init(&EalConfig::virtual_devices("0", 256))?;
+    /// let device = dpdk.open_vdev("net_af_packet1,iface=eth1", &PortConfig::default())?;
+    /// # Ok::<(), tickwire_bypass::dpdk::DpdkError>(())
+    /// ```
+    pub fn open_vdev(&self, spec: &str, cfg: &PortConfig) -> Result<DpdkDevice, DpdkError> {
+        let (name, args) = spec.split_once(',').unwrap_or((spec, ""));
+        let invalid = || DpdkError::Invalid(format!("vdev {spec:?} contains a NUL byte"));
+        let cname = CString::new(name).map_err(|_| invalid())?;
+        let cargs = CString::new(args).map_err(|_| invalid())?;
+        // SAFETY: NUL-terminated strings that outlive the call.
+        let rc = unsafe { sys::tw_dpdk_vdev_add(cname.as_ptr(), cargs.as_ptr()) };
+        if rc != 0 {
+            return Err(DpdkError::Port {
+                port: spec.into(),
+                step: "rte_eal_hotplug_add",
+                code: -rc,
+            });
+        }
+        let opened = self
+            .find(&PortId::Name(name.into()))
+            .and_then(|port| DpdkDevice::start(self.clone(), port, cfg, None));
+        match opened {
+            Ok(mut d) => {
+                d.hotplugged = Some(cname);
+                Ok(d)
+            }
+            Err(e) => {
+                // SAFETY: the device was created just above and no port of it is open.
+                unsafe { sys::tw_dpdk_vdev_remove(cname.as_ptr()) };
+                Err(e)
+            }
+        }
     }
 
     /// Two ports joined by a pair of rte_rings in this process (what one
@@ -304,6 +349,13 @@ impl Dpdk {
         }
     }
 }
+
+// SAFETY: the device is the only user of its port's queue 0 and of its
+// mbufs, and needs `&mut self` for both, so it is used by one thread at a
+// time wherever it moves. Mempool operations are thread-safe; their
+// per-lcore cache is chosen by the calling thread's own lcore id (none on a
+// thread EAL did not make, which only bypasses the cache).
+unsafe impl Send for DpdkDevice {}
 
 impl DpdkDevice {
     /// Everything in one call: initialise EAL with `eal` (once per process),
@@ -443,6 +495,7 @@ impl DpdkDevice {
             mac,
             details,
             rings,
+            hotplugged: None,
             _dpdk: dpdk,
         })
     }
@@ -572,6 +625,9 @@ impl Drop for DpdkDevice {
             sys::tw_dpdk_mbuf_free_bulk(self.tx.queue.as_mut_ptr(), self.tx.queued as u32);
             sys::tw_dpdk_port_close(self.port);
             sys::tw_dpdk_pool_free(self.pool);
+            if let Some(name) = &self.hotplugged {
+                sys::tw_dpdk_vdev_remove(name.as_ptr());
+            }
         }
         // Then `rings` (if the last user), then `_dpdk` (EAL, if the last user).
         self.rings.take();

@@ -265,6 +265,27 @@ impl Dpdk {
             .collect()
     }
 
+    /// Give the calling thread (one EAL did not start) an lcore id of its own,
+    /// so that mempool caches serve it; its CPU affinity stays as it is (pin
+    /// it yourself). Returns the id; a thread that has one keeps it.
+    pub fn register_thread(&self) -> Result<u32, DpdkError> {
+        if let Some(id) = Self::lcore_id() {
+            return Ok(id);
+        }
+        // SAFETY: registers the calling thread with EAL, which is initialised.
+        if unsafe { sys::tw_dpdk_thread_register() } != 0 {
+            return Err(DpdkError::Port {
+                port: "(thread)".into(),
+                step: "rte_thread_register",
+                // SAFETY: reads DPDK's per-thread error number.
+                code: unsafe { sys::tw_dpdk_errno() },
+            });
+        }
+        Self::lcore_id().ok_or(DpdkError::Invalid(
+            "rte_thread_register gave no lcore id".into(),
+        ))
+    }
+
     /// The lcore id of the calling thread (`None` outside EAL's threads: the
     /// mempools' per-lcore caches are then bypassed, which is slower).
     pub fn lcore_id() -> Option<u32> {

@@ -17,7 +17,13 @@
 //!   WebSocket and REST endpoints run on its sockets as on any other device.
 //! - [`Dpdk::ring_pair`]: two ports joined by rte_rings in one process.
 //!
-//! The device is not `Send`: poll it on the lcore that opened it.
+//! - [`Dpdk::open_vdev`]: a virtual device created after EAL started (in the
+//!   calling thread's network namespace, for `net_af_packet`), removed again
+//!   with its device.
+//!
+//! One thread polls a device at a time (it is `Send`, not `Sync`); on an EAL
+//! lcore (the thread that called [`Dpdk::init`]) the mempool's per-lcore
+//! cache is used, on other threads it is bypassed.
 #![doc = ""]
 #![doc = include_str!("environment.md")]
 #![allow(unsafe_code)]

@@ -68,6 +68,7 @@ unsafe extern "C" {
     pub fn tw_dpdk_eal_init(argc: c_int, argv: *mut *mut c_char) -> c_int;
     pub fn tw_dpdk_eal_cleanup() -> c_int;
     pub fn tw_dpdk_lcore_id() -> c_uint;
+    pub fn tw_dpdk_thread_register() -> c_int;
     pub fn tw_dpdk_port_by_name(name: *const c_char, port: *mut u16) -> c_int;
     pub fn tw_dpdk_port_name(port: u16, name: *mut c_char, len: usize) -> c_int;
     pub fn tw_dpdk_port_valid(port: u16) -> c_int;
@@ -98,6 +99,8 @@ unsafe extern "C" {
         port_a: *mut u16,
         port_b: *mut u16,
     ) -> c_int;
+    pub fn tw_dpdk_vdev_add(name: *const c_char, args: *const c_char) -> c_int;
+    pub fn tw_dpdk_vdev_remove(name: *const c_char) -> c_int;
     pub fn tw_dpdk_ring_pair_free(name_a: *const c_char, name_b: *const c_char);
 
     pub fn tw_dpdk_rx_burst(port: u16, queue: u16, pkts: *mut *mut Mbuf, n: u16) -> u16;
