@@ -234,6 +234,31 @@ const STEPS: &[Step] = &[
             "--no-default-features",
         ],
     ),
+    cargo(
+        "no_std bypass loop +tls",
+        &[
+            "build",
+            "-p",
+            "tickwire-bypass",
+            "--lib",
+            "--target",
+            "x86_64-unknown-none",
+            "--no-default-features",
+            "--features",
+            "tls",
+        ],
+    ),
+    cargo(
+        "cargo package bypass",
+        &[
+            "package",
+            "-p",
+            "tickwire-codec",
+            "-p",
+            "tickwire-bypass",
+            "--allow-dirty",
+        ],
+    ),
     // The TLS codec (rustls without std or a provider) on both bare-metal targets.
     cargo(
         "no_std thumbv7em +tls",

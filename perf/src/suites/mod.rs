@@ -7,6 +7,7 @@
 pub mod bypass;
 #[cfg(feature = "dpdk")]
 pub mod bypass_dpdk;
+pub mod bypass_tls;
 pub mod bypass_xdp;
 pub mod codec;
 pub mod fanout;
@@ -46,6 +47,7 @@ pub fn all(setup: &Setup) -> Vec<Case<'static>> {
     bypass_xdp::register(setup, &mut v);
     #[cfg(feature = "dpdk")]
     bypass_dpdk::register(setup, &mut v);
+    bypass_tls::register(setup, &mut v);
     tokio_loopback::register(setup, &mut v);
     fanout::register(setup, &mut v);
     v
