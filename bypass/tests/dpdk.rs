@@ -87,6 +87,7 @@ fn dpdk_child() {
         "veth-client" => veth_client(var("TW_DPDK_PREFIX"), var("TW_DPDK_REST") == "1"),
         "memif-server" => memif_side(var("TW_DPDK_PREFIX"), var("TW_DPDK_SOCKET"), true),
         "memif-client" => memif_side(var("TW_DPDK_PREFIX"), var("TW_DPDK_SOCKET"), false),
+        "stack-client" => stack_client(var("TW_DPDK_PREFIX"), var("TW_DPDK_CA")),
         other => panic!("unknown child role {other}"),
     }
 }
@@ -294,6 +295,129 @@ fn memif_side(prefix: String, socket: String, server: bool) {
     }
 }
 
+/// Messages per connection of the Stack test.
+const STACK_MESSAGES: usize = 2_000;
+/// The name the Stack test's certificate is for (SNI and verification).
+const STACK_HOST: &str = "bypass.test";
+const WSS_PORT: u16 = 9443;
+
+/// (c): the crate's `Stack` (many connections, plain and TLS, one loop) on
+/// the DPDK device: a `wss://` and a `ws://` connection to tickwire's servers
+/// across the veth pair, STACK_MESSAGES each, every echo checked; the CA is
+/// the PEM file `ca`.
+fn stack_client(prefix: String, ca: String) {
+    use smoltcp::wire::{EthernetAddress, HardwareAddress};
+    use tickwire_bypass::clock::LoopClock;
+    use tickwire_bypass::{Event, NetConfig, Options, Remote, Scheme, Slot, SlotSizes, Stack};
+    use tickwire_codec::ws::Message;
+
+    let pem = std::fs::read(&ca).expect("CA file");
+    let tls = tickwire::tls::TlsConfig::builder()
+        .system_roots(false)
+        .add_ca_pem(&pem)
+        .expect("CA")
+        .build()
+        .expect("client TLS")
+        .client_config()
+        .clone();
+    let device = open(
+        prefix,
+        format!("net_af_packet0,iface={}", netns::CLIENT_IF),
+        "net_af_packet0",
+    );
+    let clock = LoopClock::new();
+    let start = std::time::Instant::now();
+    let sizes = SlotSizes::with_tls(64 * 1024, 32 * 1024, 32 * 1024);
+    let mut arena = vec![0u8; 2 * sizes.arena_len()];
+    let mut slots: Vec<Slot<'_>> = arena
+        .chunks_mut(sizes.arena_len())
+        .map(|a| Slot::new(a, sizes).expect("slot"))
+        .collect();
+    let mut sockets = [SocketStorage::EMPTY; 2];
+    let net = NetConfig {
+        hardware: HardwareAddress::Ethernet(EthernetAddress(device.mac())),
+        addr: Ipv4Cidr::new(netns::XDP_ADDR, netns::PREFIX),
+        gateway: None,
+    };
+    let mut stack = Stack::new(
+        device,
+        net,
+        &mut sockets,
+        &mut slots,
+        [0x35; 32],
+        clock.now(),
+    )
+    .expect("stack");
+    let options = Options {
+        tls: Some(tls),
+        ..Options::default()
+    };
+    let remote = |scheme, port| {
+        Remote::new(scheme, STACK_HOST, netns::SERVER_ADDR, port, "/").expect("remote")
+    };
+    let ids = [
+        stack
+            .connect(remote(Scheme::Wss, WSS_PORT), options.clone(), clock.now())
+            .expect("connect wss"),
+        stack
+            .connect(remote(Scheme::Ws, WS_PORT), options, clock.now())
+            .expect("connect ws"),
+    ];
+    let payload = |k: usize, i: usize| -> Vec<u8> {
+        (0..(i * 37 + k * 11) % 3000)
+            .map(|j| (i ^ j ^ k) as u8)
+            .collect()
+    };
+    let payloads: Vec<Vec<Vec<u8>>> = (0..2)
+        .map(|k| (0..STACK_MESSAGES).map(|i| payload(k, i)).collect())
+        .collect();
+    let (mut open_, mut sent, mut got) = ([false; 2], [0usize; 2], [0usize; 2]);
+    while got.iter().any(|&g| g < STACK_MESSAGES) {
+        assert!(start.elapsed().as_secs() < 120, "stalled: {got:?} echoes");
+        let moved = stack.poll(clock.now());
+        while let Some((id, event)) = stack.next_event() {
+            let k = ids.iter().position(|&i| i == id).expect("our connection");
+            match event {
+                Event::Connected => open_[k] = true,
+                Event::Readable => {
+                    while let Some((msg, _)) = stack.recv(id).expect("recv") {
+                        match msg {
+                            Message::Binary(b) => {
+                                assert!(b == &payloads[k][got[k]][..], "echo {k}/{}", got[k]);
+                                got[k] += 1;
+                            }
+                            other => panic!("connection {k}: {other:?}"),
+                        }
+                    }
+                }
+                Event::Closed | Event::Failed(_) => panic!("connection {k}: {event:?}"),
+            }
+        }
+        for k in 0..2 {
+            // Four messages in flight per connection.
+            while open_[k] && sent[k] < STACK_MESSAGES && sent[k] < got[k] + 4 {
+                match stack
+                    .sender(ids[k])
+                    .expect("sender")
+                    .send_binary(&payloads[k][sent[k]])
+                {
+                    Ok(()) => sent[k] += 1,
+                    Err(_) => break,
+                }
+            }
+        }
+        if !moved {
+            std::thread::yield_now();
+        }
+    }
+    println!(
+        "{REPORT} stack over DPDK af_packet: wss {} and ws {} echoes checked; device {:?}",
+        got[0],
+        got[1],
+        stack.device().stats()
+    );
+}
+
 // ---------------------------------------------------------------- parents
 
 /// A child process running `role`, in network namespace `ns` if given.
@@ -397,6 +521,61 @@ fn dpdk_af_packet_client_against_tungstenite_server() {
         peers::tungstenite_server,
         false,
     );
+}
+
+/// tickwire's blocking server with TLS `tls` (or plain): every connection on
+/// its own thread, every data message echoed.
+fn tickwire_echo(listener: TcpListener, tls: Option<tickwire::tls::TlsServerConfig>) {
+    let mut b = tickwire::ws::Server::builder()
+        .max_message_size(1 << 20)
+        .read_timeout(Some(StdDuration::from_secs(60)));
+    if let Some(t) = tls {
+        b = b.tls(t);
+    }
+    let mut server = b.listener(listener).expect("tickwire server");
+    std::thread::spawn(move || {
+        while let Ok(mut c) = server.accept() {
+            std::thread::spawn(move || {
+                use tickwire::ws::Message as M;
+                while let Ok(Some(_)) = c.recv_with(|msg, tx| match msg {
+                    M::Text(t) => tx.send_text(t).map(|()| true),
+                    M::Binary(b) => tx.send_binary(b).map(|()| true),
+                    _ => Ok(false),
+                }) {}
+            });
+        }
+    });
+}
+
+/// (c): the Stack of the crate (issue 34) over the DPDK device, TLS and plain.
+#[test]
+fn dpdk_stack_wss_and_ws_over_af_packet() {
+    let test = "dpdk_stack_wss_and_ws_over_af_packet";
+    let Some(pair) = peers::veth_env(test) else {
+        return;
+    };
+    let c = rcgen::generate_simple_self_signed(vec![STACK_HOST.to_owned()]).expect("certificate");
+    let (cert_pem, key_pem) = (c.cert.pem(), c.signing_key.serialize_pem());
+    let ca = std::env::temp_dir().join(format!("{}.pem", unique("ca")));
+    std::fs::write(&ca, &cert_pem).expect("CA file");
+    let server_tls =
+        tickwire::tls::TlsServerConfig::from_pem(cert_pem.as_bytes(), key_pem.as_bytes())
+            .expect("server TLS");
+    tickwire_echo(peers::listen(&pair, WSS_PORT), Some(server_tls));
+    tickwire_echo(peers::listen(&pair, WS_PORT), None);
+    let child = spawn_child(
+        "stack-client",
+        Some(pair.client_ns()),
+        &[
+            ("TW_DPDK_PREFIX", unique("st")),
+            ("TW_DPDK_CA", ca.display().to_string()),
+        ],
+    )
+    .expect("start the DPDK client");
+    let done = finish(test, "stack client", child);
+    let _ = std::fs::remove_file(&ca);
+    skip_or_fail(test, done);
+    drop(pair);
 }
 
 #[test]
