@@ -75,6 +75,12 @@ int tw_dpdk_eal_init(int argc, char **argv)
 	return rte_eal_init(argc, argv);
 }
 
+/* The directory EAL keeps this process's runtime files in. */
+const char *tw_dpdk_runtime_dir(void)
+{
+	return rte_eal_get_runtime_dir();
+}
+
 int tw_dpdk_eal_cleanup(void)
 {
 	return rte_eal_cleanup();

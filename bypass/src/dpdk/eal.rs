@@ -47,9 +47,9 @@ pub struct EalConfig {
 }
 
 impl EalConfig {
-    /// No hugepages, no PCI scan, no shared configuration, `memory_mb` of
-    /// ordinary memory, a file prefix of its own (`tickwire-<pid>`), errors
-    /// only in the log, on `lcores`; add `vdevs`.
+    /// No hugepages, no PCI scan, no shared configuration, no telemetry
+    /// socket, `memory_mb` of ordinary memory, a file prefix of its own
+    /// (`tickwire-<pid>`), errors only in the log, on `lcores`; add `vdevs`.
     pub fn virtual_devices(lcores: &str, memory_mb: u32) -> Self {
         EalConfig {
             lcores: lcores.into(),
@@ -62,7 +62,7 @@ impl EalConfig {
             file_prefix: Some(format!("tickwire-{}", std::process::id())),
             no_shconf: true,
             log_level: Some("error".into()),
-            extra: Vec::new(),
+            extra: vec!["--no-telemetry".into()],
         }
     }
 
@@ -156,8 +156,9 @@ impl core::fmt::Display for DpdkError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
             DpdkError::AlreadyInitialized => f.write_str(
-                "DPDK's EAL was already initialised in this process (once per process): \
-                 clone the first `Dpdk` instead of calling `Dpdk::init` again",
+                "rte_eal_init already ran in this process (it runs once per process, even \
+                 after a failure or rte_eal_cleanup): clone the first `Dpdk` instead of \
+                 calling `Dpdk::init` again",
             ),
             DpdkError::Eal { args, code } => write!(
                 f,
@@ -194,6 +195,8 @@ static INITIALISED: AtomicBool = AtomicBool::new(false);
 #[derive(Debug)]
 struct EalGuard {
     args: Vec<String>,
+    /// EAL's runtime directory (`/var/run/dpdk/<file prefix>`).
+    runtime_dir: String,
 }
 
 impl Drop for EalGuard {
@@ -201,6 +204,9 @@ impl Drop for EalGuard {
         // SAFETY: EAL was initialised by `Dpdk::init` and every port and pool
         // holds a clone of the guard, so none is left in use.
         unsafe { sys::tw_dpdk_eal_cleanup() };
+        // EAL leaves its runtime directory behind, empty with --no-shconf: one
+        // per file prefix would pile up. Only an empty one is removed.
+        let _ = std::fs::remove_dir(&self.runtime_dir);
     }
 }
 
@@ -247,7 +253,12 @@ impl Dpdk {
                 code,
             });
         }
-        Ok(Dpdk(Arc::new(EalGuard { args })))
+        // SAFETY: EAL is initialised; the string is EAL's, NUL-terminated, and
+        // copied at once.
+        let runtime_dir = unsafe { CStr::from_ptr(sys::tw_dpdk_runtime_dir()) }
+            .to_string_lossy()
+            .into_owned();
+        Ok(Dpdk(Arc::new(EalGuard { args, runtime_dir })))
     }
 
     /// The arguments EAL was initialised with.

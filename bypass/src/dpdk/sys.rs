@@ -67,6 +67,7 @@ unsafe extern "C" {
     pub fn tw_dpdk_strerror(err: c_int) -> *const c_char;
     pub fn tw_dpdk_eal_init(argc: c_int, argv: *mut *mut c_char) -> c_int;
     pub fn tw_dpdk_eal_cleanup() -> c_int;
+    pub fn tw_dpdk_runtime_dir() -> *const c_char;
     pub fn tw_dpdk_lcore_id() -> c_uint;
     pub fn tw_dpdk_thread_register() -> c_int;
     pub fn tw_dpdk_port_by_name(name: *const c_char, port: *mut u16) -> c_int;
