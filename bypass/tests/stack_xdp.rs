@@ -21,6 +21,11 @@
 //! established; on TLS ones, receiving allocates nothing and each record sent
 //! is one allocation inside the crypto provider (see the crate docs).
 //!
+//! `rest_bytes_while_idle_mean_a_new_connection`: a response nobody asked for,
+//! arriving while a REST connection is idle, makes the next request `Stale`
+//! (nothing sent), that connection alone fails, and after `reconnect` the
+//! request goes through on a new connection in the same slot.
+//!
 //! Needs root (namespaces, XDP). Peers: nginx, openssl, the websockets venv
 //! (conformance/websockets/setup.sh). Without them each test skips loudly,
 //! or fails when `TICKWIRE_REQUIRE_PEERS` is set (CI).
@@ -894,4 +899,164 @@ fn write_report(
         "allocations: plain {plain_allocs} over {plain_msgs} round trips; \
          TLS {tls_allocs} over {tls_msgs} round trips; device {stats:?}"
     )
+}
+
+/// A keep-alive server that answers each request, then, 20 ms after the first
+/// answer, sends a response nobody asked for (a 408, as servers do before they
+/// close an idle connection) and keeps the connection open. Counts connections.
+fn unsolicited_server(
+    listener: TcpListener,
+    accepted: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) {
+    std::thread::spawn(move || {
+        while let Ok((mut s, _)) = listener.accept() {
+            let n = accepted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                let mut answered = 0;
+                loop {
+                    let Ok(k) = s.read(&mut chunk) else { return };
+                    if k == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..k]);
+                    while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                        buf.drain(..end + 4);
+                        let body = QUOTE.as_bytes();
+                        let head =
+                            format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len());
+                        let _ = s.write_all(head.as_bytes());
+                        let _ = s.write_all(body);
+                        answered += 1;
+                        if n == 0 && answered == 1 {
+                            std::thread::sleep(Duration::from_millis(20));
+                            let _ = s.write_all(
+                                b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n",
+                            );
+                        }
+                    }
+                }
+            });
+        }
+    });
+}
+
+/// A REST connection that received bytes nobody asked for while idle is not
+/// reused (RFC 9112 §6.3): the next request is refused with `Stale` before a byte
+/// of it is sent, the connection fails alone, and after `reconnect` (the same
+/// slot, the same memory) the request goes through.
+#[test]
+fn rest_bytes_while_idle_mean_a_new_connection() {
+    let test = "rest_bytes_while_idle_mean_a_new_connection";
+    let Some(pair) = env(test) else {
+        return;
+    };
+    const PORT: u16 = 8090;
+    let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let listener = pair
+        .in_server(|| TcpListener::bind(server_addr(PORT)))
+        .expect("server namespace")
+        .expect("bind");
+    unsolicited_server(listener, accepted.clone());
+    let result = pair
+        .in_client(|| {
+            let clock = LoopClock::new();
+            let start = std::time::Instant::now();
+            let program = XdpProgram::attach(netns::CLIENT_IF, Attach::Auto).expect("attach XDP");
+            let mut area = UmemArea::new(256, 2048).expect("UMEM");
+            let cfg = XdpConfig {
+                frame_size: 2048,
+                ring_size: 128,
+                ..XdpConfig::default()
+            };
+            let device =
+                XdpDevice::open(netns::CLIENT_IF, area.as_mut_slice(), cfg).expect("XDP socket");
+            program.insert(cfg.queue, &device).expect("XSKMAP");
+            let net = NetConfig {
+                hardware: HardwareAddress::Ethernet(EthernetAddress(device.mac())),
+                addr: Ipv4Cidr::new(netns::XDP_ADDR, netns::PREFIX),
+                gateway: None,
+            };
+            let sizes = SlotSizes::plain(16 * 1024, 8 * 1024, 4 * 1024);
+            let mut arena = vec![0u8; sizes.arena_len()];
+            let mut slots = [Slot::new(&mut arena, sizes).expect("slot")];
+            let mut sockets = [SocketStorage::EMPTY; 1];
+            let mut stack = Stack::new(device, net, &mut sockets, &mut slots, [7; 32], clock.now())
+                .expect("stack");
+            let remote =
+                Remote::new(Scheme::Http, HOST, netns::SERVER_ADDR, PORT, "").expect("remote");
+            let mut id = stack
+                .connect(remote, Options::default(), clock.now())
+                .expect("connect");
+            let events = std::cell::RefCell::new(Vec::new());
+            let wait =
+                |stack: &mut Stack<'_, XdpDevice<'_>>,
+                 what: &str,
+                 until: &mut dyn FnMut(&mut Stack<'_, XdpDevice<'_>>) -> bool| {
+                    while !until(stack) {
+                        assert!(start.elapsed() < Duration::from_secs(30), "stalled: {what}");
+                        stack.poll(clock.now());
+                        while let Some((_, ev)) = stack.next_event() {
+                            events.borrow_mut().push(ev);
+                        }
+                    }
+                };
+            wait(&mut stack, "connect", &mut |s| s.is_open(id));
+            stack
+                .request(id, clock.now(), |w| w.get("/quote").finish())
+                .expect("request 1");
+            let mut got = false;
+            wait(&mut stack, "response 1", &mut |s| {
+                if let Ok(Some(r)) = s.response(id) {
+                    assert_eq!((r.status(), r.body()), (200, QUOTE.as_bytes()));
+                    got = true;
+                }
+                got
+            });
+            // Let the unsolicited 408 arrive while the connection is idle.
+            let t = clock.now();
+            wait(&mut stack, "idle", &mut |_| {
+                clock.now().saturating_duration_since(t) > Duration::from_millis(200)
+            });
+            let refused = stack.request(id, clock.now(), |w| w.get("/quote").finish());
+            assert_eq!(
+                refused,
+                Err(ConnError::Stale),
+                "bytes that arrived while idle"
+            );
+            wait(&mut stack, "the failure event", &mut |_| true);
+            stack.poll(clock.now());
+            while let Some((_, ev)) = stack.next_event() {
+                events.borrow_mut().push(ev);
+            }
+            assert!(
+                events.borrow().contains(&Event::Failed(ConnError::Stale)),
+                "{events:?}"
+            );
+            id = stack.reconnect(id, clock.now()).expect("reconnect");
+            wait(&mut stack, "reconnect", &mut |s| s.is_open(id));
+            stack
+                .request(id, clock.now(), |w| w.get("/quote").finish())
+                .expect("request 2");
+            let mut got = false;
+            wait(&mut stack, "response 2", &mut |s| {
+                if let Ok(Some(r)) = s.response(id) {
+                    assert_eq!(
+                        (r.status(), r.body()),
+                        (200, QUOTE.as_bytes()),
+                        "not the 408"
+                    );
+                    got = true;
+                }
+                got
+            });
+            events.into_inner()
+        })
+        .expect("client namespace");
+    assert_eq!(
+        accepted.load(std::sync::atomic::Ordering::SeqCst),
+        2,
+        "{result:?}"
+    );
 }

@@ -31,10 +31,14 @@ pub enum ConnError {
     Http(HttpError),
     /// A request could not be built (invalid header, larger than the slot's write buffer).
     Build(BuildError),
-    /// REST: bytes nobody asked for, or the server's end of stream, arrived while
-    /// the connection was idle (RFC 9112 §6.3): it cannot carry another request.
-    /// Reconnect, and send again if the request is safe to repeat.
+    /// REST: the request must go on a new connection: bytes nobody asked for, or
+    /// the server's end of stream, arrived while the connection was idle (RFC 9112
+    /// §6.3; nothing was sent), or the server dropped a reused connection before
+    /// answering a request the codec judges safe to repeat. Reconnect and send it again.
     Stale,
+    /// The REST client's read or write timeout ([`Options::rest`](super::Options::rest)),
+    /// or another failure of the codec's `ClientConnection`.
+    Client(tickwire_codec::http::ClientError),
     /// No response within [`Options::request_timeout`](super::Options::request_timeout).
     RequestTimeout,
     /// No room for the request (or message) now: poll, then try again. Not final.
@@ -111,6 +115,7 @@ impl core::fmt::Display for ConnError {
             ConnError::Ws(e) => write!(f, "websocket: {e}"),
             ConnError::Http(e) => write!(f, "http: {e}"),
             ConnError::Build(e) => write!(f, "request: {e}"),
+            ConnError::Client(e) => write!(f, "request: {e}"),
             ConnError::Stale => f.write_str(
                 "the server sent bytes or closed while the connection was idle; reconnect",
             ),

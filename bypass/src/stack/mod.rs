@@ -38,7 +38,7 @@ use smoltcp::iface::{Config, Interface, PollResult, SocketSet, SocketStorage};
 use smoltcp::phy::Device;
 use smoltcp::socket::tcp;
 use smoltcp::wire::{HardwareAddress, IpCidr, Ipv4Address, Ipv4Cidr};
-use tickwire_codec::http::{BuildError, Request, RequestWriter, RestResponse};
+use tickwire_codec::http::{Action, BuildError, ClientError, Request, RequestWriter, RestResponse};
 use tickwire_codec::rand::MaskRng;
 use tickwire_codec::time::Instant;
 #[cfg(feature = "tls")]
@@ -93,7 +93,9 @@ pub enum Event {
     Connected,
     /// A message ([`Stack::recv`]) or a response ([`Stack::response`]) is ready.
     Readable,
-    /// The connection closed cleanly (close handshake, or [`Stack::close`] on REST).
+    /// The connection closed cleanly: the close handshake, [`Stack::close`] on
+    /// REST, a response that did not keep the connection, or the server ending an
+    /// idle REST connection (its keep-alive timeout).
     Closed,
     /// The connection failed; it is over (reconnect or remove it).
     Failed(ConnError),
@@ -370,7 +372,7 @@ impl<'s, D: Nic> Stack<'s, D> {
             }
             match &s.proto {
                 Some(Proto::Ws(c)) => earliest(c.poll_timeout()),
-                Some(Proto::Rest(r)) => earliest(r.deadline),
+                Some(Proto::Rest(r)) => earliest(r.client.poll_timeout()),
                 None => {}
             }
         }
@@ -499,15 +501,12 @@ impl<'s, D: Nic> Stack<'s, D> {
         let Some(Proto::Rest(rest)) = &mut slot.proto else {
             return Err(ConnError::WrongKind);
         };
-        if rest.deadline.is_some() || slot.ready {
+        if rest.in_flight || slot.ready {
             return Err(ConnError::Busy);
         }
         if rest.closing || !sock.may_send() {
             return Err(ConnError::NotOpen);
         }
-        // Bytes that arrived while the connection was idle (a response nobody asked
-        // for, a 408 before a close) or the server's end of stream: never the answer
-        // to this request (RFC 9112 §6.3). The connection is over.
         #[cfg(feature = "tls")]
         let tls_bytes = slot
             .tls
@@ -515,33 +514,62 @@ impl<'s, D: Nic> Stack<'s, D> {
             .is_some_and(|t| t.codec.incoming_len() > 0);
         #[cfg(not(feature = "tls"))]
         let tls_bytes = false;
-        if slot.eof || sock.can_recv() || tls_bytes || !rest.reader.unparsed().is_empty() {
-            self.finish(i, Err(ConnError::Stale));
-            return Err(ConnError::Stale);
-        }
+        let found = slot.eof || sock.can_recv() || tls_bytes;
         let req = build(&mut rest.writer)?;
-        let method = req.method();
+        // Whole or nothing: the room is checked before the client starts the request.
         #[cfg(feature = "tls")]
-        if let Some(tls) = &mut slot.tls {
-            match tls.codec.encrypt(req.as_bytes(), &mut tls.out) {
-                Ok(()) => {}
-                Err(TlsError::OutputFull { .. }) => return Err(ConnError::Backpressure),
-                Err(e) => return Err(ConnError::Tls(e)),
+        let room = match &slot.tls {
+            // Each record adds at most 32 bytes; 256 more for the codec's reserve
+            // (a KeyUpdate answer and close_notify).
+            Some(t) => {
+                t.out.capacity() - t.out.len() >= req.len() + 32 * (req.len() / TLS_CHUNK + 1) + 256
             }
-            let n = sock.send_slice(tls.out.data()).unwrap_or(0);
-            tls.out.consume(n);
-            rest.reader.expect(method);
-            rest.deadline = Some(now.saturating_add(timeout));
-            return Ok(());
-        }
-        if sock.send_capacity() - sock.send_queue() < req.len() {
+            None => sock.send_capacity() - sock.send_queue() >= req.len(),
+        };
+        #[cfg(not(feature = "tls"))]
+        let room = sock.send_capacity() - sock.send_queue() >= req.len();
+        if !room {
             return Err(ConnError::Backpressure);
         }
-        // Room was checked: the socket takes it all.
-        let _ = sock.send_slice(req.as_bytes());
-        rest.reader.expect(method);
-        rest.deadline = Some(now.saturating_add(timeout));
-        Ok(())
+        rest.client.start(&req, Some(timeout), now);
+        let outcome = loop {
+            match rest.client.poll(&mut rest.reader) {
+                // The idle check: anything that arrived while idle, or the server's
+                // end of stream, means a new connection (RFC 9112 §6.3).
+                Ok(Action::Probe) => rest.client.handle_probe(found),
+                Ok(Action::Close) => {
+                    rest.closing = true;
+                    rest.client.handle_closed();
+                }
+                // The request goes on a new connection: the caller's reconnect.
+                Ok(Action::Connect) => break Err(ConnError::Stale),
+                Ok(Action::Write) => {
+                    let data = rest.client.transmit(&req);
+                    #[cfg(feature = "tls")]
+                    if let Some(tls) = &mut slot.tls {
+                        if let Err(e) = tls.codec.encrypt(data, &mut tls.out) {
+                            break Err(ConnError::Tls(e));
+                        }
+                        let n = sock.send_slice(tls.out.data()).unwrap_or(0);
+                        tls.out.consume(n);
+                        rest.client.handle_written(data.len());
+                        continue;
+                    }
+                    // Room was checked: the socket takes it all.
+                    let n = sock.send_slice(data).unwrap_or(0);
+                    rest.client.handle_written(n);
+                }
+                Ok(Action::Read | Action::Done) => {
+                    rest.in_flight = true;
+                    break Ok(());
+                }
+                Err(e) => break Err(client_error(e)),
+            }
+        };
+        if let Err(e) = &outcome {
+            self.finish(i, Err(e.clone()));
+        }
+        outcome
     }
 
     /// The response on REST connection `id`, once it arrived whole (it
@@ -565,14 +593,8 @@ impl<'s, D: Nic> Stack<'s, D> {
         self.slots[i].pending.readable = false;
         match &mut self.slots[i].proto {
             Some(Proto::Rest(r)) => {
-                r.deadline = None;
-                let resp = r.reader.response();
-                if resp.is_some_and(|resp| !resp.keep_alive()) {
-                    // The server ends the connection after this response: so do we
-                    // (close_notify, FIN); `Event::Closed` follows.
-                    r.closing = true;
-                }
-                Ok(resp)
+                r.in_flight = false;
+                Ok(r.reader.response())
             }
             _ => Ok(None),
         }
@@ -720,6 +742,7 @@ impl<'s, D: Nic> Stack<'s, D> {
                     | tcp::State::Closing
                     | tcp::State::TimeWait
             );
+        #[allow(unused_mut)]
         let mut outcome: Option<Result<(), ConnError>> = None;
         #[cfg(feature = "tls")]
         if let Some(tls) = &mut slot.tls {
@@ -756,7 +779,13 @@ impl<'s, D: Nic> Stack<'s, D> {
                     match tls.codec.read(plain, &mut tls.out) {
                         Ok(Status::Data(n)) => match &mut slot.proto {
                             Some(Proto::Ws(c)) => c.handle_read(n),
-                            Some(Proto::Rest(r)) => r.reader.commit(n),
+                            Some(Proto::Rest(r)) => {
+                                r.client.handle_read(&mut r.reader, n);
+                                // Reading on would drop the response just completed.
+                                if r.reader.response().is_some() {
+                                    break;
+                                }
+                            }
                             None => break,
                         },
                         Ok(Status::PeerClosed) => {
@@ -791,7 +820,13 @@ impl<'s, D: Nic> Stack<'s, D> {
             match sock.recv_slice(spare) {
                 Ok(n) if n > 0 => match &mut slot.proto {
                     Some(Proto::Ws(c)) => c.handle_read(n),
-                    Some(Proto::Rest(r)) => r.reader.commit(n),
+                    Some(Proto::Rest(r)) => {
+                        r.client.handle_read(&mut r.reader, n);
+                        // Reading on would drop the response just completed.
+                        if r.reader.response().is_some() {
+                            break;
+                        }
+                    }
                     None => break,
                 },
                 _ => break,
@@ -833,13 +868,22 @@ impl<'s, D: Nic> Stack<'s, D> {
                 }
                 r
             }
-            Some(Proto::Rest(rest)) => {
-                if rest.deadline.is_none() {
-                    Ok(false)
-                } else {
-                    rest.reader.advance().map_err(ConnError::Http)
+            Some(Proto::Rest(rest)) => loop {
+                match rest.client.poll(&mut rest.reader) {
+                    Ok(Action::Done) => break Ok(rest.in_flight),
+                    // A response that does not keep the connection: it ends after it
+                    // (close_notify, FIN), and `Event::Closed` follows.
+                    Ok(Action::Close) => {
+                        rest.closing = true;
+                        rest.client.handle_closed();
+                    }
+                    // Retry on a new connection (the codec judged it safe).
+                    Ok(Action::Connect) if rest.in_flight => break Err(ConnError::Stale),
+                    Ok(_) => break Ok(false),
+                    Err(e) if rest.in_flight => break Err(client_error(e)),
+                    Err(_) => break Ok(false),
                 }
-            }
+            },
             None => Ok(false),
         };
         match r {
@@ -896,7 +940,11 @@ impl<'s, D: Nic> Stack<'s, D> {
             let tls_done = slot.tls.as_ref().is_none_or(|t| !t.codec.is_handshaking());
             #[cfg(not(feature = "tls"))]
             let tls_done = true;
-            if state == tcp::State::Established && tls_done {
+            if state == tcp::State::Established
+                && tls_done
+                && let Some(Proto::Rest(r)) = &mut slot.proto
+            {
+                r.client.handle_connected(now);
                 slot.phase = Phase::Open;
                 slot.pending.connected = true;
             }
@@ -909,9 +957,8 @@ impl<'s, D: Nic> Stack<'s, D> {
                     failed = Some(ConnError::Ws(e));
                 }
             }
-            Some(Proto::Rest(r)) if r.deadline.is_some_and(|d| now >= d) && !slot.ready => {
-                failed = Some(ConnError::RequestTimeout);
-            }
+            // Deadlines and read/write timeouts fail through the client's `poll`.
+            Some(Proto::Rest(r)) => r.client.handle_timeout(now),
             _ => {}
         }
         if failed.is_none()
@@ -950,11 +997,9 @@ impl<'s, D: Nic> Stack<'s, D> {
             let outcome = match &mut slot.proto {
                 Some(Proto::Ws(c)) => Some(c.handle_eof().map_err(ConnError::Ws)),
                 // With nothing in flight (a response in flight is ended by its reader).
-                Some(Proto::Rest(r)) if r.deadline.is_none() => Some(if r.closing {
-                    Ok(())
-                } else {
-                    Err(ConnError::ConnectionLost)
-                }),
+                // An idle connection the server ended (its keep-alive timeout, or
+                // after a response that did not keep it): a clean end.
+                Some(Proto::Rest(r)) if !r.in_flight => Some(Ok(())),
                 _ => None,
             };
             if let Some(outcome) = outcome {
@@ -981,13 +1026,23 @@ impl<'s, D: Nic> Stack<'s, D> {
     }
 }
 
+/// The codec's REST client error as the stack's.
+fn client_error(e: ClientError) -> ConnError {
+    match e {
+        ClientError::Http(e) => ConnError::Http(e),
+        ClientError::ConnectionLost => ConnError::ConnectionLost,
+        ClientError::RequestTimeout => ConnError::RequestTimeout,
+        e => ConnError::Client(e),
+    }
+}
+
 /// The peer's stream ended (FIN, or TLS close_notify). A REST reader is told
 /// at once (a close-delimited body ends there); the verdict (clean or
 /// [`ConnError::ConnectionLost`]) waits until every message before the end
 /// was handed out (`drive_in`).
 fn peer_ended(proto: &mut Option<Proto<'_>>) {
     if let Some(Proto::Rest(r)) = proto {
-        r.reader.signal_eof();
+        r.client.handle_eof(&mut r.reader);
     }
 }
 

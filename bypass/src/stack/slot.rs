@@ -8,7 +8,7 @@ use smoltcp::iface::SocketHandle;
 use smoltcp::wire::Ipv4Address;
 #[cfg(feature = "tls")]
 use tickwire_codec::buf::WriteBuf;
-use tickwire_codec::http::{RequestWriter, ResponseReader};
+use tickwire_codec::http::{ClientConnection, ClientSettings, RequestWriter, ResponseReader};
 use tickwire_codec::rand::MaskRng;
 use tickwire_codec::time::Instant;
 #[cfg(feature = "tls")]
@@ -213,8 +213,12 @@ pub struct Options {
     /// Time allowed for TCP's connect and the TLS handshake (REST; a WebSocket
     /// counts its whole opening in `ws.handshake_timeout` too). Default 10 s.
     pub connect_timeout: Duration,
-    /// Time a REST request has for its whole response. Default 10 s.
+    /// Time a REST request has as a whole (the codec's whole-request deadline).
+    /// Default 10 s.
     pub request_timeout: Duration,
+    /// The REST client's settings: read and write timeouts, the idle check before
+    /// a reuse (the codec's [`ClientSettings`]).
+    pub rest: ClientSettings,
     /// How long TCP may hold back an ACK for data received (`None`, the default:
     /// acknowledge at once). A request/response loop gains from a delay: the ACK
     /// rides on the next message instead of costing a packet (and, over AF_XDP in
@@ -233,6 +237,7 @@ impl Default for Options {
             ws: Settings::default(),
             connect_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(10),
+            rest: ClientSettings::default(),
             tcp_ack_delay: None,
             #[cfg(feature = "tls")]
             tls: None,
@@ -245,14 +250,17 @@ pub type WsConnection<'s> = Connection<Lease<'s>, Lease<'s>, MaskRng>;
 /// The sending half of a slot's WebSocket connection.
 pub type WsSender<'s> = tickwire_codec::ws::Sender<Lease<'s>, MaskRng>;
 
-/// A REST connection: one request at a time on a keep-alive connection.
+/// A REST connection: one request at a time on a keep-alive connection, every
+/// HTTP/1.1 client rule (pairing, reuse, the idle check, retries, the request
+/// deadline and read/write timeouts) the codec's [`ClientConnection`]'s.
 #[derive(Debug)]
 pub(crate) struct RestConn<'s> {
     pub(crate) writer: RequestWriter<Lease<'s>>,
     pub(crate) reader: ResponseReader<Lease<'s>>,
-    /// When the request in flight must be answered by.
-    pub(crate) deadline: Option<Instant>,
-    /// The application asked to close.
+    pub(crate) client: ClientConnection,
+    /// A request was sent and its response not yet handed out.
+    pub(crate) in_flight: bool,
+    /// The connection is to end (the application asked, or the client decided).
     pub(crate) closing: bool,
 }
 
@@ -449,7 +457,8 @@ impl<'s> Slot<'s> {
             Proto::Rest(RestConn {
                 writer,
                 reader: ResponseReader::new(read),
-                deadline: None,
+                client: ClientConnection::new(self.options.rest),
+                in_flight: false,
                 closing: false,
             })
         };
