@@ -14,6 +14,8 @@
 //! - [`ws`], [`rest`], [`link`], [`session`], [`demo`]: one WebSocket or REST
 //!   endpoint over one smoltcp socket, and the in-process loopback pair the
 //!   examples and tests use.
+//! - `dpdk` (feature `dpdk`, Linux, std): smoltcp over a DPDK port; the same
+//!   endpoints and the [`Stack`] run on it (see the README).
 //!
 //! The core is `#![no_std]` and needs no allocator: CI builds it for
 //! `x86_64-unknown-none` with `--no-default-features`. The caller supplies
@@ -34,6 +36,10 @@ extern crate std;
 pub mod clock;
 pub mod demo;
 pub mod device;
+#[cfg(all(feature = "dpdk", target_os = "linux"))]
+pub mod dpdk;
+#[cfg(all(any(feature = "af-xdp", feature = "dpdk"), target_os = "linux"))]
+pub mod eth;
 mod lease;
 pub mod link;
 #[cfg(feature = "std")]

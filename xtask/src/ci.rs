@@ -117,6 +117,52 @@ const STEPS: &[Step] = &[
             "tokio,futures",
         ],
     ),
+    // DPDK (tickwire-bypass feature `dpdk`, off by default; needs Debian's dpdk-dev): the
+    // device and the bench's DPDK rows linted, bypass/tests/dpdk.rs, the offload unit test,
+    // the rows' own check.
+    cargo(
+        "clippy dpdk",
+        &[
+            "clippy",
+            "-p",
+            "tickwire-bypass",
+            "-p",
+            "tickwire-perf",
+            "--all-targets",
+            "--features",
+            "tickwire-bypass/dpdk,tickwire-perf/dpdk",
+            "--",
+            "-D",
+            "warnings",
+        ],
+    ),
+    cargo(
+        "test dpdk",
+        &[
+            "test",
+            "-p",
+            "tickwire-bypass",
+            "--features",
+            "dpdk",
+            "--lib",
+            "--test",
+            "dpdk",
+            "--",
+            "dpdk",
+        ],
+    ),
+    cargo(
+        "test dpdk bench rows",
+        &[
+            "test",
+            "-p",
+            "tickwire-perf",
+            "--features",
+            "dpdk",
+            "--lib",
+            "bypass_dpdk",
+        ],
+    ),
     cargo(
         "no_std thumbv7em",
         &[

@@ -1060,6 +1060,14 @@ fn peer_ended(proto: &mut Option<Proto<'_>>) {
     }
 }
 
+#[cfg(all(feature = "dpdk", target_os = "linux"))]
+impl Nic for crate::dpdk::DpdkDevice {
+    /// One `rte_eth_tx_burst` of what the poll queued.
+    fn commit(&mut self) {
+        crate::dpdk::DpdkDevice::commit(self);
+    }
+}
+
 #[cfg(feature = "af-xdp")]
 impl Nic for crate::xdp::XdpDevice<'_> {
     fn commit(&mut self) {

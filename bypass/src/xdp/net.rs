@@ -1,121 +1,21 @@
-//! smoltcp on Ethernet over an [`XdpDevice`]: the interface (the NIC's MAC
-//! address, an IPv4 address, ARP, an optional default gateway) and client TCP
-//! sockets connecting to servers on other machines (or, in the tests, in
-//! another network namespace).
-//!
-//! Same rules as [`Link`](crate::Link): the socket slots and TCP buffers are
-//! the caller's, the clock is the caller's `now`, the seed is the caller's.
+//! smoltcp on Ethernet over an [`XdpDevice`]: the crate's [`EthLink`] (the
+//! interface, ARP, IPv4, client and server TCP sockets) on an AF_XDP socket.
 
 use std::io;
-use std::prelude::rust_2024::*;
-
-use smoltcp::iface::{Config, Interface, PollResult, SocketHandle, SocketSet, SocketStorage};
-use smoltcp::socket::tcp;
-use smoltcp::time::{Duration, Instant};
-use smoltcp::wire::{EthernetAddress, HardwareAddress, IpCidr, Ipv4Address, Ipv4Cidr};
 
 use super::XdpDevice;
-use crate::link::{LinkError, TcpBuffers};
+use crate::eth::{EthDevice, EthLink};
 
-/// A smoltcp interface on an AF_XDP socket, with its client sockets.
-pub struct XdpLink<'s, 'u> {
-    /// The smoltcp interface (Ethernet, the device's MAC address).
-    pub iface: Interface,
-    /// The AF_XDP device.
-    pub device: XdpDevice<'u>,
-    /// The sockets.
-    pub sockets: SocketSet<'s>,
-    capacity: usize,
-}
+/// A smoltcp interface on an AF_XDP socket, with its sockets.
+pub type XdpLink<'s, 'u> = EthLink<'s, XdpDevice<'u>>;
 
-impl<'s, 'u> XdpLink<'s, 'u> {
-    /// Bring up smoltcp on `device` with address `addr` (its prefix says which
-    /// hosts are reached directly, by ARP) and, for the rest, `gateway`.
-    /// `slots` bounds the number of sockets; `seed` feeds smoltcp's generator
-    /// (initial sequence numbers, ephemeral ports): use a different one per run.
-    pub fn new(
-        mut device: XdpDevice<'u>,
-        slots: &'s mut [SocketStorage<'s>],
-        addr: Ipv4Cidr,
-        gateway: Option<Ipv4Address>,
-        seed: u64,
-        now: Instant,
-    ) -> Self {
-        let mac = EthernetAddress(device.mac());
-        let mut config = Config::new(HardwareAddress::Ethernet(mac));
-        config.random_seed = seed;
-        let mut iface = Interface::new(config, &mut device, now);
-        iface.update_ip_addrs(|addrs| {
-            // The list has room for at least one address and starts empty.
-            let _ = addrs.push(IpCidr::Ipv4(addr));
-        });
-        if let Some(gw) = gateway {
-            // The route table has room for at least one route and starts empty.
-            let _ = iface.routes_mut().add_default_ipv4_route(gw);
-        }
-        let capacity = slots.len();
-        XdpLink {
-            iface,
-            device,
-            sockets: SocketSet::new(slots),
-            capacity,
-        }
+impl EthDevice for XdpDevice<'_> {
+    fn mac(&self) -> [u8; 6] {
+        XdpDevice::mac(self)
     }
 
-    /// A TCP socket over `bufs` connecting from `local_port` to `remote`.
-    /// Nagle's algorithm and delayed ACKs are off: each message goes out as
-    /// soon as it is written.
-    pub fn connect(
-        &mut self,
-        bufs: TcpBuffers<'s>,
-        remote: (Ipv4Address, u16),
-        local_port: u16,
-    ) -> Result<SocketHandle, LinkError> {
-        // `SocketSet::add` panics when a borrowed slot list is full: check first.
-        if self.sockets.iter().count() >= self.capacity {
-            return Err(LinkError::NoSocketSlot);
-        }
-        let mut s = tcp::Socket::new(
-            tcp::SocketBuffer::new(bufs.rx),
-            tcp::SocketBuffer::new(bufs.tx),
-        );
-        s.set_nagle_enabled(false);
-        s.set_ack_delay(None);
-        s.connect(self.iface.context(), remote, local_port)
-            .map_err(LinkError::Connect)?;
-        Ok(self.sockets.add(s))
-    }
-
-    /// The socket `h`.
-    pub fn socket(&mut self, h: SocketHandle) -> &mut tcp::Socket<'s> {
-        self.sockets.get_mut::<tcp::Socket>(h)
-    }
-
-    /// Let smoltcp move packets until it has nothing more to do now (bounded),
-    /// then publish what it sent (one `sendto` in copy mode). Returns whether
-    /// any socket's state may have changed.
-    pub fn poll(&mut self, now: Instant) -> io::Result<bool> {
-        let mut changed = false;
-        for _ in 0..64 {
-            match self.iface.poll(now, &mut self.device, &mut self.sockets) {
-                PollResult::SocketStateChanged => changed = true,
-                PollResult::None => break,
-            }
-        }
-        self.device.commit()?;
-        Ok(changed)
-    }
-
-    /// How long until smoltcp wants to be polled for a timer (None: no timer).
-    pub fn poll_delay(&mut self, now: Instant) -> Option<Duration> {
-        self.iface.poll_delay(now, &self.sockets)
-    }
-}
-
-impl core::fmt::Debug for XdpLink<'_, '_> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("XdpLink")
-            .field("device", &self.device)
-            .finish_non_exhaustive()
+    /// Publish the TX ring and kick the kernel (one `sendto` in copy mode).
+    fn commit(&mut self) -> io::Result<()> {
+        XdpDevice::commit(self)
     }
 }

@@ -18,6 +18,7 @@ use std::sync::{Arc, OnceLock};
 use tickwire::socket::RecvMode;
 use tickwire::ws::{ClientBuilder, Message as TwMessage, Server};
 use tickwire_bypass::Endpoint;
+use tickwire_bypass::eth::{EthDevice, EthLink};
 use tickwire_bypass::link::TcpBuffers;
 use tickwire_bypass::smoltcp::iface::{SocketHandle, SocketStorage};
 use tickwire_bypass::smoltcp::socket::tcp;
@@ -47,7 +48,7 @@ const NOTE_XDP: &str = "Endpoint::tx().send_binary (masked) + flush into the smo
 const NOTE_BLOCKING: &str = "ws::Client::send_binary + recv from the client namespace's kernel TCP \
                              over the same veth pair; system calls per round trip: sendto(2) + \
                              recvfrom(2), which sleeps (1 voluntary context switch)";
-const NOTE_BUSY: &str = "ws::Client built with recv_mode(RecvMode::Spin): the same blocking send + recv, \
+pub(super) const NOTE_BUSY: &str = "ws::Client built with recv_mode(RecvMode::Spin): the same blocking send + recv, \
                          spinning on non-blocking reads; system calls per round trip: sendto(2) + one \
                          recvfrom(2) per spin (EAGAIN until the echo is there)";
 
@@ -111,7 +112,7 @@ pub fn register(setup: &Setup, v: &mut Vec<Case<'static>>) {
 
 /// Start tickwire's blocking echo server in the server namespace, pinned to
 /// `peer`; returns its port and thread.
-fn echo_server(pair: &VethPair, peer: usize) -> (u16, std::thread::JoinHandle<()>) {
+pub(super) fn echo_server(pair: &VethPair, peer: usize) -> (u16, std::thread::JoinHandle<()>) {
     let mut server = pair
         .in_server(|| Server::bind((netns::SERVER_ADDR, 0)))
         .expect("enter the server namespace")
@@ -125,13 +126,13 @@ fn echo_server(pair: &VethPair, peer: usize) -> (u16, std::thread::JoinHandle<()
     (port, h)
 }
 
-fn payload() -> Vec<u8> {
+pub(super) fn payload() -> Vec<u8> {
     let mut rng = crate::inputs::SplitMix64::new(0x7864_7028);
     (0..SIZE).map(|_| rng.next_u64() as u8).collect()
 }
 
 /// Voluntary context switches of the calling thread so far.
-fn context_switches() -> u64 {
+pub(super) fn context_switches() -> u64 {
     std::fs::read_to_string("/proc/thread-self/status")
         .ok()
         .and_then(|s| {
@@ -142,22 +143,83 @@ fn context_switches() -> u64 {
         .unwrap_or(0)
 }
 
-struct Xdp<'s, 'u> {
-    link: XdpLink<'s, 'u>,
-    h: SocketHandle,
-    ep: Endpoint<&'s mut [u8], &'s mut [u8], MaskRng>,
-    t0: std::time::Instant,
-    p: Vec<u8>,
+/// tickwire's WebSocket client on smoltcp over an Ethernet device (AF_XDP
+/// here, DPDK in suite "bypass_dpdk"), connected and verified.
+pub(super) struct SmolClient<'s, D> {
+    pub link: EthLink<'s, D>,
+    pub h: SocketHandle,
+    pub ep: Endpoint<&'s mut [u8], &'s mut [u8], MaskRng>,
+    pub t0: std::time::Instant,
+    pub p: Vec<u8>,
 }
 
-impl Xdp<'_, '_> {
-    fn now(&self) -> Instant {
+impl<'s, D: EthDevice> SmolClient<'s, D> {
+    /// The WebSocket handshake on socket `h` (connecting to `host`) over
+    /// `wr`/`ww`, then 32 echoes of the payload checked byte for byte.
+    pub fn start(
+        mut link: EthLink<'s, D>,
+        h: SocketHandle,
+        host: &str,
+        wr: &'s mut [u8],
+        ww: &'s mut [u8],
+        t0: std::time::Instant,
+    ) -> Self {
+        // Delayed ACKs (smoltcp's default 10 ms, as the kernel client does once it
+        // sees a ping-pong pattern): the echo's ACK rides on the next message
+        // instead of costing a frame (and a kick) of its own inside the round trip.
+        link.socket(h)
+            .set_ack_delay(Some(tickwire_bypass::smoltcp::time::Duration::from_millis(
+                10,
+            )));
+        let mut rng = MaskRng::from_seed([0x28; 32]);
+        let mut nonce = [0u8; 16];
+        rng.fill_bytes(&mut nonce);
+        let hs = ClientHandshake::new(host, "/", nonce);
+        // This loop runs no codec timers (no handle_timeout): any instant will do.
+        let ep = Endpoint::client(&hs, wr, ww, rng, &Settings::default(), CodecInstant::ZERO)
+            .expect("endpoint");
+        let mut st = SmolClient {
+            link,
+            h,
+            ep,
+            t0,
+            p: payload(),
+        };
+        while !st.ep.is_open() {
+            assert!(t0.elapsed().as_secs() < 20, "smoltcp handshake stalled");
+            st.ep.flush(st.link.socket(h)).expect("flush");
+            let now = st.now();
+            st.link.poll(now).expect("poll");
+            assert!(st.ep.recv(st.link.socket(h)).expect("handshake").is_none());
+        }
+        // Verify: the echo is the payload.
+        for i in 0..32u8 {
+            st.p[0] = i;
+            st.ep.tx().send_binary(&st.p.clone()).expect("send");
+            st.ep.flush(st.link.socket(h)).expect("flush");
+            loop {
+                let now = st.now();
+                st.link.poll(now).expect("poll");
+                match st.ep.recv(st.link.socket(h)).expect("recv") {
+                    Some((Message::Binary(b), _)) => {
+                        assert_eq!(b, &st.p[..], "echo {i}");
+                        break;
+                    }
+                    Some(_) => {}
+                    None => assert!(t0.elapsed().as_secs() < 20, "smoltcp echo stalled"),
+                }
+            }
+        }
+        st
+    }
+
+    pub fn now(&self) -> Instant {
         Instant::from_micros(self.t0.elapsed().as_micros() as i64)
     }
 
     /// One round trip; returns the touched payload byte.
     #[inline]
-    fn one(&mut self) -> u64 {
+    pub fn one(&mut self) -> u64 {
         if let Err(e) = self.ep.tx().send_binary(&self.p) {
             unexpected(&e);
         }
@@ -178,6 +240,13 @@ impl Xdp<'_, '_> {
                 other => unexpected(&other.map(|o| o.map(|(m, _)| m))),
             }
         }
+    }
+
+    /// Reset the connection (its server ends at once).
+    pub fn abort(&mut self) {
+        self.link.socket(self.h).abort();
+        let now = self.now();
+        let _ = self.link.poll(now);
     }
 }
 
@@ -209,53 +278,8 @@ fn xdp(cfg: &RunConfig, pair: &VethPair, peer: usize) -> Measurement {
     let h = link
         .connect(TcpBuffers { rx, tx }, (netns::SERVER_ADDR, port), 49152)
         .expect("connect");
-    // Delayed ACKs (smoltcp's default 10 ms, as the kernel client does once it
-    // sees a ping-pong pattern): the echo's ACK rides on the next message
-    // instead of costing a frame and a sendto(2) of its own inside the round trip.
-    link.socket(h)
-        .set_ack_delay(Some(tickwire_bypass::smoltcp::time::Duration::from_millis(
-            10,
-        )));
     let host = format!("{}:{port}", netns::SERVER_ADDR);
-    let mut rng = MaskRng::from_seed([0x28; 32]);
-    let mut nonce = [0u8; 16];
-    rng.fill_bytes(&mut nonce);
-    let hs = ClientHandshake::new(&host, "/", nonce);
-    // This loop runs no codec timers (no handle_timeout): any instant will do.
-    let ep = Endpoint::client(&hs, wr, ww, rng, &Settings::default(), CodecInstant::ZERO)
-        .expect("endpoint");
-    let mut st = Xdp {
-        link,
-        h,
-        ep,
-        t0,
-        p: payload(),
-    };
-    while !st.ep.is_open() {
-        assert!(t0.elapsed().as_secs() < 20, "AF_XDP handshake stalled");
-        st.ep.flush(st.link.socket(h)).expect("flush");
-        let now = st.now();
-        st.link.poll(now).expect("poll");
-        assert!(st.ep.recv(st.link.socket(h)).expect("handshake").is_none());
-    }
-    // Verify: the echo is the payload.
-    for i in 0..32u8 {
-        st.p[0] = i;
-        st.ep.tx().send_binary(&st.p.clone()).expect("send");
-        st.ep.flush(st.link.socket(h)).expect("flush");
-        loop {
-            let now = st.now();
-            st.link.poll(now).expect("poll");
-            match st.ep.recv(st.link.socket(h)).expect("recv") {
-                Some((Message::Binary(b), _)) => {
-                    assert_eq!(b, &st.p[..], "echo {i}");
-                    break;
-                }
-                Some(_) => {}
-                None => assert!(t0.elapsed().as_secs() < 20, "AF_XDP echo stalled"),
-            }
-        }
-    }
+    let mut st = SmolClient::start(link, h, &host, wr, ww, t0);
     let (stats0, cs0) = (st.link.device.stats(), context_switches());
     let mut ops = 0u64;
     let m = bench_batch(
@@ -290,15 +314,13 @@ fn xdp(cfg: &RunConfig, pair: &VethPair, peer: usize) -> Measurement {
         per(cs, cs0),
     );
     // A reset ends the server's connection (and its thread) at once.
-    st.link.socket(h).abort();
-    let now = st.now();
-    let _ = st.link.poll(now);
+    st.abort();
     echo.join().expect("echo thread");
     drop(program);
     m
 }
 
-fn kernel(cfg: &RunConfig, pair: &VethPair, peer: usize, busy: bool) -> Measurement {
+pub(super) fn kernel(cfg: &RunConfig, pair: &VethPair, peer: usize, busy: bool) -> Measurement {
     let (port, echo) = echo_server(pair, peer);
     let url = format!("ws://{}:{port}/", netns::SERVER_ADDR);
     let mut c = pair

@@ -5,6 +5,8 @@
 //! one after another, or (`--sequential`) once each one after another.
 
 pub mod bypass;
+#[cfg(feature = "dpdk")]
+pub mod bypass_dpdk;
 pub mod bypass_tls;
 pub mod bypass_xdp;
 pub mod codec;
@@ -43,6 +45,8 @@ pub fn all(setup: &Setup) -> Vec<Case<'static>> {
     tls::register(setup, &mut v);
     bypass::register(setup, &mut v);
     bypass_xdp::register(setup, &mut v);
+    #[cfg(feature = "dpdk")]
+    bypass_dpdk::register(setup, &mut v);
     bypass_tls::register(setup, &mut v);
     tokio_loopback::register(setup, &mut v);
     fanout::register(setup, &mut v);
