@@ -179,6 +179,8 @@
 
 mod clock;
 mod error;
+#[cfg(feature = "futures-io")]
+pub mod futures_io;
 mod net;
 pub mod proxy;
 pub mod rest;
