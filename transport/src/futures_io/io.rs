@@ -339,8 +339,11 @@ impl Timer for async_io::Timer {
 }
 
 /// One connection's (or half's) timer, armed for the deadline of the wait under way.
-/// Nothing is allocated or registered until a wait has a deadline; a later deadline
-/// reuses the timer.
+/// Nothing is allocated or registered until a wait has a deadline. A later deadline
+/// keeps the timer armed for the earlier one (a read timeout moves forward with every
+/// `recv`): when that fires, it is armed again for the deadline then waited for, so
+/// steady traffic under a read timeout touches the runtime's timers about once per
+/// timeout, not once per message.
 #[derive(Debug)]
 pub(crate) struct Alarm<Tm> {
     timer: Option<Tm>,
@@ -358,23 +361,21 @@ impl<Tm> Default for Alarm<Tm> {
 }
 
 impl<Tm: Timer> Alarm<Tm> {
-    /// `Ready` once `deadline` passed (read from the clock: a timer may wake early or
-    /// for an older deadline); `Pending` with the waker registered for it.
+    /// `Ready` once `deadline` passed (read from the clock: the timer may be armed for
+    /// an earlier deadline, or wake early); `Pending` with the waker registered.
     pub fn poll(&mut self, deadline: Instant, cx: &mut Context<'_>) -> Poll<()> {
         loop {
-            match (&mut self.timer, self.armed) {
-                (Some(_), Some(at)) if at == deadline => {}
+            let t = match (&mut self.timer, self.armed) {
+                (Some(t), Some(at)) if at <= deadline => t,
                 (Some(t), _) => {
                     t.reset(deadline);
                     self.armed = Some(deadline);
+                    t
                 }
                 (None, _) => {
-                    self.timer = Some(Tm::at(deadline));
                     self.armed = Some(deadline);
+                    self.timer.insert(Tm::at(deadline))
                 }
-            }
-            let Some(t) = &mut self.timer else {
-                return Poll::Pending;
             };
             if t.poll_expired(cx).is_pending() {
                 return Poll::Pending;
