@@ -7,6 +7,7 @@
 pub mod bypass;
 pub mod bypass_xdp;
 pub mod codec;
+pub mod executors;
 pub mod fanout;
 pub mod loopback;
 pub mod rest;
@@ -43,6 +44,7 @@ pub fn all(setup: &Setup) -> Vec<Case<'static>> {
     bypass::register(setup, &mut v);
     bypass_xdp::register(setup, &mut v);
     tokio_loopback::register(setup, &mut v);
+    executors::register(setup, &mut v);
     fanout::register(setup, &mut v);
     v
 }
