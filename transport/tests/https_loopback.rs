@@ -202,15 +202,13 @@ fn idle_probe_sees_close_notify_and_reconnects_before_post() {
         posts
     });
     let mut c = builder(ca.client_config())
-        .idle_probe(Some(Duration::from_millis(100)))
         .build(&format!("https://localhost:{port}"))
         .unwrap();
     let (mut w, mut r) = parts(&c);
     c.send(&w.get("/a").finish().unwrap(), &mut r).unwrap();
-    // The server's close_notify and FIN have arrived, and the connection has been idle
-    // longer than the probe threshold (a lower bound on the client's own clock).
+    // The server's close_notify and FIN have arrived; the default idle probe checks
+    // before every reuse.
     net_events::wait_peer_closed(c.local_addr().unwrap(), c.peer_addr().unwrap());
-    thread::sleep(Duration::from_millis(110));
     let resp = c
         .send(&w.post("/b").body(b"x").finish().unwrap(), &mut r)
         .unwrap();

@@ -280,7 +280,7 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>, const N: usize> Inbound<B, N> {
     #[inline]
     /// The delivered message (HTTP/1.`version`), as both readers hand it out.
     /// Keep-alive: HTTP/1.1 without `Connection: close`, or HTTP/1.0 with
-    /// `Connection: keep-alive` (a response delimited by the close also ends it,
+    /// `Connection: keep-alive` and no Transfer-Encoding (a response delimited by the close also ends it,
     /// which its reader adds).
     pub fn parsed(&self, version: u8) -> Parsed<'_> {
         let f = &self.facts;
@@ -293,7 +293,9 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>, const N: usize> Inbound<B, N> {
             keep_alive: if version == 1 {
                 !f.conn_close
             } else {
-                f.conn_keep_alive && !f.conn_close
+                // RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding has faulty
+                // framing; the connection closes after it, whatever it says.
+                f.conn_keep_alive && !f.conn_close && !f.transfer_encoding
             },
         }
     }

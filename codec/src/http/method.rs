@@ -45,6 +45,23 @@ impl Method {
         })
     }
 
+    /// Whether the method is idempotent (RFC 9110 §9.2.2): sending the request twice has
+    /// the effect of sending it once, so a client may send it again on a new connection
+    /// when the first connection failed before any response (GET, HEAD, PUT, DELETE; not
+    /// POST, PATCH).
+    ///
+    /// ```
+    /// use tickwire_codec::http::Method;
+    /// assert!(Method::Delete.is_idempotent() && !Method::Post.is_idempotent());
+    /// ```
+    #[inline]
+    pub const fn is_idempotent(self) -> bool {
+        matches!(
+            self,
+            Method::Get | Method::Head | Method::Put | Method::Delete
+        )
+    }
+
     /// Whether a request with this method and no body should still say
     /// `Content-Length: 0` (servers answer 411 otherwise).
     #[inline]

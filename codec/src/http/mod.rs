@@ -4,7 +4,10 @@
 //! - [`RequestWriter`]: configured once (host, base path, default headers),
 //!   then a typestate builder per request; [`Request`] borrows the wire bytes.
 //! - [`ResponseReader`]: responses in, [`RestResponse`] out, zero-copy, with
-//!   Content-Length, chunked and close-delimited bodies. Its head parser is
+//!   Content-Length, chunked and close-delimited bodies.
+//! - [`ClientConnection`]: the keep-alive client connection over both: which
+//!   response answers which request, reuse, the stale-connection check, retries,
+//!   the request deadline and read/write timeouts on the caller's `now`. Its head parser is
 //!   our own (`response_head`, usual lines a 16- or 32-byte block at a time
 //!   in `head_blocks`), held to httparse's answers by a differential test.
 //!
@@ -19,6 +22,7 @@
 //! or hostile (the request-smuggling patterns included) is a typed [`Error`].
 
 pub mod chunked;
+pub mod client;
 pub mod error;
 pub mod head;
 // The block paths of the head parsers: x86 with SSE2 (under Miri too).
@@ -64,6 +68,7 @@ pub(crate) fn head_path() -> crate::simd::Path {
 }
 
 pub use chunked::{ChunkedDecoder, Decoded};
+pub use client::{Action, ClientConnection, ClientError, ClientSettings, ClientStats};
 pub use error::{BuildError, Error};
 pub use head::{HeaderIter, Headers, Trailers};
 pub use inbound::{DEFAULT_MAX_BODY, DEFAULT_MAX_HEAD};

@@ -316,8 +316,9 @@ impl<'a> RestResponse<'a> {
     }
 
     /// Whether the connection may carry the next request: HTTP/1.1 without
-    /// `Connection: close`, or HTTP/1.0 with `Connection: keep-alive`, and
-    /// a body that was not delimited by the close.
+    /// `Connection: close`, or HTTP/1.0 with `Connection: keep-alive` and no
+    /// Transfer-Encoding (RFC 9112 §6.1: faulty framing), and a body that was not
+    /// delimited by the close.
     #[inline]
     pub fn keep_alive(&self) -> bool {
         self.parsed.keep_alive

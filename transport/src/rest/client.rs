@@ -10,53 +10,22 @@
 //! ([`Client::request_writer`] presets Host and base path) and pass a
 //! [`ResponseReader`] of your own to [`Client::send`].
 //!
-//! # Reconnect policy
-//!
-//! The connection is opened on first use and kept while responses allow it
-//! ([`RestResponse::keep_alive`]). After a response with `Connection: close`, a
-//! close-delimited body, or any error, it is dropped and the next `send` connects again
-//! (and clears the reader). A connection is always dropped the way
-//! [`Client::disconnect`] does it: over TLS, close_notify after every byte written
-//! before it (or the alert of a TLS failure), waiting at most the close timeout
-//! ([`ClientBuilder::close_timeout`]) for a server that is not reading; then the FIN.
-//!
-//! A kept-alive connection can go stale: the server closes it when idle, and the client
-//! learns it only when it uses it. So:
-//!
-//! - before a request on a connection idle for at least [`ClientBuilder::idle_probe`]
-//!   (default 1 s), the client checks without blocking whether the server already closed
-//!   it (or sent something unasked, like a 408), and if so reconnects before sending a
-//!   byte. Busy connections skip the check: it costs three system calls. Unasked bytes
-//!   already in the reader after the last response are checked for before every request;
-//! - if a request on a **reused** connection fails before the first response byte (the
-//!   write fails, or the server closes or resets it), an **idempotent** request (GET,
-//!   HEAD, PUT, DELETE: RFC 9110 §9.2.2) is sent once more on a fresh connection. A
-//!   non-idempotent one is not (the server may have acted on it): the call returns
-//!   [`Error::ConnectionLost`] and the next call reconnects.
-//!
-//! A request on a fresh connection is never retried, and no request is retried twice.
-//!
-//! # Writes and reads
-//!
-//! The request is written whole: partial writes continue where they stopped, and the
-//! stream is in blocking mode, so a `WouldBlock` can only mean the write timeout passed;
-//! that fails the call with [`Error::WriteTimeout`] and drops the connection (a request
-//! cut short is never resumed or retried). Response bytes are read straight into the
-//! reader's buffer; the read timeout bounds each wait for more bytes, and the request
-//! timeout ([`ClientBuilder::timeout`], off by default) the whole call: a server that
-//! sends its answer a byte at a time is cut at that deadline with
-//! [`Error::RequestTimeout`]. (Over TLS the deadline is checked whenever a socket read
-//! returns, so a server dribbling one TLS record can hold the call past it until that
-//! record is complete or the read timeout passes.)
+//! Reconnects, retries, the stale-connection check and the timeouts are described in
+//! the [`rest`](crate::rest#reconnects-retries-and-stale-connections) module docs; the
+//! rules themselves are the codec's
+//! [`ClientConnection`](tickwire_codec::http::ClientConnection), which this client drives
+//! over a blocking stream (reading the clock once per wait).
 
 use std::io::{self, Write};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use tickwire_codec::http::{
-    BuildError, Method, Request, RequestWriter, ResponseReader, RestResponse,
+    Action, BuildError, ClientConnection, ClientSettings, Method, Request, RequestWriter,
+    ResponseReader, RestResponse,
 };
 
+use super::drive::Drive;
 use super::error::Error;
 use super::https::HttpConnector;
 use super::options::{RequestOptions, request_options, request_writer, too_large};
@@ -67,8 +36,6 @@ use crate::proxy::proxy_options;
 use crate::socket::RecvMode;
 use crate::socket::socket_options;
 use crate::socket::spin::Spinner;
-#[cfg(feature = "tls")]
-use crate::tls::TlsError;
 
 /// Settings of a [`Client`] (and of each connection of a
 /// [`ClientPool`](super::ClientPool)).
@@ -86,10 +53,19 @@ impl Default for ClientBuilder<HttpConnector> {
         ClientBuilder {
             connector: HttpConnector::default(),
             timeouts: Timeouts::default(),
-            idle_probe: Some(Duration::from_secs(1)),
+            idle_probe: Some(Duration::ZERO),
             recv_mode: RecvMode::Sleep,
             options: RequestOptions::default(),
         }
+    }
+}
+
+/// The codec connection's settings from a builder's.
+pub(crate) fn settings(timeouts: &Timeouts, idle_probe: Option<Duration>) -> ClientSettings {
+    ClientSettings {
+        read_timeout: timeouts.read,
+        write_timeout: timeouts.write,
+        idle_probe,
     }
 }
 
@@ -147,8 +123,30 @@ impl<C: Connector> ClientBuilder<C> {
         self
     }
 
-    /// Before a request on a connection idle at least this long, check that the server
-    /// has not closed it (default 1 s; `None`: never check). See the module docs.
+    /// Before a request on a kept-alive connection idle at least this long, check
+    /// without blocking whether the server closed it or sent something nobody asked for
+    /// (a 408, a stray response); if so the request goes on a new connection, and the
+    /// old one's bytes are never read as its answer. Default `Some(Duration::ZERO)`:
+    /// before every reuse (one non-blocking peek; over TLS, a read of what arrived).
+    /// `Some(t)`: only on connections idle for `t` or more; `None`: never (a closed
+    /// connection is then found by the request itself and retried when that is safe:
+    /// see [reconnects and retries](crate::rest#reconnects-retries-and-stale-connections)).
+    ///
+    /// ```
+    /// # let server = tickwire::rest::doc_server();
+    /// use std::time::Duration;
+    /// use tickwire::rest::Client;
+    ///
+    /// // A busy order gateway: skip the check on connections used in the last 100 ms.
+    /// let mut client = Client::builder()
+    ///     .idle_probe(Some(Duration::from_millis(100)))
+    ///     .connect(&format!("http://{server}"))?;
+    /// client.get("/a").send()?;
+    /// client.get("/b").send()?; // the same connection
+    /// let stats = client.stats();
+    /// assert_eq!((stats.connects, stats.stale_probed, stats.retries), (1, 0, 0));
+    /// # Ok::<(), tickwire::rest::Error>(())
+    /// ```
     pub fn idle_probe(mut self, after: Option<Duration>) -> Self {
         self.idle_probe = after;
         self
@@ -229,15 +227,15 @@ impl<C: Connector> ClientBuilder<C> {
                 url,
                 connector: self.connector.clone(),
                 timeouts: self.timeouts,
-                idle_probe: self.idle_probe,
                 request_timeout: self.options.request_timeout,
                 request_buffer: self.options.request_buffer,
                 recv: Recv {
                     spin: Spinner::new(self.recv_mode),
                     quickack,
                 },
-                conn: None,
-                stats: Stats::default(),
+                http: ClientConnection::new(settings(&self.timeouts, self.idle_probe)),
+                stream: None,
+                shortened: false,
             },
             writer,
             reader,
@@ -268,29 +266,10 @@ impl<C: Connector> ClientBuilder<C> {
     }
 }
 
-/// Counters of a client's life, for tests and monitoring.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Stats {
-    /// Connections opened.
-    pub connects: u64,
-    /// Requests written (a retried request counts twice).
-    pub requests: u64,
-    /// Requests sent again on a fresh connection after a stale one failed.
-    pub retries: u64,
-    /// Connections replaced before sending because they were found closed by the idle
-    /// probe, or had received bytes nobody asked for.
-    pub stale_probed: u64,
-}
-
-struct Conn<S> {
-    stream: S,
-    /// Responses received on it; `> 0` means it is a reused keep-alive connection.
-    responses: u64,
-    last_used: Instant,
-    /// The stream's read timeout is not the configured one: a request deadline
-    /// shortened it.
-    shortened: bool,
-}
+/// Counters of a client's life, for tests and monitoring: connects, requests written (a
+/// retried request counts twice), retries, and stale connections replaced before a
+/// request (the codec's [`ClientStats`](tickwire_codec::http::ClientStats)).
+pub use tickwire_codec::http::ClientStats as Stats;
 
 /// How a client reads responses: busy-poll or sleep ([`ClientBuilder::recv_mode`]), and
 /// whether `TCP_QUICKACK` is set again after each read that got data.
@@ -312,26 +291,11 @@ impl Recv {
         }
         stream.set_nonblocking(true).map_err(Error::io)
     }
-
-    /// The wait ended with `result`: the socket back in blocking mode if it spun.
-    #[inline]
-    fn end<S: Stream>(
-        stream: &mut S,
-        spinning: bool,
-        result: Result<bool, Error>,
-    ) -> Result<bool, Error> {
-        if spinning {
-            let back = stream.set_nonblocking(false);
-            if result.is_ok() {
-                back.map_err(Error::io)?;
-            }
-        }
-        result
-    }
 }
 
-/// One keep-alive HTTP/1.1 connection to one server (see the module docs), with its
-/// own request writer and response reader.
+/// One keep-alive HTTP/1.1 connection to one server, with its own request writer and
+/// response reader; reconnected, checked and retried as the
+/// [`rest`](crate::rest#reconnects-retries-and-stale-connections) module docs say.
 ///
 /// A GET, then a POST of JSON, each one expression:
 ///
@@ -363,13 +327,16 @@ pub(crate) struct Core<C: Connector> {
     host_header: String,
     connector: C,
     timeouts: Timeouts,
-    idle_probe: Option<Duration>,
     request_timeout: Option<Duration>,
     /// Bytes of the client's own writer (named by [`Error::RequestTooLarge`]).
     request_buffer: usize,
     recv: Recv,
-    conn: Option<Conn<C::Stream>>,
-    stats: Stats,
+    /// The protocol: pairing, reuse, the idle check, retries, deadlines.
+    http: ClientConnection,
+    stream: Option<C::Stream>,
+    /// The stream's read timeout is not the configured one: a request deadline
+    /// shortened it.
+    shortened: bool,
 }
 
 impl<C: Connector> std::fmt::Debug for Client<C> {
@@ -378,53 +345,10 @@ impl<C: Connector> std::fmt::Debug for Client<C> {
             .field("url", &self.core.url)
             .field("timeouts", &self.core.timeouts)
             .field("request_timeout", &self.core.request_timeout)
-            .field("connected", &self.core.conn.is_some())
-            .field("stats", &self.core.stats)
+            .field("connected", &self.core.stream.is_some())
+            .field("stats", &self.core.http.stats())
             .finish_non_exhaustive()
     }
-}
-
-/// How one attempt failed.
-pub(crate) enum Failure {
-    /// Nothing of a response arrived and the connection is gone: retrying may be safe.
-    BeforeResponse(Error),
-    /// Anything else.
-    Fatal(Error),
-}
-
-impl Failure {
-    /// Writing the request failed with `e`.
-    pub(crate) fn on_write(e: io::Error) -> Failure {
-        match Error::from_io(e, true) {
-            e if is_disconnect(&e) => Failure::BeforeResponse(e),
-            e => Failure::Fatal(e),
-        }
-    }
-
-    /// Reading the response failed with `e` after `received` bytes of it.
-    pub(crate) fn on_read(e: Error, received: usize) -> Failure {
-        if received != 0 {
-            return Failure::Fatal(e);
-        }
-        match e {
-            Error::ConnectionLost { .. } => Failure::BeforeResponse(e),
-            e if is_disconnect(&e) => Failure::BeforeResponse(e),
-            // TLS: the server closed without close_notify (nginx does on an idle
-            // keep-alive connection).
-            #[cfg(feature = "tls")]
-            Error::Tls {
-                error: TlsError::UnexpectedEof,
-                ..
-            } => Failure::BeforeResponse(e),
-            e => Failure::Fatal(e),
-        }
-    }
-}
-
-/// Whether a request may be sent again after a failure before any response byte: every
-/// method but POST and PATCH (not idempotent).
-pub(crate) fn retryable(method: Method) -> bool {
-    !matches!(method, Method::Post | Method::Patch)
 }
 
 impl Client<HttpConnector> {
@@ -588,35 +512,29 @@ impl<C: Connector> Client<C> {
 
     /// Counters: connects, requests, retries.
     pub fn stats(&self) -> Stats {
-        self.core.stats
+        self.core.http.stats()
     }
 
     /// Whether a connection is open (it may still turn out stale).
     pub fn is_connected(&self) -> bool {
-        self.core.conn.is_some()
+        self.core.stream.is_some()
     }
 
     /// The local address of the open connection.
     pub fn local_addr(&self) -> Option<SocketAddr> {
-        self.core
-            .conn
-            .as_ref()
-            .and_then(|c| c.stream.local_addr().ok())
+        self.core.stream.as_ref().and_then(|s| s.local_addr().ok())
     }
 
     /// The server's address of the open connection (which of the host's addresses
     /// it reached); `None` when no connection is open or the stream has no address.
     pub fn peer_addr(&self) -> Option<SocketAddr> {
-        self.core
-            .conn
-            .as_ref()
-            .and_then(|c| c.stream.peer_addr().ok())
+        self.core.stream.as_ref().and_then(|s| s.peer_addr().ok())
     }
 
     /// The open connection's stream (for an `https://` client,
     /// [`HttpStream::tls`](super::HttpStream::tls) gives the TLS version and ALPN).
     pub fn stream(&self) -> Option<&C::Stream> {
-        self.core.conn.as_ref().map(|c| &c.stream)
+        self.core.stream.as_ref()
     }
 
     /// Close the connection (the next `send` opens a new one); over TLS the server is
@@ -635,7 +553,8 @@ impl<C: Connector> Client<C> {
 
     /// Send `req` and read its response into `reader`; the response borrows the reader
     /// until the reader is used again. Blocks within the configured timeouts (the
-    /// request timeout too). See the module docs for reconnects and retries.
+    /// request timeout too). Reconnects and retries:
+    /// [`rest`](crate::rest#reconnects-retries-and-stale-connections).
     ///
     /// Use one reader per client: on a new connection the client clears it.
     ///
@@ -672,22 +591,27 @@ impl<C: Connector> Core<C> {
     }
 
     fn disconnect(&mut self) {
-        if let Some(mut conn) = self.conn.take() {
-            let deadline = Instant::now() + self.timeouts.close;
-            conn.stream.close(deadline);
+        self.close_stream();
+        self.http.handle_closed();
+    }
+
+    /// Close the stream, if any, within the close timeout (see [`Stream::close`]).
+    fn close_stream(&mut self) {
+        if let Some(mut stream) = self.stream.take() {
+            stream.close(Instant::now() + self.timeouts.close);
         }
     }
 
+    fn open(&mut self) -> Result<(), Error> {
+        self.stream = Some(self.connector.connect(&self.url, &self.timeouts)?);
+        self.shortened = false;
+        Ok(())
+    }
+
     fn ensure_connected(&mut self) -> Result<(), Error> {
-        if self.conn.is_none() {
-            let stream = self.connector.connect(&self.url, &self.timeouts)?;
-            self.stats.connects += 1;
-            self.conn = Some(Conn {
-                stream,
-                responses: 0,
-                last_used: Instant::now(),
-                shortened: false,
-            });
+        if self.stream.is_none() {
+            self.open()?;
+            self.http.handle_connected(crate::clock::now());
         }
         Ok(())
     }
@@ -702,117 +626,138 @@ impl<C: Connector> Core<C> {
     where
         B: AsRef<[u8]> + AsMut<[u8]>,
     {
-        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
-        let method = req.method();
-        let idempotent = retryable(method);
-        self.probe_if_idle();
-        if let Some(conn) = &self.conn
-            && conn.responses > 0
-            && !reader.unparsed().is_empty()
-        {
-            // Bytes after the last response that nobody asked for (a 408 before a
-            // close, garbage): the connection cannot carry this request.
-            self.stats.stale_probed += 1;
-            self.disconnect();
+        if let Err(e) = self.drive(req, reader, timeout) {
+            return Err(name_error(e, req, &self.url, timeout));
         }
-        let reused = self.conn.as_ref().is_some_and(|c| c.responses > 0);
-        // Errors get the request's name here, off the success path.
-        let name = |c: &Self, e| name_error(e, req, &c.url, timeout);
-        match self.attempt(req, reader, deadline) {
-            Ok(()) => {}
-            Err(Failure::BeforeResponse(_)) if reused && idempotent => {
-                self.stats.retries += 1;
-                if let Err(Failure::BeforeResponse(e) | Failure::Fatal(e)) =
-                    self.attempt(req, reader, deadline)
-                {
-                    return Err(name(self, e));
-                }
-            }
-            Err(Failure::BeforeResponse(e) | Failure::Fatal(e)) => return Err(name(self, e)),
-        }
-        // `attempt` returned Ok only after `advance` finished a response.
-        let lost = || {
-            name(
-                self,
-                Error::http(tickwire_codec::http::Error::UnexpectedEof),
-            )
-        };
-        reader.response().ok_or_else(lost)
+        // `drive` returned Ok only on `Action::Done`: the response is in the reader.
+        let lost = || Error::http(tickwire_codec::http::Error::UnexpectedEof);
+        reader
+            .response()
+            .ok_or_else(|| name_error(lost(), req, &self.url, timeout))
     }
 
-    /// Replace the connection before sending when it was idle long enough and the server
-    /// has closed it.
-    fn probe_if_idle(&mut self) {
-        let (Some(after), Some(conn)) = (self.idle_probe, self.conn.as_mut()) else {
-            return;
-        };
-        if conn.responses == 0 || conn.last_used.elapsed() < after {
-            return;
-        }
-        if conn.stream.stale().unwrap_or(true) {
-            self.stats.stale_probed += 1;
-            self.disconnect();
-        }
-    }
-
-    /// One try: connect if needed, write the request, read one response (left in
-    /// `reader`, ready for [`ResponseReader::response`]).
-    fn attempt<B, const N: usize>(
+    /// Drive the codec's connection through one request: connect, probe, write, read,
+    /// close as it asks; wait at most until its `poll_timeout()`.
+    fn drive<B, const N: usize>(
         &mut self,
         req: &Request<'_>,
         reader: &mut ResponseReader<B, N>,
-        deadline: Option<Instant>,
-    ) -> Result<(), Failure>
+        timeout: Option<Duration>,
+    ) -> Result<(), Error>
     where
         B: AsRef<[u8]> + AsMut<[u8]>,
     {
-        self.ensure_connected().map_err(Failure::Fatal)?;
-        if deadline.is_some_and(|d| Instant::now() >= d) {
-            self.disconnect();
-            return Err(Failure::Fatal(timed_out()));
-        }
-        let Some(conn) = self.conn.as_mut() else {
-            return Err(Failure::Fatal(Error::connection_lost()));
-        };
-        if conn.responses == 0 {
-            // A new connection: whatever the reader holds came from an earlier one.
-            reader.clear();
-        }
-        self.stats.requests += 1;
-        reader.expect(req.method());
-        // `flush`: a TLS stream may keep encrypted records the socket did not take.
-        if let Err(e) = conn
-            .stream
-            .write_all(req.as_bytes())
-            .and_then(|()| conn.stream.flush())
-        {
-            // Behind the bytes the socket did not take: the close waits for them.
-            self.disconnect();
-            return Err(Failure::on_write(e));
-        }
-        let mut received = 0usize;
-        let read = self.timeouts.read;
-        let recv = &mut self.recv;
-        let outcome = recv.begin(&mut conn.stream).and_then(|spinning| {
-            let r = read_response(conn, reader, &mut received, deadline, read, recv, spinning);
-            Recv::end(&mut conn.stream, spinning, r)
-        });
-        match outcome {
-            Ok(keep_alive) => {
-                if keep_alive {
-                    conn.responses += 1;
-                    conn.last_used = Instant::now();
-                } else {
-                    // The server closes after this response: answer its close.
+        let mut d = Drive::start(&mut self.http, req, timeout);
+        // Busy-poll: whether the socket is non-blocking for this response (`None`: no
+        // read yet on this connection).
+        let mut spinning = None;
+        loop {
+            let action = match self.http.poll(reader) {
+                Ok(a) => a,
+                Err(e) => {
+                    self.stop_spinning(&mut spinning)?;
+                    return Err(d.error(e));
+                }
+            };
+            match action {
+                Action::Done => return self.stop_spinning(&mut spinning),
+                Action::Read => self.read(&mut d, reader, &mut spinning)?,
+                Action::Write => {
+                    if d.due(&mut self.http) {
+                        continue;
+                    }
+                    let Some(stream) = self.stream.as_mut() else {
+                        self.http.handle_closed();
+                        continue;
+                    };
+                    let r = stream.write(self.http.transmit(req));
+                    d.wrote(&mut self.http, r);
+                    // All written: a TLS stream may keep records the socket did not take.
+                    if self.http.transmit(req).is_empty()
+                        && let Err(e) = stream.flush()
+                    {
+                        d.failed(&mut self.http, Error::from_io(e, true));
+                    }
+                }
+                Action::Connect => {
+                    self.open()?;
+                    d.connected(&mut self.http);
+                }
+                Action::Probe => {
+                    let stale = self
+                        .stream
+                        .as_mut()
+                        .is_none_or(|s| s.stale().unwrap_or(true));
+                    self.http.handle_probe(stale);
+                }
+                Action::Close => {
+                    self.stop_spinning(&mut spinning)?;
+                    spinning = None;
                     self.disconnect();
                 }
-                Ok(())
-            }
-            Err(e) => {
-                self.disconnect();
-                Err(Failure::on_read(e, received))
             }
         }
+    }
+
+    /// One wait for response bytes: read into the reader, sleeping in the kernel (the
+    /// socket's read timeout set to what is left until `poll_timeout()` when that is
+    /// not the read timeout) or spinning on a non-blocking socket.
+    #[inline]
+    fn read<B, const N: usize>(
+        &mut self,
+        d: &mut Drive,
+        reader: &mut ResponseReader<B, N>,
+        spinning: &mut Option<bool>,
+    ) -> Result<(), Error>
+    where
+        B: AsRef<[u8]> + AsMut<[u8]>,
+    {
+        if d.due(&mut self.http) {
+            return Ok(());
+        }
+        let Some(stream) = self.stream.as_mut() else {
+            self.http.handle_closed();
+            return Ok(());
+        };
+        let spin = match *spinning {
+            Some(spin) => spin,
+            None => *spinning.insert(self.recv.begin(stream)?),
+        };
+        if !spin {
+            let want = d.bound(&self.http);
+            if want != self.timeouts.read || self.shortened {
+                set_bound(stream, &mut self.shortened, want, self.timeouts.read)?;
+            }
+        }
+        let r = read_some(stream, reader.spare_mut());
+        match &r {
+            Ok(n) if *n > 0 && self.recv.quickack => stream.rearm_quickack().map_err(Error::io)?,
+            Err(e) if spin && e.kind() == io::ErrorKind::WouldBlock => {
+                match self.recv.spin.spin(d.until(&self.http)) {
+                    Some(true) if self.recv.spin.active() => {}
+                    Some(false) => d.tick(&mut self.http),
+                    // The budget is spent: blocking reads from here on.
+                    _ => {
+                        stream.set_nonblocking(false).map_err(Error::io)?;
+                        *spinning = Some(false);
+                    }
+                }
+                return Ok(());
+            }
+            _ => {}
+        }
+        d.read(&mut self.http, reader, r);
+        Ok(())
+    }
+
+    /// The socket back in blocking mode if it spun for this response.
+    fn stop_spinning(&mut self, spinning: &mut Option<bool>) -> Result<(), Error> {
+        if spinning.take() == Some(true)
+            && let Some(stream) = self.stream.as_mut()
+        {
+            stream.set_nonblocking(false).map_err(Error::io)?;
+        }
+        Ok(())
     }
 }
 
@@ -852,141 +797,23 @@ pub(crate) fn name_error(
     })
 }
 
-/// The longest the next wait for response bytes may take: the read timeout, or what is
-/// left until `deadline` when that is shorter ([`timed_out`] when nothing is left).
-pub(crate) fn wait_bound(
-    deadline: Option<Instant>,
-    read: Option<Duration>,
-) -> Result<Option<Duration>, Error> {
-    let Some(d) = deadline else {
-        return Ok(read);
-    };
-    let left = d
-        .checked_duration_since(Instant::now())
-        .filter(|l| !l.is_zero())
-        .ok_or_else(timed_out)?;
-    Ok(Some(read.map_or(left, |r| r.min(left))))
-}
-
-/// A failed read of response bytes: a timeout at or after `deadline` is the request
-/// timeout ([`timed_out`]), not the read timeout.
-pub(crate) fn read_failed(e: io::Error, deadline: Option<Instant>) -> Error {
-    match Error::from_io(e, false) {
-        Error::ReadTimeout { .. } if deadline.is_some_and(|d| Instant::now() >= d) => timed_out(),
-        e => e,
-    }
-}
-
-/// Before a read: the socket's read timeout is the read timeout, or what is left until
-/// `deadline` when that is shorter ([`timed_out`] when nothing is left). Without a
-/// deadline, on a socket no deadline shortened, nothing to do: a client without a
-/// request timeout makes no extra system call.
-#[inline(always)]
-fn bound_read<S: Stream>(
-    conn: &mut Conn<S>,
-    deadline: Option<Instant>,
-    read: Option<Duration>,
-) -> Result<(), Error> {
-    if deadline.is_none() && !conn.shortened {
-        return Ok(());
-    }
-    set_bound(conn, deadline, read)
-}
-
-/// [`bound_read`] with a deadline, or back to the read timeout after one.
+/// Set the socket's read timeout to `want` (what is left until the connection's next
+/// timeout), remembering whether that is shorter than the configured `read`. A stream
+/// that cannot change it is checked between reads only (see `Stream::set_read_timeout`).
+#[cold]
 #[inline(never)]
 fn set_bound<S: Stream>(
-    conn: &mut Conn<S>,
-    deadline: Option<Instant>,
+    stream: &mut S,
+    shortened: &mut bool,
+    want: Option<Duration>,
     read: Option<Duration>,
 ) -> Result<(), Error> {
-    let want = wait_bound(deadline, read)?;
-    match conn.stream.set_read_timeout(want) {
-        Ok(()) => conn.shortened = deadline.is_some(),
-        // Checked between reads only (see `Stream::set_read_timeout`).
+    match stream.set_read_timeout(want) {
+        Ok(()) => *shortened = want != read,
         Err(e) if e.kind() == io::ErrorKind::Unsupported => {}
         Err(e) => return Err(Error::io(e)),
     }
     Ok(())
-}
-
-/// Read from the connection into `reader` until it has a response ready; returns
-/// whether that response keeps the connection alive. `received` counts the bytes read.
-/// The peer closing before any byte is [`Error::ConnectionLost`]; `deadline` passing
-/// is [`timed_out`]. `spinning` ([`Recv::begin`]): the socket is non-blocking and a
-/// read that finds nothing asks the spinner whether to read again at once.
-fn read_response<S: Stream, B, const N: usize>(
-    conn: &mut Conn<S>,
-    r: &mut ResponseReader<B, N>,
-    received: &mut usize,
-    deadline: Option<Instant>,
-    read: Option<Duration>,
-    recv: &mut Recv,
-    mut spinning: bool,
-) -> Result<bool, Error>
-where
-    B: AsRef<[u8]> + AsMut<[u8]>,
-{
-    // Spinning: when the current wait for bytes ends (read timeout or deadline); set
-    // at its first empty read, so no clock is read while bytes flow.
-    let mut wait_until: Option<Option<Instant>> = None;
-    loop {
-        if r.advance().map_err(Error::http)? {
-            return Ok(r.response().is_some_and(|resp| resp.keep_alive()));
-        }
-        if r.is_eof() {
-            // `advance` after EOF either completes a close-delimited body or errors.
-            return Err(Error::http(tickwire_codec::http::Error::UnexpectedEof));
-        }
-        if r.spare_mut().is_empty() {
-            return Err(Error::http(tickwire_codec::http::Error::BodyTooLarge));
-        }
-        if !spinning {
-            bound_read(conn, deadline, read)?;
-        }
-        match read_some(&mut conn.stream, r.spare_mut()) {
-            Ok(0) => {
-                if *received == 0 {
-                    return Err(Error::connection_lost());
-                }
-                r.signal_eof();
-            }
-            Ok(n) => {
-                *received += n;
-                r.commit(n);
-                wait_until = None;
-                if recv.quickack {
-                    conn.stream.rearm_quickack().map_err(Error::io)?;
-                }
-            }
-            Err(e) if spinning && e.kind() == io::ErrorKind::WouldBlock => {
-                let until = *wait_until.get_or_insert_with(|| earliest(deadline, read));
-                match recv.spin.spin(until) {
-                    Some(true) if recv.spin.active() => {}
-                    Some(false) => {
-                        return Err(read_failed(io::ErrorKind::TimedOut.into(), deadline));
-                    }
-                    // The budget is spent: blocking reads from here on.
-                    _ => {
-                        conn.stream.set_nonblocking(false).map_err(Error::io)?;
-                        spinning = false;
-                    }
-                }
-            }
-            Err(e) => return Err(read_failed(e, deadline)),
-        }
-    }
-}
-
-/// The end of a wait for bytes that starts now: `deadline`, or the read timeout from
-/// now when that comes first.
-#[cold]
-fn earliest(deadline: Option<Instant>, read: Option<Duration>) -> Option<Instant> {
-    let by_read = read.and_then(|t| Instant::now().checked_add(t));
-    match (deadline, by_read) {
-        (Some(d), Some(r)) => Some(d.min(r)),
-        (d, r) => d.or(r),
-    }
 }
 
 fn read_some<S: Stream>(stream: &mut S, buf: &mut [u8]) -> io::Result<usize> {
@@ -996,18 +823,4 @@ fn read_some<S: Stream>(stream: &mut S, buf: &mut [u8]) -> io::Result<usize> {
             r => return r,
         }
     }
-}
-
-/// Errors that mean the peer dropped the connection.
-fn is_disconnect(e: &Error) -> bool {
-    let Error::Io { error: e, .. } = e else {
-        return false;
-    };
-    matches!(
-        e.kind(),
-        io::ErrorKind::ConnectionReset
-            | io::ErrorKind::ConnectionAborted
-            | io::ErrorKind::BrokenPipe
-            | io::ErrorKind::UnexpectedEof
-    )
 }

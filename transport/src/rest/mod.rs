@@ -52,9 +52,64 @@
 //! assert_eq!(resp.body_str()?, "POST /api/v3/order");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! # Reconnects, retries and stale connections
+//!
+//! A client ([`Client`], a [`ClientPool`] connection, and the tokio ones alike) keeps one
+//! keep-alive connection and follows HTTP/1.1's rules for it (RFC 9112 §6 and §9, RFC
+//! 9110 §9.2.2), held in one place, the codec's
+//! [`ClientConnection`](tickwire_codec::http::ClientConnection):
+//!
+//! - **Opened on first use, kept while responses allow it.** After a response with
+//!   `Connection: close`, an HTTP/1.0 response without `Connection: keep-alive` or with
+//!   `Transfer-Encoding`, a body delimited by the close, a `101`, or any error, the
+//!   connection is closed and the next request opens a new one. Closing sends TLS
+//!   close_notify after every byte written before it, waiting at most
+//!   [`ClientBuilder::close_timeout`] for a server that is not reading.
+//! - **A response always answers the request just sent.** Bytes that arrive on an idle
+//!   connection (a `408` before the server closes, a stray response, garbage) are never
+//!   read as the next request's answer: the connection is replaced before a byte of the
+//!   request is written. So is a connection the server has closed: a POST goes out on a
+//!   new connection, not into the dead one. The client checks for both before reusing a
+//!   connection, without blocking ([`ClientBuilder::idle_probe`]: before every reuse by
+//!   default; [`Stats::stale_probed`] counts the connections replaced).
+//! - **Retried once when that is safe.** When a request on a *reused* connection fails
+//!   before any byte of its response arrives (the server closed or reset it, as servers
+//!   do with keep-alive connections they consider idle), it is sent again on a new
+//!   connection if its method is idempotent (GET, HEAD, PUT, DELETE) or not a byte of it
+//!   was written. A written POST or PATCH is not retried (the server may have acted on
+//!   it): the call returns [`Error::ConnectionLost`]. Never after a response byte,
+//!   never after a timeout, never twice, never on a fresh connection
+//!   ([`Stats::retries`] counts them).
+//! - **Timeouts.** [`ClientBuilder::read_timeout`] bounds each wait for response bytes,
+//!   [`ClientBuilder::write_timeout`] each wait for the socket to take request bytes,
+//!   and [`ClientBuilder::timeout`] (off by default) the whole call, connect and retry
+//!   included: [`Error::ReadTimeout`], [`Error::WriteTimeout`],
+//!   [`Error::RequestTimeout`]. A timed-out request is never retried, and its connection
+//!   is closed. (Over TLS the read bound applies to whole records.)
+//!
+//! ```
+//! # let server = tickwire::rest::doc_server();
+//! use std::time::Duration;
+//! use tickwire::rest::Client;
+//!
+//! let mut client = Client::builder()
+//!     .timeout(Duration::from_secs(2)) // the whole call, a retry included
+//!     .read_timeout(Some(Duration::from_secs(1))) // each wait for response bytes
+//!     .idle_probe(Some(Duration::ZERO)) // check before every reuse (the default)
+//!     .connect(&format!("http://{server}/api/v3"))?;
+//! for _ in 0..3 {
+//!     assert_eq!(client.get("/time").send()?.status(), 200);
+//! }
+//! let stats = client.stats();
+//! // One connection carried all three; nothing was stale, nothing retried.
+//! assert_eq!((stats.connects, stats.requests, stats.stale_probed, stats.retries), (1, 3, 0, 0));
+//! # Ok::<(), tickwire::rest::Error>(())
+//! ```
 
 pub(crate) mod client;
 mod doc_server;
+pub(crate) mod drive;
 mod error;
 mod https;
 pub(crate) mod options;

@@ -1,6 +1,8 @@
-//! Async [`Client`]: one keep-alive HTTP/1.1 connection on tokio, with the blocking
-//! [`crate::rest::Client`]'s reconnect and retry policy (see [`crate::rest`]'s client
-//! docs) and the cancellation rule of [`super`]: the connection is in the `send`
+//! Async [`Client`]: one keep-alive HTTP/1.1 connection on tokio, driving the same
+//! codec [`ClientConnection`] as the blocking [`crate::rest::Client`], so the same
+//! reconnect, retry and stale-connection rules
+//! ([`rest`](crate::rest#reconnects-retries-and-stale-connections)), and the
+//! cancellation rule of [`super`]: the connection is in the `send`
 //! future while a request is in flight, so dropping the future closes it. Like the
 //! blocking client it owns a request writer and a response reader: `client.get(path)`
 //! and the other methods start a [`RequestBuilder`], whose `send().await` returns the
@@ -10,16 +12,15 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use tickwire_codec::http::{
-    self as codec, BuildError, Error as HttpError, Method, Request, RequestWriter, ResponseReader,
-    RestResponse,
+    self as codec, Action, BuildError, ClientConnection, Error as HttpError, Method, Request,
+    RequestWriter, ResponseReader, RestResponse,
 };
 
 use super::stream::AsyncStream;
 use crate::net::ClientTls;
 use crate::proxy::{ProxyRules, proxy_options};
-use crate::rest::client::{
-    Failure, methods, name_error, read_failed, retryable, timed_out, wait_bound,
-};
+use crate::rest::client::{methods, name_error, settings};
+use crate::rest::drive::Drive;
 use crate::rest::options::{RequestOptions, request_options, request_writer, too_large};
 use crate::rest::request::builder_methods;
 use crate::rest::{Error, HttpUrl, Stats, Timeouts};
@@ -48,7 +49,7 @@ impl Default for ClientBuilder {
             timeouts: Timeouts::default(),
             socket: SocketOptions::default(),
             proxy: None,
-            idle_probe: Some(Duration::from_secs(1)),
+            idle_probe: Some(Duration::ZERO),
             recv_mode: RecvMode::Sleep,
             tls: ClientTls::default(),
             options: RequestOptions::default(),
@@ -110,8 +111,29 @@ impl ClientBuilder {
         self
     }
 
-    /// Before a request on a connection idle at least this long, check that the server
-    /// has not closed it (default 1 s; `None`: never check).
+    /// Before a request on a kept-alive connection idle at least this long, check
+    /// without blocking whether the server closed it or sent something nobody asked for;
+    /// if so the request goes on a new connection (default `Some(Duration::ZERO)`: before
+    /// every reuse; `None`: never). The blocking client's setting: see
+    /// [reconnects and retries](crate::rest#reconnects-retries-and-stale-connections).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::rest::Error> {
+    /// # let server = tickwire::rest::doc_server();
+    /// use std::time::Duration;
+    /// use tickwire::tokio::rest::Client;
+    ///
+    /// let mut client = Client::builder()
+    ///     .idle_probe(Some(Duration::from_millis(100)))
+    ///     .connect(&format!("http://{server}"))
+    ///     .await?;
+    /// client.get("/a").send().await?;
+    /// client.get("/b").send().await?; // the same connection
+    /// assert_eq!(client.stats().connects, 1);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn idle_probe(mut self, after: Option<Duration>) -> Self {
         self.idle_probe = after;
         self
@@ -181,9 +203,9 @@ impl ClientBuilder {
             core: Core {
                 host_header,
                 url,
+                http: ClientConnection::new(settings(&self.timeouts, self.idle_probe)),
                 builder: self.clone(),
-                conn: None,
-                stats: Stats::default(),
+                stream: None,
             },
             writer,
             reader,
@@ -212,16 +234,6 @@ impl ClientBuilder {
         c.ensure_connected().await?;
         Ok(c)
     }
-}
-
-/// One open connection: a non-blocking socket (TLS over it for `https://`) and its
-/// registration with the reactor.
-#[derive(Debug)]
-struct Conn {
-    stream: AsyncStream,
-    /// Responses received on it; `> 0` means it is a reused keep-alive connection.
-    responses: u64,
-    last_used: Instant,
 }
 
 /// One async keep-alive HTTP/1.1 connection to one server (see [`super`]), with its
@@ -264,8 +276,12 @@ pub(crate) struct Core {
     url: HttpUrl,
     host_header: String,
     builder: ClientBuilder,
-    conn: Option<Conn>,
-    stats: Stats,
+    /// The protocol: pairing, reuse, the idle check, retries, deadlines.
+    http: ClientConnection,
+    /// The open connection: a non-blocking socket (TLS over it for `https://`) and its
+    /// registration with the reactor. Out of the client while a request is in flight
+    /// (in the `send` future: dropping the future closes it).
+    stream: Option<AsyncStream>,
 }
 
 impl Client {
@@ -403,30 +419,24 @@ impl Client {
 
     /// Counters: connects, requests, retries, stale connections replaced.
     pub fn stats(&self) -> Stats {
-        self.core.stats
+        self.core.http.stats()
     }
 
     /// Whether a connection is open (it may still turn out stale). `false` after a
     /// `send` future was dropped mid-request.
     pub fn is_connected(&self) -> bool {
-        self.core.conn.is_some()
+        self.core.stream.is_some()
     }
 
     /// The local address of the open connection.
     pub fn local_addr(&self) -> Option<SocketAddr> {
-        self.core
-            .conn
-            .as_ref()
-            .and_then(|c| c.stream.local_addr().ok())
+        self.core.stream.as_ref().and_then(|s| s.local_addr().ok())
     }
 
     /// The server's address of the open connection (which of the host's addresses
     /// it reached); `None` when no connection is open.
     pub fn peer_addr(&self) -> Option<SocketAddr> {
-        self.core
-            .conn
-            .as_ref()
-            .and_then(|c| c.stream.peer_addr().ok())
+        self.core.stream.as_ref().and_then(|s| s.peer_addr().ok())
     }
 
     /// What the TLS handshake of the open `https://` connection agreed on: protocol
@@ -434,7 +444,7 @@ impl Client {
     /// ([`TlsCodec`](crate::tls::TlsCodec)'s getters).
     #[cfg(feature = "tls")]
     pub fn tls(&self) -> Option<&crate::tls::TlsCodec<Vec<u8>>> {
-        self.core.conn.as_ref().and_then(|c| c.stream.tls())
+        self.core.stream.as_ref().and_then(|s| s.tls())
     }
 
     /// Close the connection (the next `send` opens a new one); over TLS the server is
@@ -442,7 +452,8 @@ impl Client {
     /// the socket cannot take it now, a task on the runtime finishes the close within
     /// the close timeout ([`close`](Self::close) awaits it instead).
     pub fn disconnect(&mut self) {
-        self.core.conn = None;
+        self.core.stream = None;
+        self.core.http.handle_closed();
     }
 
     /// Close the connection as [`disconnect`](Self::disconnect) does, awaiting
@@ -463,16 +474,20 @@ impl Client {
     /// # }
     /// ```
     pub async fn close(&mut self) {
-        if let Some(conn) = self.core.conn.take() {
-            conn.stream.close().await;
+        self.core.http.handle_closed();
+        if let Some(stream) = self.core.stream.take() {
+            stream.close().await;
         }
     }
 
     /// Open a connection if none is open.
     pub async fn ensure_connected(&mut self) -> Result<(), Error> {
-        if self.core.conn.is_none() {
+        if self.core.stream.is_none() {
             match self.core.open().await {
-                Ok(conn) => self.core.conn = Some(conn),
+                Ok(stream) => {
+                    self.core.stream = Some(stream);
+                    self.core.http.handle_connected(crate::clock::now());
+                }
                 Err(e) => {
                     let url = &self.core.url;
                     return Err(e.at_url(|| url.display(&url.path)));
@@ -522,7 +537,7 @@ impl Client {
 impl Core {
     /// TCP connect (through the proxy, if any), then (for `https://`) the TLS
     /// handshake, all within the connect timeout.
-    async fn open(&mut self) -> Result<Conn, Error> {
+    async fn open(&mut self) -> Result<AsyncStream, Error> {
         let b = &self.builder;
         let deadline = Instant::now().checked_add(b.timeouts.connect);
         let (host, port, secure) = (self.url.host.as_str(), self.url.port, self.url.secure);
@@ -534,12 +549,7 @@ impl Core {
         let mut stream =
             AsyncStream::open(tcp, secure, &b.tls, host, deadline, b.timeouts.close).await?;
         stream.set_recv(b.recv_mode, b.socket.quickack);
-        self.stats.connects += 1;
-        Ok(Conn {
-            stream,
-            responses: 0,
-            last_used: Instant::now(),
-        })
+        Ok(stream)
     }
 
     /// [`Client::send`], bounded by `timeout` when there is one.
@@ -552,152 +562,74 @@ impl Core {
     where
         B: AsRef<[u8]> + AsMut<[u8]>,
     {
-        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
-        match self.send_by(req, reader, deadline).await {
-            Ok(resp) => Ok(resp),
+        // The stream stays in this future while the request is in flight.
+        let mut stream = self.stream.take();
+        let r = self.drive(req, reader, timeout, &mut stream).await;
+        if self.http.is_open() {
+            self.stream = stream;
+        }
+        match r {
+            Ok(()) => reader
+                .response()
+                .ok_or_else(|| Error::http(HttpError::UnexpectedEof)),
             Err(e) => Err(name_error(e, req, &self.url, timeout)),
         }
     }
 
-    async fn send_by<'r, B, const N: usize>(
-        &mut self,
-        req: &Request<'_>,
-        reader: &'r mut ResponseReader<B, N>,
-        deadline: Option<Instant>,
-    ) -> Result<RestResponse<'r>, Error>
-    where
-        B: AsRef<[u8]> + AsMut<[u8]>,
-    {
-        let idempotent = retryable(req.method());
-        self.probe_if_idle();
-        if let Some(conn) = &self.conn
-            && conn.responses > 0
-            && !reader.unparsed().is_empty()
-        {
-            // Bytes after the last response that nobody asked for.
-            self.stats.stale_probed += 1;
-            self.conn = None;
-        }
-        let reused = self.conn.as_ref().is_some_and(|c| c.responses > 0);
-        match self.attempt(req, reader, deadline).await {
-            Ok(()) => {}
-            Err(Failure::BeforeResponse(_)) if reused && idempotent => {
-                self.stats.retries += 1;
-                self.attempt(req, reader, deadline)
-                    .await
-                    .map_err(|f| match f {
-                        Failure::BeforeResponse(e) | Failure::Fatal(e) => e,
-                    })?;
-            }
-            Err(Failure::BeforeResponse(e) | Failure::Fatal(e)) => return Err(e),
-        }
-        reader
-            .response()
-            .ok_or_else(|| Error::http(HttpError::UnexpectedEof))
-    }
-
-    fn probe_if_idle(&mut self) {
-        let (Some(after), Some(conn)) = (self.builder.idle_probe, self.conn.as_ref()) else {
-            return;
-        };
-        if conn.responses == 0 || conn.last_used.elapsed() < after {
-            return;
-        }
-        let stale = self.conn.as_mut().is_some_and(|c| c.stream.stale());
-        if stale {
-            self.stats.stale_probed += 1;
-            self.conn = None;
-        }
-    }
-
-    /// One try: take (or open) the connection, write the request, read one response;
-    /// the connection goes back into the client only after a complete keep-alive
-    /// response, so a dropped future drops it.
-    async fn attempt<B, const N: usize>(
+    /// Drive the codec's connection through one request, as the blocking client does,
+    /// awaiting each wait (until `poll_timeout()`) on the reactor.
+    async fn drive<B, const N: usize>(
         &mut self,
         req: &Request<'_>,
         reader: &mut ResponseReader<B, N>,
-        deadline: Option<Instant>,
-    ) -> Result<(), Failure>
+        timeout: Option<Duration>,
+        stream: &mut Option<AsyncStream>,
+    ) -> Result<(), Error>
     where
         B: AsRef<[u8]> + AsMut<[u8]>,
     {
-        let mut conn = match self.conn.take() {
-            Some(c) => c,
-            None => self.open().await.map_err(Failure::Fatal)?,
-        };
-        if deadline.is_some_and(|d| Instant::now() >= d) {
-            return Err(Failure::Fatal(timed_out()));
-        }
-        if conn.responses == 0 {
-            // A new connection: whatever the reader holds came from an earlier one.
-            reader.clear();
-        }
-        self.stats.requests += 1;
-        reader.expect(req.method());
-        let t = self.builder.timeouts;
-        if let Err(e) = conn.stream.write_all(req.as_bytes(), t.write).await {
-            return Err(Failure::on_write(e));
-        }
-        let mut received = 0usize;
-        match read_response(&mut conn, reader, t.read, deadline, &mut received).await {
-            Ok(keep_alive) => {
-                if keep_alive {
-                    conn.responses += 1;
-                    conn.last_used = Instant::now();
-                    self.conn = Some(conn);
+        let mut d = Drive::start(&mut self.http, req, timeout);
+        let mut reading = false;
+        loop {
+            let action = self.http.poll(reader).map_err(|e| d.error(e))?;
+            if matches!(action, Action::Write | Action::Read) && d.due(&mut self.http) {
+                continue;
+            }
+            let until = d.until(&self.http);
+            let s = match (action, stream.as_mut()) {
+                (Action::Done, _) => return Ok(()),
+                (Action::Connect, _) => {
+                    *stream = Some(self.open().await?);
+                    d.connected(&mut self.http);
+                    continue;
                 }
-                // Otherwise the server closes after this response: dropping the
-                // connection answers its close.
-                Ok(())
-            }
-            Err(e) => Err(Failure::on_read(e, received)),
-        }
-    }
-}
-
-/// Read into `r` until it has a response ready; returns whether that response keeps
-/// the connection alive (the blocking client's loop, awaiting instead of blocking).
-/// Each wait is bounded by the read timeout, or by what is left until `deadline` when
-/// that is shorter (then [`timed_out`]).
-async fn read_response<B, const N: usize>(
-    conn: &mut Conn,
-    r: &mut ResponseReader<B, N>,
-    read: Option<Duration>,
-    deadline: Option<Instant>,
-    received: &mut usize,
-) -> Result<bool, Error>
-where
-    B: AsRef<[u8]> + AsMut<[u8]>,
-{
-    conn.stream.spin_reset();
-    loop {
-        if r.advance().map_err(Error::http)? {
-            return Ok(r.response().is_some_and(|resp| resp.keep_alive()));
-        }
-        if r.is_eof() {
-            return Err(Error::http(HttpError::UnexpectedEof));
-        }
-        let spare = r.spare_mut();
-        if spare.is_empty() {
-            return Err(Error::http(HttpError::BodyTooLarge));
-        }
-        match conn
-            .stream
-            .read_some(spare, wait_bound(deadline, read)?)
-            .await
-        {
-            Ok(0) => {
-                if *received == 0 {
-                    return Err(Error::connection_lost());
+                (Action::Close, _) | (_, None) => {
+                    *stream = None;
+                    reading = false;
+                    self.http.handle_closed();
+                    continue;
                 }
-                r.signal_eof();
+                (_, Some(s)) => s,
+            };
+            match action {
+                Action::Probe => self.http.handle_probe(s.stale()),
+                Action::Write => {
+                    let r = s.write_some(self.http.transmit(req), until).await;
+                    d.wrote(&mut self.http, r);
+                    if self.http.transmit(req).is_empty()
+                        && let Err(e) = s.flush(until).await
+                    {
+                        d.failed(&mut self.http, Error::from_io(e, true));
+                    }
+                }
+                _ => {
+                    if !std::mem::replace(&mut reading, true) {
+                        s.spin_reset();
+                    }
+                    let r = s.read_some(reader.spare_mut(), until).await;
+                    d.read(&mut self.http, reader, r);
+                }
             }
-            Ok(n) => {
-                *received += n;
-                r.commit(n);
-            }
-            Err(e) => return Err(read_failed(e, deadline)),
         }
     }
 }

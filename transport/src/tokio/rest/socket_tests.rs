@@ -11,8 +11,8 @@ use crate::socket::RecvMode;
 const ROUNDS: usize = 8;
 
 fn socket(c: &Client) -> SockRef<'_> {
-    let conn = c.core.conn.as_ref().expect("connected");
-    SockRef::from(conn.stream.tcp().expect("a socket"))
+    let stream = c.core.stream.as_ref().expect("connected");
+    SockRef::from(stream.tcp().expect("a socket"))
 }
 
 #[test]

@@ -276,45 +276,35 @@ impl AsyncStream {
         }
     }
 
-    /// Write all of `buf` (and, for TLS, all its records), each wait for room bounded
-    /// by `timeout` (`TimedOut`).
-    pub async fn write_all(&mut self, mut buf: &[u8], timeout: Option<Duration>) -> io::Result<()> {
-        while !buf.is_empty() {
+    /// Write some of `buf`, waiting for room until `until` at the latest (`TimedOut`).
+    pub async fn write_some(&mut self, buf: &[u8], until: Option<Instant>) -> io::Result<usize> {
+        loop {
             match self.write(buf) {
-                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => buf = buf.get(n..).unwrap_or_default(),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    self.wait_writable(timeout).await?;
+                    if !self.ready.wait_for(Interest::WRITABLE, until).await? {
+                        return Err(io::ErrorKind::TimedOut.into());
+                    }
                 }
-                Err(e) => return Err(e),
+                r => return r,
             }
         }
+    }
+
+    /// After the last request byte: for TLS, write every record the socket has not
+    /// taken yet, waiting for room until `until` at the latest (`TimedOut`).
+    pub async fn flush(&mut self, until: Option<Instant>) -> io::Result<()> {
         #[cfg(feature = "tls")]
         if let ConnStream::Tls(s) = &mut self.stream {
             while !s.flush_pending()? {
-                if !self
-                    .ready
-                    .wait_for(Interest::WRITABLE, deadline(timeout))
-                    .await?
-                {
+                if !self.ready.wait_for(Interest::WRITABLE, until).await? {
                     return Err(io::ErrorKind::TimedOut.into());
                 }
             }
         }
+        #[cfg(not(feature = "tls"))]
+        let _ = until;
         Ok(())
-    }
-
-    async fn wait_writable(&self, timeout: Option<Duration>) -> io::Result<()> {
-        if self
-            .ready
-            .wait_for(Interest::WRITABLE, deadline(timeout))
-            .await?
-        {
-            Ok(())
-        } else {
-            Err(io::ErrorKind::TimedOut.into())
-        }
     }
 
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
@@ -326,14 +316,13 @@ impl AsyncStream {
         }
     }
 
-    /// Read some bytes (plaintext for TLS) into `buf`, the wait for them bounded by
-    /// `timeout` (`TimedOut`).
+    /// Read some bytes (plaintext for TLS) into `buf`, waiting for them until
+    /// `deadline` at the latest (`TimedOut`).
     pub async fn read_some(
         &mut self,
         buf: &mut [u8],
-        timeout: Option<Duration>,
+        deadline: Option<Instant>,
     ) -> io::Result<usize> {
-        let deadline = deadline(timeout);
         if std::mem::take(&mut self.drained) && !buf.is_empty() && !self.spin.active() {
             self.wait_readable(deadline).await?;
         }
@@ -409,8 +398,4 @@ impl AsyncStream {
         }
         Ok(())
     }
-}
-
-fn deadline(timeout: Option<Duration>) -> Option<Instant> {
-    timeout.and_then(|t| Instant::now().checked_add(t))
 }

@@ -1,0 +1,152 @@
+//! What the blocking and tokio REST clients share when they drive the codec's
+//! [`ClientConnection`]: the clock (read once when a request starts and once per wait),
+//! what each read or write result tells the connection, and the error a
+//! [`ClientError`] becomes. The protocol rules (pairing, reuse, the idle check,
+//! retries, the deadline and the read/write timeouts) are the connection's; a driver
+//! only connects, moves bytes and waits until `poll_timeout()`.
+
+use std::io;
+use std::time::Duration;
+
+use tickwire_codec::http::{ClientConnection, ClientError, Request, ResponseReader};
+use tickwire_codec::time::Instant;
+
+use super::error::Error;
+use crate::clock;
+#[cfg(feature = "tls")]
+use crate::tls::TlsError;
+
+/// One request being driven: the latest `now` and the I/O error the connection was told
+/// about (returned when it fails with [`ClientError::Io`]).
+pub(crate) struct Drive {
+    now: Instant,
+    failure: Option<Error>,
+}
+
+impl Drive {
+    /// Start `req` on `http` now (the clock's first read for this request).
+    #[inline]
+    pub(crate) fn start(
+        http: &mut ClientConnection,
+        req: &Request<'_>,
+        t: Option<Duration>,
+    ) -> Drive {
+        let now = clock::now();
+        http.start(req, t, now);
+        Drive { now, failure: None }
+    }
+
+    /// Before a wait: when the connection's next timeout is due (a timer that progress
+    /// restarted, or one that ran out), read the clock and pass it on; `true` means
+    /// "poll again" (the request may have failed).
+    #[inline]
+    pub(crate) fn due(&mut self, http: &mut ClientConnection) -> bool {
+        if http.poll_timeout().is_some_and(|t| t <= self.now) {
+            self.tick(http);
+            return true;
+        }
+        false
+    }
+
+    /// How long the next wait may last (`None`: no limit).
+    #[inline]
+    pub(crate) fn bound(&self, http: &ClientConnection) -> Option<Duration> {
+        http.poll_timeout()
+            .map(|t| t.saturating_duration_since(self.now))
+    }
+
+    /// When the next wait ends, on the std clock (`None`: never).
+    #[inline]
+    pub(crate) fn until(&self, http: &ClientConnection) -> Option<std::time::Instant> {
+        http.poll_timeout().map(clock::to_std)
+    }
+
+    /// A wait ended without progress: the clock, then the connection's timers.
+    #[cold]
+    pub(crate) fn tick(&mut self, http: &mut ClientConnection) {
+        self.now = clock::now();
+        http.handle_timeout(self.now);
+    }
+
+    /// A transport connection is open: the clock once more (the connect was a wait).
+    pub(crate) fn connected(&mut self, http: &mut ClientConnection) {
+        self.now = clock::now();
+        http.handle_connected(self.now);
+    }
+
+    /// The result of one write of `http.transmit(req)`.
+    #[inline]
+    pub(crate) fn wrote(&mut self, http: &mut ClientConnection, r: io::Result<usize>) {
+        match r {
+            Ok(0) => self.failed(http, Error::io(io::ErrorKind::WriteZero.into())),
+            Ok(n) => http.handle_written(n),
+            Err(e) => match e.kind() {
+                io::ErrorKind::Interrupted => {}
+                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => self.tick(http),
+                _ => self.failed(http, Error::from_io(e, true)),
+            },
+        }
+    }
+
+    /// The result of one read into `reader.spare_mut()`.
+    #[inline]
+    pub(crate) fn read<B, const N: usize>(
+        &mut self,
+        http: &mut ClientConnection,
+        reader: &mut ResponseReader<B, N>,
+        r: io::Result<usize>,
+    ) where
+        B: AsRef<[u8]> + AsMut<[u8]>,
+    {
+        match r {
+            Ok(0) => http.handle_eof(reader),
+            Ok(n) => http.handle_read(reader, n),
+            Err(e) => match e.kind() {
+                io::ErrorKind::Interrupted => {}
+                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => self.tick(http),
+                _ => self.failed(http, Error::from_io(e, false)),
+            },
+        }
+    }
+
+    /// An I/O error of the open connection (or of a flush, a TLS record).
+    #[cold]
+    pub(crate) fn failed(&mut self, http: &mut ClientConnection, e: Error) {
+        http.handle_failure(dropped(&e));
+        self.failure = Some(e);
+    }
+
+    /// The error a failed request returns (named by the caller).
+    #[cold]
+    pub(crate) fn error(&mut self, e: ClientError) -> Error {
+        match e {
+            ClientError::Http(e) => Error::http(e),
+            ClientError::ReadTimeout => Error::from_io(io::ErrorKind::TimedOut.into(), false),
+            ClientError::WriteTimeout => Error::from_io(io::ErrorKind::TimedOut.into(), true),
+            ClientError::RequestTimeout => super::client::timed_out(),
+            ClientError::Io => self.failure.take().unwrap_or_else(Error::connection_lost),
+            _ => Error::connection_lost(),
+        }
+    }
+}
+
+/// Whether an I/O error means the peer dropped the connection (a retry on a new one
+/// may work): a reset, an abort, a broken pipe, an unexpected end, a TLS stream ended
+/// without close_notify (nginx does that to an idle keep-alive connection).
+fn dropped(e: &Error) -> bool {
+    match e {
+        Error::Io { error, .. } => matches!(
+            error.kind(),
+            io::ErrorKind::ConnectionReset
+                | io::ErrorKind::ConnectionAborted
+                | io::ErrorKind::BrokenPipe
+                | io::ErrorKind::UnexpectedEof
+        ),
+        #[cfg(feature = "tls")]
+        Error::Tls {
+            error: TlsError::UnexpectedEof,
+            ..
+        } => true,
+        _ => false,
+    }
+}
