@@ -55,6 +55,7 @@
 //! ```
 
 mod io;
+pub mod rest;
 mod tcp;
 pub mod ws;
 

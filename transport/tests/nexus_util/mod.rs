@@ -88,3 +88,23 @@ pub async fn race<A: Future, B: Future>(a: A, b: B) -> Result<A::Output, B::Outp
     })
     .await
 }
+
+/// A REST connector making nexus-async-rt TCP streams (the system resolver for names).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NexusConnector;
+
+impl tickwire::futures_io::rest::Connect for NexusConnector {
+    type Stream = NexusTcp;
+
+    fn connect(&self, host: &str, port: u16) -> impl Future<Output = io::Result<NexusTcp>> {
+        use std::net::ToSocketAddrs;
+        let addr = (host, port)
+            .to_socket_addrs()
+            .and_then(|mut a| a.next().ok_or_else(|| io::ErrorKind::NotFound.into()));
+        async move {
+            let tcp = nexus_async_rt::TcpStream::connect(addr?)?;
+            tcp.set_nodelay(true)?;
+            Ok(NexusTcp(tcp))
+        }
+    }
+}
