@@ -54,6 +54,7 @@ pub use crate::rest::{Error, HttpUrl, Stats, Timeouts};
 /// use std::future::Future;
 ///
 /// /// smol's TCP stream and its resolver (async-net's, off the executor threads).
+/// #[derive(Clone)]
 /// struct Smol;
 ///
 /// impl tickwire::futures_io::rest::Connect for Smol {

@@ -26,23 +26,26 @@ pub async fn doc_pair() -> Result<(Client, ServerConnection), Error> {
     Ok((client?, server))
 }
 
-/// A URL and a connected stream to it: a blocking server on its own thread that
-/// sends `welcome` and echoes until the close.
+/// A URL and a connected stream to it: a blocking server on its own thread that, on
+/// each connection, sends `welcome` and echoes text until the close.
 #[doc(hidden)]
 pub async fn doc_server() -> Result<(String, TcpStream), Error> {
     let mut server = crate::ws::Server::bind("127.0.0.1:0")?;
     let addr: SocketAddr = server.local_addr()?;
-    std::thread::spawn(move || -> Result<(), Error> {
-        let mut conn = server.accept()?;
-        conn.send_text("welcome")?;
-        while conn
-            .recv_with(|msg, tx| match msg {
-                crate::ws::Message::Text(t) => tx.send_text(t),
-                _ => Ok(()),
-            })?
-            .is_some()
-        {}
-        Ok(())
+    std::thread::spawn(move || {
+        while let Ok(mut conn) = server.accept() {
+            std::thread::spawn(move || -> Result<(), Error> {
+                conn.send_text("welcome")?;
+                while conn
+                    .recv_with(|msg, tx| match msg {
+                        crate::ws::Message::Text(t) => tx.send_text(t),
+                        _ => Ok(()),
+                    })?
+                    .is_some()
+                {}
+                Ok(())
+            });
+        }
     });
     let tcp = TcpStream::connect(addr).await?;
     Ok((format!("ws://{addr}/feed"), tcp))

@@ -393,8 +393,7 @@ where
     /// ```
     /// # smol::block_on(async {
     /// # let (mut client, mut server) = tickwire::futures_io::ws::doc_pair().await?;
-    /// assert!(server.is_handshaking());
-    /// server.handshake().await?;
+    /// server.handshake().await?; // done already here: a no-op
     /// assert!(!server.is_handshaking());
     /// # Ok::<(), tickwire::ws::Error>(())
     /// # }).unwrap();
