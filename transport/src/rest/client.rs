@@ -663,7 +663,7 @@ impl<C: Connector> Core<C> {
                 Action::Done => return self.stop_spinning(&mut spinning),
                 Action::Read => self.read(&mut d, reader, &mut spinning)?,
                 Action::Write => {
-                    if d.due(&mut self.http) {
+                    if d.wait(&mut self.http).is_none() {
                         continue;
                     }
                     let Some(stream) = self.stream.as_mut() else {
@@ -712,9 +712,9 @@ impl<C: Connector> Core<C> {
     where
         B: AsRef<[u8]> + AsMut<[u8]>,
     {
-        if d.due(&mut self.http) {
+        let Some(want) = d.wait(&mut self.http) else {
             return Ok(());
-        }
+        };
         let Some(stream) = self.stream.as_mut() else {
             self.http.handle_closed();
             return Ok(());
@@ -723,11 +723,8 @@ impl<C: Connector> Core<C> {
             Some(spin) => spin,
             None => *spinning.insert(self.recv.begin(stream)?),
         };
-        if !spin {
-            let want = d.bound(&self.http);
-            if want != self.timeouts.read || self.shortened {
-                set_bound(stream, &mut self.shortened, want, self.timeouts.read)?;
-            }
+        if !spin && (want != self.timeouts.read || self.shortened) {
+            set_bound(stream, &mut self.shortened, want, self.timeouts.read)?;
         }
         let r = read_some(stream, reader.spare_mut());
         match &r {

@@ -37,22 +37,18 @@ impl Drive {
     }
 
     /// Before a wait: when the connection's next timeout is due (a timer that progress
-    /// restarted, or one that ran out), read the clock and pass it on; `true` means
-    /// "poll again" (the request may have failed).
+    /// restarted, or one that ran out), read the clock, pass it on and say `None` ("poll
+    /// again": the request may have failed); otherwise how long the wait may last
+    /// (`Some(None)`: no limit).
     #[inline]
-    pub(crate) fn due(&mut self, http: &mut ClientConnection) -> bool {
-        if http.poll_timeout().is_some_and(|t| t <= self.now) {
-            self.tick(http);
-            return true;
+    pub(crate) fn wait(&mut self, http: &mut ClientConnection) -> Option<Option<Duration>> {
+        match http.poll_timeout() {
+            Some(t) if t <= self.now => {
+                self.tick(http);
+                None
+            }
+            t => Some(t.map(|t| t.saturating_duration_since(self.now))),
         }
-        false
-    }
-
-    /// How long the next wait may last (`None`: no limit).
-    #[inline]
-    pub(crate) fn bound(&self, http: &ClientConnection) -> Option<Duration> {
-        http.poll_timeout()
-            .map(|t| t.saturating_duration_since(self.now))
     }
 
     /// When the next wait ends, on the std clock (`None`: never).

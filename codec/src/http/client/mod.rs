@@ -420,39 +420,60 @@ impl ClientConnection {
     where
         B: AsRef<[u8]> + AsMut<[u8]>,
     {
-        loop {
-            return Ok(match self.phase {
-                Phase::Write => {
-                    if self.prepare {
-                        self.prepare = false;
-                        if !self.reused {
-                            // A new connection: whatever the reader holds came from
-                            // an earlier one.
-                            reader.clear();
-                        }
-                        reader.expect(self.method);
-                    }
-                    Action::Write
-                }
-                Phase::Read => Action::Read,
-                Phase::Done => Action::Done,
-                Phase::Start => {
-                    self.choose(reader);
-                    continue;
-                }
-                Phase::Connect => Action::Connect,
-                Phase::Probe => Action::Probe,
-                Phase::Closing(_) => Action::Close,
-                Phase::Failed(e) => {
-                    self.phase = Phase::Idle;
-                    return Err(e);
-                }
-                Phase::Idle => return Err(ClientError::NoRequest),
-            });
+        // The states a request passes through on every exchange, without a call.
+        match self.phase {
+            Phase::Read => Ok(Action::Read),
+            Phase::Write if !self.prepare => Ok(Action::Write),
+            Phase::Done => Ok(Action::Done),
+            _ => self.poll_other(reader),
         }
     }
 
+    /// [`poll`](Self::poll) for a request that starts (once per request on a busy
+    /// keep-alive connection), connects, probes, closes or fails.
+    #[inline(never)]
+    fn poll_other<B, const N: usize>(
+        &mut self,
+        reader: &mut ResponseReader<B, N>,
+    ) -> Result<Action, ClientError>
+    where
+        B: AsRef<[u8]> + AsMut<[u8]>,
+    {
+        if self.phase == Phase::Start {
+            self.choose(reader);
+        }
+        if self.phase == Phase::Write {
+            self.prepare = false;
+            if !self.reused {
+                // A new connection: whatever the reader holds came from an earlier one.
+                reader.clear();
+            }
+            reader.expect(self.method);
+            return Ok(Action::Write);
+        }
+        self.poll_rare()
+    }
+
+    /// [`poll`](Self::poll) off the exchange: connect, probe, close, fail.
+    #[cold]
+    fn poll_rare(&mut self) -> Result<Action, ClientError> {
+        Ok(match self.phase {
+            Phase::Connect => Action::Connect,
+            Phase::Probe => Action::Probe,
+            Phase::Closing(_) => Action::Close,
+            Phase::Read => Action::Read,
+            Phase::Done => Action::Done,
+            Phase::Write => Action::Write,
+            Phase::Failed(e) => {
+                self.phase = Phase::Idle;
+                return Err(e);
+            }
+            Phase::Start | Phase::Idle => return Err(ClientError::NoRequest),
+        })
+    }
+
     /// May the open connection carry the request just started?
+    #[inline]
     fn choose<B, const N: usize>(&mut self, reader: &mut ResponseReader<B, N>)
     where
         B: AsRef<[u8]> + AsMut<[u8]>,
