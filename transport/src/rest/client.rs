@@ -663,7 +663,11 @@ impl<C: Connector> Core<C> {
                 Action::Done => return self.stop_spinning(&mut spinning),
                 Action::Read => self.read(&mut d, reader, &mut spinning)?,
                 Action::Write => {
-                    if d.wait(&mut self.http).is_none() {
+                    // The socket bounds each blocking write by the write timeout; the
+                    // connection's timers matter once part of the request went out (the
+                    // first write's were armed by this attempt's `now`).
+                    if self.http.transmit(req).len() < req.len() && d.wait(&mut self.http).is_none()
+                    {
                         continue;
                     }
                     let Some(stream) = self.stream.as_mut() else {

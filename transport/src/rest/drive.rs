@@ -36,19 +36,22 @@ impl Drive {
         Drive { now, failure: None }
     }
 
-    /// Before a wait: when the connection's next timeout is due (a timer that progress
-    /// restarted, or one that ran out), read the clock, pass it on and say `None` ("poll
-    /// again": the request may have failed); otherwise how long the wait may last
-    /// (`Some(None)`: no limit).
+    /// Before a wait: how long it may last (`Some(None)`: no limit). When the
+    /// connection's next timeout is due (a timer that progress restarted, or one that ran
+    /// out), the clock is read and passed on first; `None` means "poll again" (the
+    /// request failed).
     #[inline]
     pub(crate) fn wait(&mut self, http: &mut ClientConnection) -> Option<Option<Duration>> {
-        match http.poll_timeout() {
-            Some(t) if t <= self.now => {
-                self.tick(http);
-                None
+        let mut t = http.poll_timeout();
+        if t.is_some_and(|t| t <= self.now) {
+            self.tick(http);
+            // A timer that was due is running now, unless the request failed.
+            t = http.poll_timeout();
+            if t.is_none_or(|t| t <= self.now) {
+                return None;
             }
-            t => Some(t.map(|t| t.saturating_duration_since(self.now))),
         }
+        Some(t.map(|t| t.saturating_duration_since(self.now)))
     }
 
     /// When the next wait ends, on the std clock (`None`: never).
@@ -57,8 +60,9 @@ impl Drive {
         http.poll_timeout().map(clock::to_std)
     }
 
-    /// A wait ended without progress: the clock, then the connection's timers.
-    #[cold]
+    /// A wait ended without progress, or a timer is due: the clock, then the
+    /// connection's timers.
+    #[inline]
     pub(crate) fn tick(&mut self, http: &mut ClientConnection) {
         self.now = clock::now();
         http.handle_timeout(self.now);

@@ -684,10 +684,7 @@ impl ClientConnection {
     where
         B: AsRef<[u8]> + AsMut<[u8]>,
     {
-        let keep = reader
-            .response()
-            .is_some_and(|r| r.keep_alive() && r.status() != 101)
-            && !reader.is_eof();
+        let keep = reader.reusable() && !reader.is_eof();
         self.io = Timer::Off;
         if keep {
             self.responses += 1;
