@@ -690,7 +690,7 @@ impl<C: Connect + Clone, Tm: Timer> Core<C, Tm> {
         let mut d = Drive::start(&mut self.http, req, timeout);
         loop {
             let action = self.http.poll(reader).map_err(|e| d.error(e))?;
-            if matches!(action, Action::Write | Action::Read) && d.due(&mut self.http) {
+            if matches!(action, Action::Write | Action::Read) && d.wait(&mut self.http).is_none() {
                 continue;
             }
             let until = d.until(&self.http);
