@@ -25,35 +25,7 @@ const SIZES: Sizes = Sizes {
 
 #[test]
 fn rest_exchange_beside_the_websocket_in_one_loop() {
-    let mut arena = vec![0u8; SIZES.arena_len()];
-    let mut rest_tcp = vec![0u8; 4 * 4096];
-    let mut slots = [SocketStorage::EMPTY; 4];
-    let device = RingDevice::<_, 8>::new(vec![0u8; 8 * 1500]);
-    let hs = ClientHandshake::new("127.0.0.1:9001", "/", [4; 16]);
-    let mut session = Session::new(
-        device,
-        &mut arena,
-        SIZES,
-        &mut slots,
-        hs,
-        MaskRng::from_seed([8; 32]),
-        Config::default(),
-        5,
-        Instant::ZERO,
-    )
-    .expect("session");
-    let (c, s) = rest_tcp.split_at_mut(2 * 4096);
-    let (crx, ctx) = c.split_at_mut(4096);
-    let (srx, stx) = s.split_at_mut(4096);
-    let pair = session
-        .link
-        .add_pair(
-            TcpBuffers { rx: crx, tx: ctx },
-            TcpBuffers { rx: srx, tx: stx },
-            8080,
-            49153,
-        )
-        .expect("second connection");
+    let (mut session, pair) = rest_pair();
 
     let mut writer = RequestWriter::new([0u8; 1024], "127.0.0.1:8080").expect("writer");
     writer
@@ -131,27 +103,35 @@ fn keep_alive_rules_and_timeouts_hold_over_smoltcp() {
     use tickwire_bypass::ws::codec_instant;
     use tickwire_codec::http::ClientError;
 
-    let (mut session, pair) = rest_pair();
+    let (session, pair) = rest_pair();
     let writer = RequestWriter::new([0u8; 1024], "127.0.0.1:8080").expect("writer");
     let mut client = RestClient::new(writer, [0u8; 2048]);
     let mut server = RestServer::new([0u8; 2048], [0u8; 2048]);
     let mut now = Instant::ZERO;
-    // Poll until the client socket can send (the connection is up).
     let turn = |session: &mut Session<'_, _, _>, now: &mut Instant| {
         *now += Duration::from_millis(1);
         session.poll(*now).expect("poll");
     };
-    for _ in 0..100 {
-        turn(&mut session, &mut now);
-        if session
-            .link
-            .sockets
-            .get::<tcp::Socket>(pair.client)
-            .may_send()
-        {
-            break;
+    // Poll until the client socket can send (the connection is up).
+    let up = |session: &mut RestPair, now: &mut Instant| {
+        for _ in 0..100 {
+            turn(&mut session.0, now);
+            if session
+                .0
+                .link
+                .sockets
+                .get::<tcp::Socket>(session.1.client)
+                .may_send()
+            {
+                break;
+            }
         }
-    }
+    };
+    let (mut session, pair) = {
+        let mut p = (session, pair);
+        up(&mut p, &mut now);
+        p
+    };
     // Request 1: answered with `Connection: close`: the client closes the socket and
     // will not send on it again.
     let sock = session.link.sockets.get_mut::<tcp::Socket>(pair.client);
@@ -181,21 +161,15 @@ fn keep_alive_rules_and_timeouts_hold_over_smoltcp() {
     assert_eq!(client.stats().connects, 1);
 
     // A request nobody answers: the read timeout, on the loop's instants.
-    let (mut session, pair) = rest_pair();
+    let (session, pair) = rest_pair();
     let writer = RequestWriter::new([0u8; 1024], "127.0.0.1:8080").expect("writer");
     let mut client = RestClient::new(writer, [0u8; 2048]);
     let mut now = Instant::ZERO;
-    for _ in 0..100 {
-        turn(&mut session, &mut now);
-        if session
-            .link
-            .sockets
-            .get::<tcp::Socket>(pair.client)
-            .may_send()
-        {
-            break;
-        }
-    }
+    let (mut session, pair) = {
+        let mut p = (session, pair);
+        up(&mut p, &mut now);
+        p
+    };
     client.handle_timeout(codec_instant(now));
     let c = session.link.sockets.get_mut::<tcp::Socket>(pair.client);
     client.send(c, |w| w.get("/slow").finish()).expect("send");

@@ -3,72 +3,14 @@
 //! against the async tickwire server. Data of several sizes, fragments both ways,
 //! ping/pong both ways, close from both ends.
 
-use std::net::{SocketAddr, TcpListener as StdListener, TcpStream as StdStream};
-use std::thread::{self, JoinHandle};
-use std::time::Duration;
+mod tungstenite_peer;
+
+use std::thread::JoinHandle;
 
 use tickwire::tokio::ws::{Client, CloseCode, CloseFrame, Message, Server};
 use tungstenite::Message as TMsg;
-use tungstenite::protocol::CloseFrame as TClose;
-use tungstenite::protocol::frame::Frame;
-use tungstenite::protocol::frame::coding::{CloseCode as TCode, Data, OpCode};
 
-const T: Duration = Duration::from_secs(20);
-const SIZES: [usize; 8] = [0, 1, 125, 126, 65_535, 65_536, 300_000, 1 << 20];
-
-fn text_of(n: usize) -> String {
-    (0..n).map(|i| char::from(b'a' + (i % 26) as u8)).collect()
-}
-
-fn pattern(n: usize) -> Vec<u8> {
-    (0..n).map(|i| (i * 7 + i / 253) as u8).collect()
-}
-
-/// A tungstenite server: echoes data; "frag" is answered by a fragmented text message,
-/// "ping" by a ping, "close" by a close with code 1001.
-fn tungstenite_server() -> (SocketAddr, JoinHandle<Vec<TMsg>>) {
-    let listener = StdListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let h = thread::spawn(move || {
-        let (s, _) = listener.accept().unwrap();
-        s.set_read_timeout(Some(T)).unwrap();
-        let mut ws = tungstenite::accept(s).unwrap();
-        let mut seen = Vec::new();
-        loop {
-            let msg = match ws.read() {
-                Ok(m) => m,
-                Err(tungstenite::Error::ConnectionClosed) => return seen,
-                Err(e) => panic!("tungstenite server: {e}"),
-            };
-            match &msg {
-                TMsg::Text(t) if t.as_str() == "frag" => {
-                    let parts: [(&[u8], OpCode, bool); 3] = [
-                        (b"hel", OpCode::Data(Data::Text), false),
-                        (b"lo ", OpCode::Data(Data::Continue), false),
-                        ("wörld".as_bytes(), OpCode::Data(Data::Continue), true),
-                    ];
-                    for (p, op, fin) in parts {
-                        ws.send(TMsg::Frame(Frame::message(p.to_vec(), op, fin)))
-                            .unwrap();
-                    }
-                }
-                TMsg::Text(t) if t.as_str() == "ping" => {
-                    ws.send(TMsg::Ping(b"tp".to_vec().into())).unwrap()
-                }
-                TMsg::Text(t) if t.as_str() == "close" => ws
-                    .close(Some(TClose {
-                        code: TCode::Away,
-                        reason: "tungstenite bye".into(),
-                    }))
-                    .unwrap(),
-                TMsg::Text(_) | TMsg::Binary(_) => ws.send(msg.clone()).unwrap(),
-                _ => {}
-            }
-            seen.push(msg);
-        }
-    });
-    (addr, h)
-}
+use tungstenite_peer::{SIZES, T, pattern, text_of, tungstenite_client, tungstenite_server};
 
 async fn join<R: Send + 'static>(h: JoinHandle<R>) -> R {
     tokio::task::spawn_blocking(move || h.join().unwrap())
@@ -158,32 +100,7 @@ async fn tungstenite_client_to_async_server() {
         .await
         .unwrap();
     let addr = server.local_addr().unwrap();
-    let client = thread::spawn(move || {
-        let s = StdStream::connect(addr).unwrap();
-        s.set_read_timeout(Some(T)).unwrap();
-        let (mut ws, _) = tungstenite::client(format!("ws://{addr}/x"), s).unwrap();
-        for n in SIZES {
-            let b = pattern(n);
-            ws.send(TMsg::Binary(b.clone().into())).unwrap();
-            match ws.read().unwrap() {
-                TMsg::Binary(got) => assert_eq!(&got[..], &b[..], "binary {n}"),
-                other => panic!("{other:?}"),
-            }
-        }
-        ws.send(TMsg::Ping(b"p1".to_vec().into())).unwrap();
-        ws.send(TMsg::Text("close".into())).unwrap();
-        let mut pong = false;
-        loop {
-            match ws.read() {
-                Ok(TMsg::Pong(p)) => pong |= &p[..] == b"p1",
-                Ok(TMsg::Close(Some(f))) => assert_eq!(u16::from(f.code), 4001),
-                Ok(_) => {}
-                Err(tungstenite::Error::ConnectionClosed) => break,
-                Err(e) => panic!("tungstenite client: {e}"),
-            }
-        }
-        pong
-    });
+    let client = tungstenite_client(addr);
     let mut s = server.accept().await.unwrap();
     s.handshake().await.unwrap();
     assert_eq!(s.path(), "/x");

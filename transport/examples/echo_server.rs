@@ -5,7 +5,9 @@
 //!
 //! Usage: `echo_server [--tokio] [ADDR]` (default `127.0.0.1:9002`, or the `ADDR`
 //! variable). `--tokio` (feature `tokio`): the same echo through the tokio adapter, one
-//! task per connection on a `current_thread` runtime with a `LocalSet`.
+//! task per connection on a `current_thread` runtime with a `LocalSet`. `--smol`
+//! (feature `futures-io`): the same echo through the futures-io driver, one task per
+//! connection on a `smol::LocalExecutor` on this thread (async-io's reactor).
 
 use std::time::{Duration, Instant};
 
@@ -44,6 +46,8 @@ fn main() {
         .unwrap_or_else(|| "127.0.0.1:9002".to_owned());
     let result = if std::env::args().any(|a| a == "--tokio") {
         run_tokio(&addr)
+    } else if std::env::args().any(|a| a == "--smol") {
+        run_smol(&addr)
     } else {
         run(&addr)
     };
@@ -192,5 +196,43 @@ fn run_tokio(addr: &str) -> Result<(), Error> {
 #[cfg(not(feature = "tokio"))]
 fn run_tokio(_addr: &str) -> Result<(), Error> {
     eprintln!("echo_server: --tokio needs feature `tokio` (cargo build --features tokio)");
+    std::process::exit(2);
+}
+
+#[cfg(feature = "futures-io")]
+fn run_smol(addr: &str) -> Result<(), Error> {
+    use tickwire::futures_io::ws::{Server, ServerConnection};
+
+    async fn echo_all(conn: &mut ServerConnection) -> Result<(), Error> {
+        while conn.recv_with(echo).await?.is_some() {}
+        Ok(())
+    }
+
+    let ex = smol::LocalExecutor::new();
+    smol::block_on(ex.run(async {
+        let mut server = with_deflate!(Server::builder())
+            .max_message_size(MAX_MESSAGE)
+            .write_buffer_size(MAX_MESSAGE + 1024)
+            .handshake_timeout(Duration::from_secs(10))
+            .close_timeout(Duration::from_secs(5))
+            .bind(addr)?;
+        println!("echo_server (smol): listening on {}", server.local_addr()?);
+        loop {
+            let mut conn = server.accept().await?;
+            ex.spawn(async move {
+                // Protocol errors were answered with their close code already;
+                // receiving on finishes the close.
+                if echo_all(&mut conn).await.is_err() {
+                    while let Ok(Some(_)) = conn.recv().await {}
+                }
+            })
+            .detach();
+        }
+    }))
+}
+
+#[cfg(not(feature = "futures-io"))]
+fn run_smol(_addr: &str) -> Result<(), Error> {
+    eprintln!("echo_server: --smol needs feature `futures-io` (cargo build --features futures-io)");
     std::process::exit(2);
 }

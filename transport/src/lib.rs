@@ -7,7 +7,9 @@
 //! Features: `tls` (on by default) brings `wss://`, `https://` and TLS servers with
 //! rustls, ring and webpki-roots; without it the transport speaks `ws://` and `http://`
 //! only and a TLS URL is the typed error `TlsDisabled`. `tokio`: the async adapter;
-//! `futures`: Stream/Sink views of it.
+//! `futures`: Stream/Sink views of it. `futures-io`: the same async API over any
+//! executor's futures-io streams (smol, async-io, nexus-async-rt, ...), in
+//! `futures_io`.
 //!
 //! Limits: a connection's read buffer is 1 MiB by default and bounds the largest
 //! message it accepts (`max_message_size` and `read_buffer_size` on the builders raise
@@ -179,6 +181,8 @@
 
 mod clock;
 mod error;
+#[cfg(feature = "futures-io")]
+pub mod futures_io;
 mod net;
 pub mod proxy;
 pub mod rest;

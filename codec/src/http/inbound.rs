@@ -283,20 +283,27 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>, const N: usize> Inbound<B, N> {
     /// `Connection: keep-alive` and no Transfer-Encoding (a response delimited by the close also ends it,
     /// which its reader adds).
     pub fn parsed(&self, version: u8) -> Parsed<'_> {
-        let f = &self.facts;
         Parsed {
             msg: &self.buf.as_ref()[self.pos..self.pos + self.msg_len],
             spans: &self.headers,
             version,
             body: self.body,
             trailers: self.trailers,
-            keep_alive: if version == 1 {
-                !f.conn_close
-            } else {
-                // RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding has faulty
-                // framing; the connection closes after it, whatever it says.
-                f.conn_keep_alive && !f.conn_close && !f.transfer_encoding
-            },
+            keep_alive: self.keep_alive(version),
+        }
+    }
+
+    /// Whether the delivered message (HTTP/1.`version`) keeps the connection by its
+    /// headers (see [`parsed`](Self::parsed)).
+    #[inline]
+    pub fn keep_alive(&self, version: u8) -> bool {
+        let f = &self.facts;
+        if version == 1 {
+            !f.conn_close
+        } else {
+            // RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding has faulty
+            // framing; the connection closes after it, whatever it says.
+            f.conn_keep_alive && !f.conn_close && !f.transfer_encoding
         }
     }
 }

@@ -182,6 +182,17 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>, const N: usize> ResponseReader<B, N> {
         })
     }
 
+    /// Whether the response the last [`advance`](Self::advance) finished lets the
+    /// connection carry another request ([`RestResponse::keep_alive`], and not a 101):
+    /// the client connection's reuse decision, without building the response.
+    #[inline]
+    pub(crate) fn reusable(&self) -> bool {
+        self.inner.phase == (Phase::Complete { delivered: true })
+            && self.line.status != 101
+            && self.inner.framing != Framing::Close
+            && self.inner.keep_alive(self.line.version)
+    }
+
     fn has_body(&self) -> bool {
         let s = self.line.status;
         !(self.method == Method::Head || (100..200).contains(&s) || s == 204 || s == 304)

@@ -10,6 +10,7 @@ pub mod bypass_dpdk;
 pub mod bypass_tls;
 pub mod bypass_xdp;
 pub mod codec;
+pub mod executors;
 pub mod fanout;
 pub mod loopback;
 pub mod rest;
@@ -49,6 +50,7 @@ pub fn all(setup: &Setup) -> Vec<Case<'static>> {
     bypass_dpdk::register(setup, &mut v);
     bypass_tls::register(setup, &mut v);
     tokio_loopback::register(setup, &mut v);
+    executors::register(setup, &mut v);
     fanout::register(setup, &mut v);
     v
 }

@@ -661,9 +661,13 @@ impl<C: Connector> Core<C> {
             };
             match action {
                 Action::Done => return self.stop_spinning(&mut spinning),
-                Action::Read => self.read(&mut d, reader, &mut spinning)?,
+                Action::Read => self.read(&mut d, reader, &mut spinning, timeout.is_some())?,
                 Action::Write => {
-                    if d.due(&mut self.http) {
+                    // The socket bounds each blocking write by the write timeout; the
+                    // connection's timers matter once part of the request went out (the
+                    // first write's were armed by this attempt's `now`).
+                    if self.http.transmit(req).len() < req.len() && d.wait(&mut self.http).is_none()
+                    {
                         continue;
                     }
                     let Some(stream) = self.stream.as_mut() else {
@@ -708,13 +712,11 @@ impl<C: Connector> Core<C> {
         d: &mut Drive,
         reader: &mut ResponseReader<B, N>,
         spinning: &mut Option<bool>,
+        deadline: bool,
     ) -> Result<(), Error>
     where
         B: AsRef<[u8]> + AsMut<[u8]>,
     {
-        if d.due(&mut self.http) {
-            return Ok(());
-        }
         let Some(stream) = self.stream.as_mut() else {
             self.http.handle_closed();
             return Ok(());
@@ -723,11 +725,15 @@ impl<C: Connector> Core<C> {
             Some(spin) => spin,
             None => *spinning.insert(self.recv.begin(stream)?),
         };
-        if !spin {
-            let want = d.bound(&self.http);
-            if want != self.timeouts.read || self.shortened {
-                set_bound(stream, &mut self.shortened, want, self.timeouts.read)?;
-            }
+        // Without a request deadline, a sleeping read is bounded by the socket's read
+        // timeout alone: no clock read before it (see `Drive::wait_from`).
+        let Some(wake) = d.wait_from(&mut self.http, spin || deadline) else {
+            return Ok(());
+        };
+        let read = self.timeouts.read;
+        if !spin && (wake != read.map(|r| d.now() + r) || self.shortened) {
+            let want = wake.map(|t| t.saturating_duration_since(d.now()));
+            set_bound(stream, &mut self.shortened, want, read)?;
         }
         let r = read_some(stream, reader.spare_mut());
         match &r {

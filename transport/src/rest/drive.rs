@@ -36,23 +36,45 @@ impl Drive {
         Drive { now, failure: None }
     }
 
-    /// Before a wait: when the connection's next timeout is due (a timer that progress
-    /// restarted, or one that ran out), read the clock and pass it on; `true` means
-    /// "poll again" (the request may have failed).
+    /// Before a wait: when it must end (`Some(None)`: never). When the connection's next
+    /// timeout is due (a timer that progress restarted, or one that ran out), the clock
+    /// is read and passed on first; `None` means "poll again" (the request failed).
     #[inline]
-    pub(crate) fn due(&mut self, http: &mut ClientConnection) -> bool {
-        if http.poll_timeout().is_some_and(|t| t <= self.now) {
-            self.tick(http);
-            return true;
-        }
-        false
+    pub(crate) fn wait(&mut self, http: &mut ClientConnection) -> Option<Option<Instant>> {
+        self.wait_from(http, true)
     }
 
-    /// How long the next wait may last (`None`: no limit).
+    /// [`wait`](Self::wait) for a wait the socket bounds by itself (a blocking read with
+    /// the read timeout as `SO_RCVTIMEO`): `fresh == false` starts a due timer from the
+    /// latest `now` instead of reading the clock. The timer then ends no later than the
+    /// socket's, so when the socket's read timeout ends the wait, the clock read after it
+    /// ([`read`](Self::read)) finds the connection's timer passed.
     #[inline]
-    pub(crate) fn bound(&self, http: &ClientConnection) -> Option<Duration> {
-        http.poll_timeout()
-            .map(|t| t.saturating_duration_since(self.now))
+    pub(crate) fn wait_from(
+        &mut self,
+        http: &mut ClientConnection,
+        fresh: bool,
+    ) -> Option<Option<Instant>> {
+        let mut t = http.poll_timeout();
+        if t.is_some_and(|t| t <= self.now) {
+            if fresh {
+                self.tick(http);
+            } else {
+                http.handle_timeout(self.now);
+            }
+            // A timer that was due is running now, unless the request failed.
+            t = http.poll_timeout();
+            if t.is_none_or(|t| t <= self.now) {
+                return None;
+            }
+        }
+        Some(t)
+    }
+
+    /// The latest `now`.
+    #[inline]
+    pub(crate) fn now(&self) -> Instant {
+        self.now
     }
 
     /// When the next wait ends, on the std clock (`None`: never).
@@ -61,8 +83,9 @@ impl Drive {
         http.poll_timeout().map(clock::to_std)
     }
 
-    /// A wait ended without progress: the clock, then the connection's timers.
-    #[cold]
+    /// A wait ended without progress, or a timer is due: the clock, then the
+    /// connection's timers.
+    #[inline]
     pub(crate) fn tick(&mut self, http: &mut ClientConnection) {
         self.now = clock::now();
         http.handle_timeout(self.now);

@@ -26,7 +26,7 @@ mod api;
 mod client;
 pub(crate) mod conn;
 mod doc_pair;
-mod error;
+pub(crate) mod error;
 mod grow;
 pub(crate) mod options;
 mod prepared;

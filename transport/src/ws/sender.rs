@@ -49,6 +49,53 @@ pub struct Sender<'a>(Half<'a>);
 enum Half<'a> {
     Client(Outbox<'a, NetStream, MaskRng>),
     Server(Outbox<'a, NetStream, NoMask>),
+    /// A driver generic over its stream (the futures-io connections).
+    #[cfg(feature = "futures-io")]
+    Dyn(&'a mut (dyn Outgoing + 'a)),
+}
+
+/// A sending half over any stream, for the [`Half::Dyn`] form.
+#[cfg(feature = "futures-io")]
+pub(crate) trait Outgoing {
+    fn send_text(&mut self, text: &str) -> Result<(), Error>;
+    fn send_binary(&mut self, data: &[u8]) -> Result<(), Error>;
+    fn send_ping(&mut self, payload: &[u8]) -> Result<(), Error>;
+    fn send_pong(&mut self, payload: &[u8]) -> Result<(), Error>;
+    fn close(&mut self, code: Option<CloseCode>, reason: &str) -> Result<(), Error>;
+}
+
+#[cfg(feature = "futures-io")]
+impl<S: super::stream::Stream, M: tickwire_codec::ws::Masking> Outgoing for Outbox<'_, S, M> {
+    fn send_text(&mut self, text: &str) -> Result<(), Error> {
+        Outbox::send_text(self, text)
+    }
+    fn send_binary(&mut self, data: &[u8]) -> Result<(), Error> {
+        Outbox::send_binary(self, data)
+    }
+    fn send_ping(&mut self, payload: &[u8]) -> Result<(), Error> {
+        Outbox::send_ping(self, payload)
+    }
+    fn send_pong(&mut self, payload: &[u8]) -> Result<(), Error> {
+        Outbox::send_pong(self, payload)
+    }
+    fn close(&mut self, code: Option<CloseCode>, reason: &str) -> Result<(), Error> {
+        Outbox::close(self, code, reason)
+    }
+}
+
+#[cfg(feature = "futures-io")]
+impl std::fmt::Debug for dyn Outgoing + '_ {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Outgoing")
+    }
+}
+
+#[cfg(feature = "futures-io")]
+impl<'a> Sender<'a> {
+    /// The sending half of a driver generic over its stream.
+    pub(crate) fn of(out: &'a mut (dyn Outgoing + 'a)) -> Self {
+        Sender(Half::Dyn(out))
+    }
 }
 
 impl<'a> From<Outbox<'a, NetStream, MaskRng>> for Sender<'a> {
@@ -69,6 +116,8 @@ macro_rules! either {
         match &mut $self.0 {
             Half::Client($o) => $call,
             Half::Server($o) => $call,
+            #[cfg(feature = "futures-io")]
+            Half::Dyn($o) => $call,
         }
     };
 }

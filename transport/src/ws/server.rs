@@ -15,13 +15,14 @@ use mio::{Events, Interest, Poll, Token};
 use tickwire_codec::rand::NoMask;
 use tickwire_codec::ws::connection::CONTROL_ROOM;
 use tickwire_codec::ws::reader::READER_OVERHEAD;
-use tickwire_codec::ws::{Connection, Message, State};
+use tickwire_codec::ws::{Connection, ConnectionError, Message, State};
 
 use super::api::{builder_options, connection_api};
 use super::conn::{Conn, Ws};
 use super::error::{Error, Peer};
 use super::grow::Buffers;
 use super::options::Options;
+use super::stream::Stream;
 use super::upgrade::{self, Decision, OnUpgrade, UpgradeRequest};
 use crate::clock;
 use crate::net::{NetStream, ServerTls};
@@ -203,6 +204,64 @@ impl ServerBuilder {
     pub(crate) fn accept_evented(&self, stream: TcpStream) -> Result<ServerConnection, Error> {
         let peer = Peer::client_of(&stream);
         ServerConnection::new(stream, Arc::new(self.clone()), false, peer)
+    }
+
+    /// A server connection's driver over `stream`, its handshake to come: small buffers
+    /// first, growing on demand up to the configured sizes, with the limits of the
+    /// full-size ones (`super::grow`). Every driver of a server connection (blocking,
+    /// evented, tokio, futures-io) starts here.
+    pub(crate) fn conn_over<S: Stream>(
+        &self,
+        stream: S,
+        blocking: bool,
+        peer: Peer,
+    ) -> io::Result<Conn<S, NoMask>> {
+        let opts = &self.opts;
+        let (read_max, write_max) = (opts.read_capacity(), opts.write_capacity());
+        let read = opts
+            .initial_buffer_size
+            .clamp(READER_OVERHEAD + 1024, read_max);
+        let write = opts
+            .initial_buffer_size
+            .clamp(256 + CONTROL_ROOM, write_max);
+        let settings = opts.settings();
+        let mut ws = Connection::server(vec![0u8; read], vec![0u8; write], &settings, clock::now());
+        ws.reader_mut().set_limits(settings.limits, read_max);
+        let mut conn = Conn::new(stream, ws, opts, blocking, peer)?;
+        conn.bufs = Buffers::growing(read, write, read_max, write_max);
+        Ok(conn)
+    }
+
+    /// One step of the server opening handshake with this builder's rules (the
+    /// subprotocols, headers and `on_upgrade` hook): the codec's
+    /// [`handle_upgrade`](Connection::handle_upgrade), the request target kept in `path`.
+    pub(crate) fn upgrade(
+        &self,
+        ws: &mut Ws<NoMask>,
+        path: &mut String,
+    ) -> Result<bool, ConnectionError> {
+        // The hook's decision and the header list the codec's answer borrows.
+        let mut decision = None;
+        let mut headers = Vec::new();
+        ws.handle_upgrade(|req| {
+            *path = req.path.to_owned();
+            let fallback = self
+                .protocols
+                .iter()
+                .find(|p| req.protocols().any(|offered| offered == p.as_str()))
+                .map(String::as_str);
+            let decision: &Decision = match &self.on_upgrade.0 {
+                Some(hook) => decision.insert(hook(req)),
+                None => decision.insert(Decision::accept()),
+            };
+            upgrade::answer(decision, fallback, &mut headers, &self.headers)
+        })
+    }
+
+    /// TLS settings for accepted connections (`None`: plain TCP).
+    #[cfg(all(feature = "futures-io", feature = "tls"))]
+    pub(crate) fn tls_config(&self) -> Option<&TlsServerConfig> {
+        self.tls.as_ref()
     }
 
     fn serve(&self, listener: TcpListener) -> Server {
@@ -503,21 +562,7 @@ impl ServerConnection {
     ) -> Result<Self, Error> {
         shared.opts.socket.apply(&stream)?;
         let stream = NetStream::server(stream, &shared.tls)?;
-        let opts = &shared.opts;
-        // Small buffers first, growing on demand up to the configured sizes, with the
-        // limits of the full-size ones (`super::grow`).
-        let (read_max, write_max) = (opts.read_capacity(), opts.write_capacity());
-        let read = opts
-            .initial_buffer_size
-            .clamp(READER_OVERHEAD + 1024, read_max);
-        let write = opts
-            .initial_buffer_size
-            .clamp(256 + CONTROL_ROOM, write_max);
-        let settings = opts.settings();
-        let mut ws = Connection::server(vec![0u8; read], vec![0u8; write], &settings, clock::now());
-        ws.reader_mut().set_limits(settings.limits, read_max);
-        let mut conn = Conn::new(stream, ws, opts, blocking, peer)?;
-        conn.bufs = Buffers::growing(read, write, read_max, write_max);
+        let conn = shared.conn_over(stream, blocking, peer)?;
         Ok(ServerConnection {
             conn,
             shared,
@@ -637,24 +682,7 @@ impl ServerConnection {
         }
         let shared = &self.shared;
         let path = &mut self.path;
-        let advance = |ws: &mut Ws<NoMask>| {
-            // The hook's decision and the header list the codec's answer borrows.
-            let mut decision = None;
-            let mut headers = Vec::new();
-            ws.handle_upgrade(|req| {
-                *path = req.path.to_owned();
-                let fallback = shared
-                    .protocols
-                    .iter()
-                    .find(|p| req.protocols().any(|offered| offered == p.as_str()))
-                    .map(String::as_str);
-                let decision: &Decision = match &shared.on_upgrade.0 {
-                    Some(hook) => decision.insert(hook(req)),
-                    None => decision.insert(Decision::accept()),
-                };
-                upgrade::answer(decision, fallback, &mut headers, &shared.headers)
-            })
-        };
+        let advance = |ws: &mut Ws<NoMask>| shared.upgrade(ws, path);
         if self.conn.io.is_blocking() {
             self.conn.handshake_blocking(advance).map(|()| true)
         } else {

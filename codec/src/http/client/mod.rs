@@ -209,25 +209,60 @@ pub struct ClientStats {
     pub stale_probed: u64,
 }
 
-/// A timer that is off, starts at the next `now`, or runs to an instant.
+/// A timer in nanoseconds: off, started at the next `now`, or running to an instant
+/// (plain integers: it is read before every wait).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Timer {
-    Off,
-    Due(Duration),
-    At(Instant, Duration),
+struct Timer {
+    /// When it runs out ([`NEVER`]: not started, or off).
+    at: u64,
+    /// How long it runs once started ([`NEVER`]: off).
+    len: u64,
+}
+
+/// No instant (a timer off or not started, no deadline).
+const NEVER: u64 = u64::MAX;
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(NEVER)
 }
 
 impl Timer {
+    const OFF: Timer = Timer {
+        at: NEVER,
+        len: NEVER,
+    };
+
+    /// A timer of `t`, to start at the next `now` (off when `None`).
     fn new(t: Option<Duration>) -> Timer {
-        t.map_or(Timer::Off, Timer::Due)
+        Timer {
+            at: NEVER,
+            len: t.map_or(NEVER, nanos),
+        }
+    }
+
+    /// A timer of `t` running from `now`.
+    fn from(t: Option<Duration>, now: Instant) -> Timer {
+        let mut timer = Timer::new(t);
+        timer.start(now);
+        timer
+    }
+
+    fn start(&mut self, now: Instant) {
+        if self.len != NEVER {
+            self.at = now.as_nanos().saturating_add(self.len).min(NEVER - 1);
+        }
     }
 
     /// Progress: run again from the next `now`.
     #[inline]
     fn restart(&mut self) {
-        if let Timer::At(_, d) = *self {
-            *self = Timer::Due(d);
-        }
+        self.at = NEVER;
+    }
+
+    /// Waiting to start at the next `now`.
+    #[inline]
+    fn due(&self) -> bool {
+        self.at == NEVER && self.len != NEVER
     }
 }
 
@@ -281,7 +316,8 @@ pub struct ClientConnection {
     /// The attempt runs on a connection that carried a response before.
     reused: bool,
     retried: bool,
-    deadline: Option<Instant>,
+    /// The request's deadline in nanoseconds ([`NEVER`]: none).
+    deadline: u64,
     io: Timer,
     last_now: Instant,
     stats: ClientStats,
@@ -310,8 +346,8 @@ impl ClientConnection {
             received: 0,
             reused: false,
             retried: false,
-            deadline: None,
-            io: Timer::Off,
+            deadline: NEVER,
+            io: Timer::OFF,
             last_now: Instant::ZERO,
             stats: ClientStats {
                 connects: 0,
@@ -365,18 +401,13 @@ impl ClientConnection {
     #[inline]
     pub fn poll_timeout(&self) -> Option<Instant> {
         let io = match self.phase {
-            Phase::Write | Phase::Read => match self.io {
-                Timer::Off => None,
-                Timer::Due(_) => Some(self.last_now),
-                Timer::At(t, _) => Some(t),
-            },
-            Phase::Connect | Phase::Probe => None,
+            Phase::Write | Phase::Read if self.io.due() => self.last_now.as_nanos(),
+            Phase::Write | Phase::Read => self.io.at,
+            Phase::Connect | Phase::Probe => NEVER,
             _ => return None,
         };
-        match (io, self.deadline) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let at = io.min(self.deadline);
+        (at != NEVER).then_some(Instant::from_nanos(at))
     }
 
     /// The request bytes still to write: the tail of `request`, the request passed to
@@ -397,7 +428,10 @@ impl ClientConnection {
         self.method = request.method();
         self.len = request.len();
         self.retried = false;
-        self.deadline = timeout.map(|t| now + t);
+        self.io = Timer::OFF;
+        self.deadline = timeout.map_or(NEVER, |t| {
+            now.as_nanos().saturating_add(nanos(t)).min(NEVER - 1)
+        });
         self.last_now = now;
         self.phase = if self.open && cut_short {
             // An exchange cut short (a dropped future): its bytes are in the way.
@@ -420,39 +454,60 @@ impl ClientConnection {
     where
         B: AsRef<[u8]> + AsMut<[u8]>,
     {
-        loop {
-            return Ok(match self.phase {
-                Phase::Write => {
-                    if self.prepare {
-                        self.prepare = false;
-                        if !self.reused {
-                            // A new connection: whatever the reader holds came from
-                            // an earlier one.
-                            reader.clear();
-                        }
-                        reader.expect(self.method);
-                    }
-                    Action::Write
-                }
-                Phase::Read => Action::Read,
-                Phase::Done => Action::Done,
-                Phase::Start => {
-                    self.choose(reader);
-                    continue;
-                }
-                Phase::Connect => Action::Connect,
-                Phase::Probe => Action::Probe,
-                Phase::Closing(_) => Action::Close,
-                Phase::Failed(e) => {
-                    self.phase = Phase::Idle;
-                    return Err(e);
-                }
-                Phase::Idle => return Err(ClientError::NoRequest),
-            });
+        // The states a request passes through on every exchange, without a call.
+        match self.phase {
+            Phase::Read => Ok(Action::Read),
+            Phase::Write if !self.prepare => Ok(Action::Write),
+            Phase::Done => Ok(Action::Done),
+            _ => self.poll_other(reader),
         }
     }
 
+    /// [`poll`](Self::poll) for a request that starts (once per request on a busy
+    /// keep-alive connection), connects, probes, closes or fails.
+    #[inline(never)]
+    fn poll_other<B, const N: usize>(
+        &mut self,
+        reader: &mut ResponseReader<B, N>,
+    ) -> Result<Action, ClientError>
+    where
+        B: AsRef<[u8]> + AsMut<[u8]>,
+    {
+        if self.phase == Phase::Start {
+            self.choose(reader);
+        }
+        if self.phase == Phase::Write {
+            self.prepare = false;
+            if !self.reused {
+                // A new connection: whatever the reader holds came from an earlier one.
+                reader.clear();
+            }
+            reader.expect(self.method);
+            return Ok(Action::Write);
+        }
+        self.poll_rare()
+    }
+
+    /// [`poll`](Self::poll) off the exchange: connect, probe, close, fail.
+    #[cold]
+    fn poll_rare(&mut self) -> Result<Action, ClientError> {
+        Ok(match self.phase {
+            Phase::Connect => Action::Connect,
+            Phase::Probe => Action::Probe,
+            Phase::Closing(_) => Action::Close,
+            Phase::Read => Action::Read,
+            Phase::Done => Action::Done,
+            Phase::Write => Action::Write,
+            Phase::Failed(e) => {
+                self.phase = Phase::Idle;
+                return Err(e);
+            }
+            Phase::Start | Phase::Idle => return Err(ClientError::NoRequest),
+        })
+    }
+
     /// May the open connection carry the request just started?
+    #[inline]
     fn choose<B, const N: usize>(&mut self, reader: &mut ResponseReader<B, N>)
     where
         B: AsRef<[u8]> + AsMut<[u8]>,
@@ -485,7 +540,7 @@ impl ClientConnection {
     }
 
     fn begin_write(&mut self) {
-        if self.deadline.is_some_and(|d| self.last_now >= d) {
+        if self.last_now.as_nanos() >= self.deadline {
             self.phase = Phase::Closing(After::Fail(ClientError::RequestTimeout));
             return;
         }
@@ -494,10 +549,7 @@ impl ClientConnection {
         self.received = 0;
         self.prepare = true;
         self.stats.requests += 1;
-        self.io = match self.settings.write_timeout {
-            Some(t) => Timer::At(self.last_now + t, t),
-            None => Timer::Off,
-        };
+        self.io = Timer::from(self.settings.write_timeout, self.last_now);
         self.phase = Phase::Write;
     }
 
@@ -639,20 +691,18 @@ impl ClientConnection {
         ) {
             return;
         }
-        if self.deadline.is_some_and(|d| now >= d) {
+        if now.as_nanos() >= self.deadline {
             return self.fail(ClientError::RequestTimeout, false);
         }
-        match self.io {
-            Timer::Due(d) => self.io = Timer::At(now + d, d),
-            Timer::At(t, _) if now >= t => {
-                let e = if self.phase == Phase::Write {
-                    ClientError::WriteTimeout
-                } else {
-                    ClientError::ReadTimeout
-                };
-                self.fail(e, false);
-            }
-            _ => {}
+        if self.io.due() {
+            self.io.start(now);
+        } else if now.as_nanos() >= self.io.at {
+            let e = if self.phase == Phase::Write {
+                ClientError::WriteTimeout
+            } else {
+                ClientError::ReadTimeout
+            };
+            self.fail(e, false);
         }
     }
 
@@ -663,11 +713,8 @@ impl ClientConnection {
     where
         B: AsRef<[u8]> + AsMut<[u8]>,
     {
-        let keep = reader
-            .response()
-            .is_some_and(|r| r.keep_alive() && r.status() != 101)
-            && !reader.is_eof();
-        self.io = Timer::Off;
+        let keep = reader.reusable() && !reader.is_eof();
+        self.io = Timer::OFF;
         if keep {
             self.responses += 1;
             self.idle_since = self.last_now;
@@ -681,9 +728,9 @@ impl ClientConnection {
     /// connection when that is safe, else close and fail.
     #[cold]
     fn fail(&mut self, e: ClientError, dropped: bool) {
-        self.io = Timer::Off;
+        self.io = Timer::OFF;
         let safe = self.method.is_idempotent() || self.written == 0;
-        let in_time = self.deadline.is_none_or(|d| self.last_now < d);
+        let in_time = self.last_now.as_nanos() < self.deadline;
         if dropped && self.reused && self.received == 0 && !self.retried && safe && in_time {
             self.retried = true;
             self.stats.retries += 1;

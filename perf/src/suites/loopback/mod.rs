@@ -20,7 +20,7 @@
 
 pub(crate) mod nexus;
 pub(crate) mod rtt;
-mod stream;
+pub(crate) mod stream;
 
 use std::net::{TcpListener, TcpStream};
 use std::thread::JoinHandle;

@@ -39,7 +39,7 @@ use crate::suites::{Case, touch, unexpected};
 pub const PER_SAMPLE: usize = 32 * 1024;
 
 /// Distinct payloads the sender cycles through.
-const DISTINCT: usize = 16;
+pub(crate) const DISTINCT: usize = 16;
 
 /// Frames per sender write: 480 x 136 B = 65,280 B.
 const BLOCK: usize = 30 * DISTINCT;
@@ -51,7 +51,7 @@ const NOTE_TUNG: &str = "receiver: WebSocket::read over std TcpStream, default c
 const NOTE_RAW_SPIN: &str = "the floor above on a non-blocking socket, spinning on WouldBlock: it never sleeps, \
                              so the sender never pays for waking it (a blocking receiver faster than the sender \
                              sleeps and is woken at every write, which slows the sender it waits for)";
-const NOTE_RAW: &str = "the floor: the receiver reads the way tickwire's reader does (1 MiB buffer, read into \
+pub(crate) const NOTE_RAW: &str = "the floor: the receiver reads the way tickwire's reader does (1 MiB buffer, read into \
                         its free tail when less than a frame is buffered, partial frame moved to the front \
                         when the tail is down to a quarter) and steps over whole frames (no header parse, \
                         no unmasking); sender (same for every row): pre-encoded masked frames, ~64 KiB per write";
@@ -123,7 +123,7 @@ fn block() -> Vec<u8> {
 /// Start the sender on `peer`: optionally a client opening handshake
 /// (request written, the 101 response read to its end), then [`block`]
 /// written again and again until `stop` or an error.
-fn spawn_sender(
+pub(crate) fn spawn_sender(
     peer: usize,
     mut sock: TcpStream,
     handshake: bool,
@@ -152,14 +152,14 @@ fn spawn_sender(
     })
 }
 
-fn per_sample(cfg: &RunConfig) -> RunConfig {
+pub(crate) fn per_sample(cfg: &RunConfig) -> RunConfig {
     RunConfig {
         batch: PER_SAMPLE,
         ..*cfg
     }
 }
 
-fn payloads() -> Vec<Vec<u8>> {
+pub(crate) fn payloads() -> Vec<Vec<u8>> {
     (0..DISTINCT as u64)
         .map(|i| payload(STREAM_SIZE, 100 + i))
         .collect()
@@ -324,7 +324,7 @@ impl FloorReader {
     }
 }
 
-fn raw(cfg: &RunConfig, peer: usize, spin: bool) -> Measurement {
+pub(crate) fn raw(cfg: &RunConfig, peer: usize, spin: bool) -> Measurement {
     let frame_len = wire_len(STREAM_SIZE, true);
     let (c, s) = tcp_pair();
     s.set_nonblocking(spin).expect("socket mode");

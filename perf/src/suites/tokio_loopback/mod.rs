@@ -32,7 +32,7 @@
 //! [`bench_batch_async`]: crate::harness::bench_batch_async
 
 mod peer;
-mod tickwire;
+pub(crate) mod tickwire;
 
 use tokio::runtime::{Builder, Runtime};
 
@@ -75,7 +75,7 @@ pub(crate) fn runtime() -> Runtime {
 }
 
 /// Run `f` on a thread pinned to `core`, with its own `current_thread` runtime.
-fn spawn_echo<F: Future<Output = ()> + 'static>(
+pub(crate) fn spawn_echo<F: Future<Output = ()> + 'static>(
     core: usize,
     f: impl FnOnce() -> F + Send + 'static,
 ) -> std::thread::JoinHandle<()> {
@@ -88,7 +88,7 @@ fn spawn_echo<F: Future<Output = ()> + 'static>(
         .expect("spawn the peer thread")
 }
 
-fn payload(text: bool) -> Vec<u8> {
+pub(crate) fn payload(text: bool) -> Vec<u8> {
     if text {
         TICK.as_bytes().to_vec()
     } else {
@@ -97,7 +97,7 @@ fn payload(text: bool) -> Vec<u8> {
 }
 
 /// One round per sample.
-fn one(cfg: &RunConfig) -> RunConfig {
+pub(crate) fn one(cfg: &RunConfig) -> RunConfig {
     RunConfig { batch: 1, ..*cfg }
 }
 

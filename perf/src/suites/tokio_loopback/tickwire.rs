@@ -94,7 +94,7 @@ fn copy_out(m: &Message<'_>, buf: &mut Vec<u8>) -> Option<bool> {
 }
 
 /// Whether `m` is the echo of `p` (`text` or binary); returns its last byte.
-fn check_echo(m: Result<Option<Message<'_>>, ws::Error>, p: &[u8], text: bool) -> u64 {
+pub(crate) fn check_echo(m: Result<Option<Message<'_>>, ws::Error>, p: &[u8], text: bool) -> u64 {
     match m {
         Ok(Some(Message::Binary(b))) if !text && b.len() == p.len() => touch(b),
         Ok(Some(Message::Text(t))) if text && t.len() == p.len() => touch(t.as_bytes()),
@@ -105,7 +105,7 @@ fn check_echo(m: Result<Option<Message<'_>>, ws::Error>, p: &[u8], text: bool) -
 /// The echo server both tickwire rows talk to: a `tokio::ws::ServerConnection` on
 /// its own `current_thread` runtime on core `peer` (TLS with `server_cfg`). Returns
 /// its address and thread.
-fn tokio_echo(
+pub(crate) fn tokio_echo(
     peer: usize,
     server_cfg: Option<TlsServerConfig>,
 ) -> (SocketAddr, std::thread::JoinHandle<()>) {
@@ -147,7 +147,7 @@ fn tokio_echo(
     (rx.recv().expect("echo address"), echo)
 }
 
-fn tokio_row(cfg: &RunConfig, peer: usize, tls: bool, text: bool) -> Measurement {
+pub(crate) fn tokio_row(cfg: &RunConfig, peer: usize, tls: bool, text: bool) -> Measurement {
     let (client_cfg, server_cfg) = tls_configs(tls);
     let rt = runtime();
     let (addr, echo) = tokio_echo(peer, server_cfg);

@@ -592,7 +592,7 @@ impl Core {
         let mut reading = false;
         loop {
             let action = self.http.poll(reader).map_err(|e| d.error(e))?;
-            if matches!(action, Action::Write | Action::Read) && d.due(&mut self.http) {
+            if matches!(action, Action::Write | Action::Read) && d.wait(&mut self.http).is_none() {
                 continue;
             }
             let until = d.until(&self.http);

@@ -1,0 +1,521 @@
+//! Split halves: a [`ReadHalf`] that can `recv` in one task and a [`WriteHalf`] that
+//! can send in another, over one futures-io connection.
+//!
+//! As the tokio halves: the read half owns the reader (a received [`Message`] borrows
+//! it with no lock held); everything else (the stream, the writer, the write buffer,
+//! the close state) is shared behind a mutex held only for non-blocking steps, never
+//! across a `Pending`. Each step of the read half lends the reader back to the
+//! connection, so the same evented receive runs: pongs are queued into the shared write
+//! buffer and written by whichever half runs next. The stream wakes the read half's
+//! task for reads and the write half's for writes, and each half has its own timer.
+//!
+//! ```
+//! # smol::block_on(async {
+//! # let (client, mut server) = tickwire::futures_io::ws::doc_pair().await?;
+//! use tickwire::ws::Message;
+//!
+//! let (mut rx, mut tx) = client.split(); // one task reads, another writes
+//! let writer = smol::spawn(async move {
+//!     tx.send_text("order").await?;
+//!     Ok::<_, tickwire::ws::Error>(tx)
+//! });
+//! assert_eq!(server.recv().await?, Some(Message::Text("order")));
+//! server.send_text("fill").await?;
+//! assert_eq!(rx.recv().await?, Some(Message::Text("fill")));
+//! let _tx = writer.await?;
+//! # Ok::<(), tickwire::ws::Error>(())
+//! # }).unwrap();
+//! ```
+
+use std::future::poll_fn;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Poll, ready};
+use std::time::{Duration, Instant};
+
+use futures_io::{AsyncRead, AsyncWrite};
+use tickwire_codec::ws::{FrameReader, Masking, Role};
+
+use super::driver::Driver;
+use super::{Client, ServerConnection};
+use crate::futures_io::Timer;
+use crate::futures_io::io::{Alarm, Deadline, earliest};
+use crate::ws::{CloseCode, Error, Message};
+
+/// What both halves share.
+#[derive(Debug)]
+struct Shared<D> {
+    conn: Mutex<D>,
+    read_timeout: Option<Duration>,
+    write_timeout: Option<Duration>,
+    close_timeout: Duration,
+}
+
+impl<D> Shared<D> {
+    /// The connection (a panic elsewhere cannot leave it half-updated: every step
+    /// under the lock is a complete evented call).
+    fn lock(&self) -> MutexGuard<'_, D> {
+        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The receiving half of a split connection (`C`: [`Client`] or
+/// [`ServerConnection`]).
+pub struct ReadHalf<C: Split> {
+    reader: FrameReader<Vec<u8>>,
+    shared: Arc<Shared<C::Driver>>,
+    alarm: Alarm<C::Timer>,
+    /// The last compressed message, inflated (feature `deflate`): the connection inflates
+    /// it into its own buffer, behind the lock, so it is copied out here (is text, bytes).
+    #[cfg(feature = "deflate")]
+    inflated: (bool, Vec<u8>),
+}
+
+/// The sending half of a split connection.
+pub struct WriteHalf<C: Split> {
+    shared: Arc<Shared<C::Driver>>,
+    alarm: Alarm<C::Timer>,
+}
+
+impl<C: Split> std::fmt::Debug for ReadHalf<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReadHalf").finish_non_exhaustive()
+    }
+}
+
+impl<C: Split> std::fmt::Debug for WriteHalf<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WriteHalf").finish_non_exhaustive()
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A connection that splits: [`Client`] and [`ServerConnection`] (sealed).
+pub trait Split: sealed::Sealed {
+    /// The connection's driver.
+    #[doc(hidden)]
+    type Driver: Steps;
+    /// The connection's timer.
+    #[doc(hidden)]
+    type Timer: Timer;
+}
+
+/// What the halves do with the shared driver.
+#[doc(hidden)]
+pub trait Steps {
+    /// The driver's connection, for the halves' steps.
+    #[doc(hidden)]
+    fn reader(&mut self) -> &mut FrameReader<Vec<u8>>;
+}
+
+impl<T, M: Masking, Tm> Steps for Driver<T, M, Tm> {
+    fn reader(&mut self) -> &mut FrameReader<Vec<u8>> {
+        self.conn.ws.reader_mut()
+    }
+}
+
+impl<T, Tm> sealed::Sealed for Client<T, Tm> {}
+impl<T, Tm: Timer> Split for Client<T, Tm> {
+    type Driver = Driver<T, tickwire_codec::rand::MaskRng, Tm>;
+    type Timer = Tm;
+}
+impl<T, Tm> sealed::Sealed for ServerConnection<T, Tm> {}
+impl<T, Tm: Timer> Split for ServerConnection<T, Tm> {
+    type Driver = Driver<T, tickwire_codec::rand::NoMask, Tm>;
+    type Timer = Tm;
+}
+
+fn split<C: Split<Driver = Driver<T, M, Tm>, Timer = Tm>, T, M: Masking, Tm: Timer>(
+    mut d: Driver<T, M, Tm>,
+) -> (ReadHalf<C>, WriteHalf<C>) {
+    // Take the reader out, leaving an empty one (never used: every use of the
+    // connection's reader happens while the read half has lent it back).
+    let reader = std::mem::replace(d.reader(), FrameReader::new(Role::Client, Vec::new()));
+    let io = &d.conn.io;
+    let shared = Arc::new(Shared {
+        read_timeout: io.read_timeout,
+        write_timeout: io.write_timeout,
+        close_timeout: io.close_timeout,
+        conn: Mutex::new(d),
+    });
+    (
+        ReadHalf {
+            reader,
+            shared: shared.clone(),
+            alarm: Alarm::default(),
+            #[cfg(feature = "deflate")]
+            inflated: (false, Vec::new()),
+        },
+        WriteHalf {
+            shared,
+            alarm: Alarm::default(),
+        },
+    )
+}
+
+impl<T, M, Tm, C> ReadHalf<C>
+where
+    T: AsyncRead + AsyncWrite + Unpin,
+    M: Masking,
+    Tm: Timer,
+    C: Split<Driver = Driver<T, M, Tm>, Timer = Tm>,
+{
+    /// Wait for the next message: the contract of the unsplit `recv`
+    /// (cancellation-safe; `Ok(None)` after the close handshake).
+    ///
+    /// ```
+    /// # smol::block_on(async {
+    /// # let (client, mut server) = tickwire::futures_io::ws::doc_pair().await?;
+    /// use tickwire::ws::Message;
+    ///
+    /// let (mut rx, mut tx) = client.split();
+    /// tx.send_ping(b"p").await?;
+    /// assert_eq!(server.recv().await?, Some(Message::Ping(b"p"))); // answered already
+    /// assert_eq!(rx.recv().await?, Some(Message::Pong(b"p")));
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn recv(&mut self) -> Result<Option<Message<'_>>, Error> {
+        let mut read = Deadline::After(self.shared.read_timeout);
+        let (got, closed) = poll_fn(|cx| {
+            loop {
+                let (got, closed, timer_at) = {
+                    let mut d = self.shared.lock();
+                    d.conn.io.stream.compat().set_read_waker(cx.waker());
+                    std::mem::swap(d.reader(), &mut self.reader);
+                    let got = d.conn.recv_ready(false);
+                    #[cfg(feature = "deflate")]
+                    if matches!(got, Ok(true)) && d.reader().compressed().is_some() {
+                        copy_inflated(d.conn.ws.message(), &mut self.inflated);
+                    }
+                    std::mem::swap(d.reader(), &mut self.reader);
+                    (got?, d.conn.is_closed(), d.conn.timeout_at())
+                };
+                if got || closed {
+                    return Poll::Ready(Ok::<_, Error>((got, closed)));
+                }
+                let read_at = read.get();
+                let Some(at) = earliest(read_at, timer_at) else {
+                    return Poll::Pending;
+                };
+                ready!(self.alarm.poll(at, cx));
+                let now = Instant::now();
+                self.shared.lock().conn.handle_timeout(now)?;
+                if read_at.is_some_and(|at| now >= at) {
+                    return Poll::Ready(Err(Error::ReadTimeout));
+                }
+            }
+        })
+        .await?;
+        if closed {
+            // As unsplit: the close echo, TLS close_notify and the FIN go out within
+            // the close timeout (best effort: the peer may be gone).
+            let deadline = Instant::now().checked_add(self.shared.close_timeout);
+            poll_fn(|cx| {
+                let mut d = self.shared.lock();
+                d.conn.io.stream.compat().set_waker(cx.waker());
+                if !matches!(d.conn.flush(), Ok(false)) {
+                    return Poll::Ready(());
+                }
+                drop(d);
+                match deadline {
+                    Some(at) => self.alarm.poll(at, cx),
+                    None => Poll::Pending,
+                }
+            })
+            .await;
+        }
+        if !got {
+            return Ok(None);
+        }
+        #[cfg(feature = "deflate")]
+        if self.reader.compressed().is_some() {
+            let (text, bytes) = &self.inflated;
+            return Ok(Some(if *text {
+                // Checked as UTF-8 by the connection when it inflated it.
+                Message::Text(std::str::from_utf8(bytes).unwrap_or_default())
+            } else {
+                Message::Binary(bytes)
+            }));
+        }
+        Ok(self.reader.message())
+    }
+
+    /// Whether the connection is finished.
+    ///
+    /// ```
+    /// # smol::block_on(async {
+    /// # let (client, _server) = tickwire::futures_io::ws::doc_pair().await?;
+    /// let (rx, _tx) = client.split();
+    /// assert!(!rx.is_closed());
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn is_closed(&self) -> bool {
+        self.shared.lock().conn.is_closed()
+    }
+}
+
+/// A compressed message's inflated form, copied out of the connection's buffer.
+#[cfg(feature = "deflate")]
+fn copy_inflated(msg: Option<Message<'_>>, (text, bytes): &mut (bool, Vec<u8>)) {
+    bytes.clear();
+    match msg {
+        Some(Message::Text(t)) => {
+            *text = true;
+            bytes.extend_from_slice(t.as_bytes());
+        }
+        Some(Message::Binary(b)) => {
+            *text = false;
+            bytes.extend_from_slice(b);
+        }
+        _ => {}
+    }
+}
+
+impl<T, M, Tm, C> WriteHalf<C>
+where
+    T: AsyncRead + AsyncWrite + Unpin,
+    M: Masking,
+    Tm: Timer,
+    C: Split<Driver = Driver<T, M, Tm>, Timer = Tm>,
+{
+    async fn send_with(
+        &mut self,
+        mut op: impl FnMut(
+            &mut crate::ws::conn::Conn<crate::futures_io::io::IoStream<T>, M>,
+        ) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let mut deadline = Deadline::After(self.shared.write_timeout);
+        let left = poll_fn(|cx| {
+            let r = {
+                let mut d = self.shared.lock();
+                d.conn.io.stream.compat().set_write_waker(cx.waker());
+                // Whether bytes are left, under the same lock (the evented op already
+                // wrote what the stream took).
+                op(&mut d.conn).map(|()| d.conn.wants_write())
+            };
+            match r {
+                Err(Error::Backpressure) => match deadline.get() {
+                    Some(at) => {
+                        ready!(self.alarm.poll(at, cx));
+                        Poll::Ready(Err(Error::WriteTimeout))
+                    }
+                    None => Poll::Pending,
+                },
+                r => Poll::Ready(r),
+            }
+        })
+        .await?;
+        if left {
+            self.flush_within(deadline).await
+        } else {
+            Ok(())
+        }
+    }
+
+    async fn flush_within(&mut self, mut deadline: Deadline) -> Result<(), Error> {
+        poll_fn(|cx| {
+            {
+                let mut d = self.shared.lock();
+                d.conn.io.stream.compat().set_write_waker(cx.waker());
+                if d.conn.flush()? {
+                    return Poll::Ready(Ok(()));
+                }
+            }
+            match deadline.get() {
+                Some(at) => {
+                    ready!(self.alarm.poll(at, cx));
+                    Poll::Ready(Err(Error::WriteTimeout))
+                }
+                None => Poll::Pending,
+            }
+        })
+        .await
+    }
+
+    /// Send a text message (see the unsplit `send_text`).
+    ///
+    /// ```
+    /// # smol::block_on(async {
+    /// # let (client, mut server) = tickwire::futures_io::ws::doc_pair().await?;
+    /// use tickwire::ws::Message;
+    ///
+    /// let (_rx, mut tx) = client.split();
+    /// tx.send_text("order").await?;
+    /// assert_eq!(server.recv().await?, Some(Message::Text("order")));
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn send_text(&mut self, text: &str) -> Result<(), Error> {
+        self.send_with(|c| c.send_text(text)).await
+    }
+
+    /// Send a binary message.
+    ///
+    /// ```
+    /// # smol::block_on(async {
+    /// # let (client, mut server) = tickwire::futures_io::ws::doc_pair().await?;
+    /// use tickwire::ws::Message;
+    ///
+    /// let (_rx, mut tx) = client.split();
+    /// tx.send_binary(&[7]).await?;
+    /// assert_eq!(server.recv().await?, Some(Message::Binary(&[7])));
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn send_binary(&mut self, data: &[u8]) -> Result<(), Error> {
+        self.send_with(|c| c.send_binary(data)).await
+    }
+
+    /// Send a ping (payload at most 125 bytes).
+    ///
+    /// ```
+    /// # smol::block_on(async {
+    /// # let (client, mut server) = tickwire::futures_io::ws::doc_pair().await?;
+    /// use tickwire::ws::Message;
+    ///
+    /// let (_rx, mut tx) = client.split();
+    /// tx.send_ping(b"p").await?;
+    /// assert_eq!(server.recv().await?, Some(Message::Ping(b"p")));
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn send_ping(&mut self, payload: &[u8]) -> Result<(), Error> {
+        self.send_with(|c| c.send_ping(payload)).await
+    }
+
+    /// Send an unsolicited pong (payload at most 125 bytes).
+    ///
+    /// ```
+    /// # smol::block_on(async {
+    /// # let (client, mut server) = tickwire::futures_io::ws::doc_pair().await?;
+    /// use tickwire::ws::Message;
+    ///
+    /// let (_rx, mut tx) = client.split();
+    /// tx.send_pong(b"q").await?;
+    /// assert_eq!(server.recv().await?, Some(Message::Pong(b"q")));
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn send_pong(&mut self, payload: &[u8]) -> Result<(), Error> {
+        self.send_with(|c| c.send_pong(payload)).await
+    }
+
+    /// Start the close handshake; the read half returns the peer's close, then
+    /// `Ok(None)` (or `Error::CloseTimeout`).
+    ///
+    /// ```
+    /// # smol::block_on(async {
+    /// # let (client, mut server) = tickwire::futures_io::ws::doc_pair().await?;
+    /// use tickwire::ws::{CloseCode, Message};
+    ///
+    /// let (mut rx, mut tx) = client.split();
+    /// tx.close(CloseCode::NORMAL, "done").await?;
+    /// assert!(matches!(server.recv().await?, Some(Message::Close(_)))); // echoed already
+    /// assert!(matches!(rx.recv().await?, Some(Message::Close(_))));
+    /// assert_eq!(rx.recv().await?, None);
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn close(
+        &mut self,
+        code: impl Into<Option<CloseCode>>,
+        reason: &str,
+    ) -> Result<(), Error> {
+        let code = code.into();
+        self.send_with(|c| c.close(code, reason)).await
+    }
+
+    /// Write everything buffered, the read half's pongs included (write timeout).
+    ///
+    /// ```
+    /// # smol::block_on(async {
+    /// # let (client, _server) = tickwire::futures_io::ws::doc_pair().await?;
+    /// let (_rx, mut tx) = client.split();
+    /// tx.flush().await?;
+    /// assert!(!tx.wants_write());
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn flush(&mut self) -> Result<(), Error> {
+        self.flush_within(Deadline::After(self.shared.write_timeout))
+            .await
+    }
+
+    /// Whether bytes wait to be written.
+    ///
+    /// ```
+    /// # smol::block_on(async {
+    /// # let (client, _server) = tickwire::futures_io::ws::doc_pair().await?;
+    /// let (_rx, tx) = client.split();
+    /// assert!(!tx.wants_write());
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn wants_write(&self) -> bool {
+        self.shared.lock().conn.wants_write()
+    }
+
+    /// Whether the connection is finished.
+    ///
+    /// ```
+    /// # smol::block_on(async {
+    /// # let (client, _server) = tickwire::futures_io::ws::doc_pair().await?;
+    /// let (_rx, tx) = client.split();
+    /// assert!(!tx.is_closed());
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn is_closed(&self) -> bool {
+        self.shared.lock().conn.is_closed()
+    }
+}
+
+impl<T: AsyncRead + AsyncWrite + Unpin, Tm: Timer> Client<T, Tm> {
+    /// Split into a read half and a write half, to receive in one task and send in
+    /// another (each half is `Send` when the stream and the timer are).
+    ///
+    /// ```
+    /// # smol::block_on(async {
+    /// # let (client, mut server) = tickwire::futures_io::ws::doc_pair().await?;
+    /// use tickwire::ws::Message;
+    ///
+    /// let (mut rx, mut tx) = client.split();
+    /// let writer = smol::spawn(async move { tx.send_text("order").await.map(|()| tx) });
+    /// assert_eq!(server.recv().await?, Some(Message::Text("order")));
+    /// server.send_text("fill").await?;
+    /// assert_eq!(rx.recv().await?, Some(Message::Text("fill")));
+    /// writer.await?;
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn split(self) -> (ReadHalf<Self>, WriteHalf<Self>) {
+        split(self.into_driver())
+    }
+}
+
+impl<T: AsyncRead + AsyncWrite + Unpin, Tm: Timer> ServerConnection<T, Tm> {
+    /// Finish the opening handshake if needed, then split like
+    /// [`Client::split`].
+    ///
+    /// ```
+    /// # smol::block_on(async {
+    /// # let (mut client, server) = tickwire::futures_io::ws::doc_pair().await?;
+    /// use tickwire::ws::Message;
+    ///
+    /// let (mut rx, mut tx) = server.split().await?;
+    /// client.send_text("a").await?;
+    /// assert_eq!(rx.recv().await?, Some(Message::Text("a")));
+    /// tx.send_text("b").await?;
+    /// assert_eq!(client.recv().await?, Some(Message::Text("b")));
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn split(mut self) -> Result<(ReadHalf<Self>, WriteHalf<Self>), Error> {
+        self.handshake().await?;
+        Ok(split(self.into_driver()))
+    }
+}

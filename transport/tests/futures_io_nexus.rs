@@ -1,0 +1,236 @@
+//! The futures-io driver on nexus-async-rt (its own mio reactor, its timer wheel, a
+//! single-threaded executor): client and server over its TCP streams, sizes, pings,
+//! keepalive and read timeout on its timers, the close handshake, and the
+//! cancellation safety of `recv` in a race against its timer.
+#![cfg(all(feature = "futures-io", unix))]
+
+mod nexus_util;
+mod ws_util;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener as StdListener};
+use std::time::Duration;
+
+use nexus_util::{NexusTcp, NexusTimer, block_on, connect, race};
+use tickwire::codec::ws::handshake;
+use tickwire::futures_io::ws::{Client, ClientBuilder, CloseCode, Error, Message, ServerBuilder};
+use ws_util::{pattern, text_of};
+
+const T: Duration = Duration::from_secs(20);
+const CLOSE: Duration = Duration::from_millis(300);
+
+/// Let the timer wheel fire what the test armed (see `client_builder`).
+async fn settle() {
+    nexus_async_rt::sleep(CLOSE * 2).await;
+}
+
+// No read or write timeouts here, and a short close timeout: nexus-async-rt's timer
+// wheel keeps an entry (and its waker) until its deadline even when the sleep is
+// dropped, and the runtime insists that no waker outlives it; each test ends with
+// `settle`, a sleep past the last deadline it armed.
+fn client_builder() -> ClientBuilder<NexusTimer> {
+    Client::builder()
+        .close_timeout(CLOSE)
+        .max_message_size(2 << 20)
+        .write_buffer_size(2 << 20)
+        .timer::<NexusTimer>()
+}
+
+fn server_builder() -> ServerBuilder<NexusTimer> {
+    ServerBuilder::new()
+        .close_timeout(CLOSE)
+        .handshake_timeout(CLOSE)
+        .max_message_size(2 << 20)
+        .write_buffer_size(2 << 20)
+        .timer::<NexusTimer>()
+}
+
+/// An echo server task on the runtime: one connection, until the close handshake.
+fn spawn_echo(builder: ServerBuilder<NexusTimer>) -> (SocketAddr, nexus_async_rt::JoinHandle<()>) {
+    let mut listener = nexus_async_rt::TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let h = nexus_async_rt::spawn_boxed(async move {
+        let (tcp, _) = listener.accept().await.unwrap();
+        tcp.set_nodelay(true).unwrap();
+        let mut c = builder.accept_stream(NexusTcp(tcp)).unwrap();
+        while let Some(()) = c
+            .recv_with(|msg, tx| match msg {
+                Message::Text(t) => tx.send_text(t),
+                Message::Binary(b) => tx.send_binary(b),
+                _ => Ok(()),
+            })
+            .await
+            .unwrap()
+        {}
+    });
+    (addr, h)
+}
+
+#[test]
+fn client_and_server_on_nexus_round_trip_sizes_pings_and_close() {
+    block_on(async {
+        let (addr, h) = spawn_echo(server_builder());
+        let mut c = client_builder()
+            .connect_with(connect(addr), &format!("ws://{addr}/nexus"))
+            .await
+            .unwrap();
+        for n in [0, 1, 125, 126, 65_535, 65_536, 300_000, 1 << 20] {
+            let t = text_of(n);
+            c.send_text(&t).await.unwrap();
+            assert_eq!(c.recv().await.unwrap(), Some(Message::Text(&t)), "text {n}");
+            let b = pattern(n);
+            c.send_binary(&b).await.unwrap();
+            assert_eq!(
+                c.recv().await.unwrap(),
+                Some(Message::Binary(&b)),
+                "binary {n}"
+            );
+        }
+        c.send_ping(b"np").await.unwrap();
+        assert_eq!(c.recv().await.unwrap(), Some(Message::Pong(b"np")));
+        c.close(CloseCode::NORMAL, "done").await.unwrap();
+        assert!(matches!(c.recv().await.unwrap(), Some(Message::Close(_))));
+        assert_eq!(c.recv().await.unwrap(), None);
+        h.await;
+        settle().await;
+    });
+}
+
+#[test]
+fn keepalive_and_read_timeout_run_on_nexus_timers() {
+    block_on(async {
+        // A server that never sends data: the client's keepalive pings it every 30 ms
+        // (the pongs come back through recv) well within the 500 ms read timeout.
+        let mut listener =
+            nexus_async_rt::TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let h = nexus_async_rt::spawn_boxed(async move {
+            let (tcp, _) = listener.accept().await.unwrap();
+            let mut s = server_builder().accept_stream(NexusTcp(tcp)).unwrap();
+            let mut pings = 0;
+            while let Some(m) = s.recv().await.unwrap() {
+                pings += usize::from(matches!(m, Message::Ping(_)));
+            }
+            pings
+        });
+        let mut c = client_builder()
+            .keepalive(Some(Duration::from_millis(30)))
+            .dead_peer_timeout(Some(Duration::from_millis(500)))
+            .connect_with(connect(addr), &format!("ws://{addr}/"))
+            .await
+            .unwrap();
+        let mut pongs = 0;
+        while pongs < 3 {
+            match c.recv().await {
+                Ok(Some(Message::Pong(_))) => pongs += 1,
+                other => panic!("{other:?}"),
+            }
+        }
+        c.close(CloseCode::NORMAL, "").await.unwrap();
+        while c.recv().await.unwrap().is_some() {}
+        assert!(h.await >= 3);
+        settle().await;
+    });
+}
+
+#[test]
+fn read_timeout_on_nexus_leaves_the_connection_usable() {
+    block_on(async {
+        let (addr, h) = spawn_echo(server_builder());
+        let mut c = client_builder()
+            .read_timeout(Some(Duration::from_millis(30)))
+            .connect_with(connect(addr), &format!("ws://{addr}/"))
+            .await
+            .unwrap();
+        assert!(matches!(c.recv().await, Err(Error::ReadTimeout)));
+        c.send_text("still here").await.unwrap();
+        assert_eq!(c.recv().await.unwrap(), Some(Message::Text("still here")));
+        c.close(CloseCode::NORMAL, "").await.unwrap();
+        while c.recv().await.unwrap().is_some() {}
+        h.await;
+        settle().await;
+    });
+}
+
+/// The tokio suite's cancellation test on nexus-async-rt: two binary messages
+/// trickled in pieces, a pause after each piece until the runtime's timer has won a
+/// race against `recv`; every dropped `recv` loses nothing.
+#[test]
+fn recv_is_cancellation_safe_in_a_race_with_the_timer() {
+    let payload: Vec<u8> = pattern(30_000);
+    let frame = {
+        let mut f = vec![0x82, 126, (30_000u16 >> 8) as u8, 30_000u16 as u8];
+        f.extend_from_slice(&payload);
+        f
+    };
+    let pieces = [0..1, 1..4, 4..10_004, 10_004..20_004, 20_004..frame.len()];
+    let (tick, ticked) = std::sync::mpsc::channel::<()>();
+    let listener = StdListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = std::thread::spawn({
+        let frame = frame.clone();
+        move || {
+            let (mut s, _) = listener.accept().unwrap();
+            s.set_read_timeout(Some(T)).unwrap();
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") {
+                assert_eq!(s.read(&mut byte).unwrap(), 1);
+                head.push(byte[0]);
+            }
+            let req = handshake::parse_request(&head).unwrap().unwrap();
+            let mut out = [0u8; 512];
+            let n = handshake::write_accept(&req, None, &[], &mut out).unwrap();
+            s.write_all(&out[..n]).unwrap();
+            for _ in 0..2 {
+                for r in pieces.clone() {
+                    s.write_all(&frame[r]).unwrap();
+                    s.flush().unwrap();
+                    while ticked.try_recv().is_ok() {}
+                    ticked.recv_timeout(T).unwrap();
+                }
+            }
+            s.write_all(&[0x88, 0x02, 0x03, 0xE8]).unwrap();
+            let mut rest = Vec::new();
+            let _ = s.read_to_end(&mut rest);
+        }
+    });
+    block_on(async move {
+        let mut c = client_builder()
+            .connect_with(connect(addr), &format!("ws://{addr}/"))
+            .await
+            .unwrap();
+        let (mut ticks, mut got) = (0, 0);
+        loop {
+            let r = race(
+                async {
+                    match c.recv().await.unwrap() {
+                        Some(Message::Binary(b)) => Some((false, b.to_vec())),
+                        Some(Message::Close(_)) => Some((true, Vec::new())),
+                        other => panic!("{other:?}"),
+                    }
+                },
+                nexus_async_rt::sleep(Duration::from_millis(40)),
+            )
+            .await;
+            match r {
+                Ok(Some((false, b))) => {
+                    assert_eq!(b, payload, "message {got} intact");
+                    got += 1;
+                }
+                Ok(Some((true, _))) => break,
+                Ok(None) => panic!("ended early"),
+                Err(()) => {
+                    ticks += 1;
+                    let _ = tick.send(());
+                }
+            }
+        }
+        assert_eq!(got, 2);
+        assert!(ticks >= 10, "only {ticks} timer wins");
+        assert!(c.recv().await.unwrap().is_none());
+        drop(c);
+        settle().await;
+    });
+    server.join().unwrap();
+}

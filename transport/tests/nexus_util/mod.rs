@@ -1,0 +1,110 @@
+//! nexus-async-rt for the futures-io drivers: its TCP stream behind the futures-io
+//! traits (its own `AsyncRead` / `AsyncWrite` mirror them; `poll_shutdown` is
+//! `poll_close`) and its timer wheel as the connections' [`Timer`]. What a user of that
+//! runtime writes once; shared by the tests, the conformance suite and perf.
+#![allow(dead_code)]
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use tickwire::futures_io::Timer;
+
+/// nexus-async-rt's TCP stream as a futures-io stream.
+#[derive(Debug)]
+pub struct NexusTcp(pub nexus_async_rt::TcpStream);
+
+impl futures_io::AsyncRead for NexusTcp {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        nexus_async_rt::AsyncRead::poll_read(Pin::new(&mut self.0), cx, buf)
+    }
+}
+
+impl futures_io::AsyncWrite for NexusTcp {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        nexus_async_rt::AsyncWrite::poll_write(Pin::new(&mut self.0), cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        nexus_async_rt::AsyncWrite::poll_flush(Pin::new(&mut self.0), cx)
+    }
+
+    fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        nexus_async_rt::AsyncWrite::poll_shutdown(Pin::new(&mut self.0), cx)
+    }
+}
+
+/// nexus-async-rt's timer wheel.
+pub struct NexusTimer(nexus_async_rt::Sleep);
+
+impl std::fmt::Debug for NexusTimer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NexusTimer")
+    }
+}
+
+impl Timer for NexusTimer {
+    fn at(deadline: Instant) -> Self {
+        NexusTimer(nexus_async_rt::sleep_until(deadline))
+    }
+
+    fn poll_expired(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        Pin::new(&mut self.0).poll(cx)
+    }
+}
+
+/// Run `f` to completion on a fresh nexus-async-rt runtime on this thread.
+pub fn block_on<F: Future + 'static>(f: F) -> F::Output {
+    let mut world = nexus_rt::WorldBuilder::new().build();
+    let mut rt = nexus_async_rt::Runtime::new(&mut world);
+    rt.block_on(f)
+}
+
+/// Connect to `addr` with nexus-async-rt's TCP stream (`TCP_NODELAY` on).
+pub fn connect(addr: std::net::SocketAddr) -> NexusTcp {
+    let tcp = nexus_async_rt::TcpStream::connect(addr).unwrap();
+    tcp.set_nodelay(true).unwrap();
+    NexusTcp(tcp)
+}
+
+/// The first of two futures to finish (the other is dropped): `Ok` for `a`.
+pub async fn race<A: Future, B: Future>(a: A, b: B) -> Result<A::Output, B::Output> {
+    let (mut a, mut b) = (std::pin::pin!(a), std::pin::pin!(b));
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(r) = a.as_mut().poll(cx) {
+            return Poll::Ready(Ok(r));
+        }
+        b.as_mut().poll(cx).map(Err)
+    })
+    .await
+}
+
+/// A REST connector making nexus-async-rt TCP streams (the system resolver for names).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NexusConnector;
+
+impl tickwire::futures_io::rest::Connect for NexusConnector {
+    type Stream = NexusTcp;
+
+    fn connect(&self, host: &str, port: u16) -> impl Future<Output = io::Result<NexusTcp>> {
+        use std::net::ToSocketAddrs;
+        let addr = (host, port)
+            .to_socket_addrs()
+            .and_then(|mut a| a.next().ok_or_else(|| io::ErrorKind::NotFound.into()));
+        async move {
+            let tcp = nexus_async_rt::TcpStream::connect(addr?)?;
+            tcp.set_nodelay(true)?;
+            Ok(NexusTcp(tcp))
+        }
+    }
+}
