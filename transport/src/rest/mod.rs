@@ -53,6 +53,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod class;
 pub(crate) mod client;
 mod doc_server;
 mod error;
@@ -63,6 +64,7 @@ pub(crate) mod request;
 mod stream;
 mod url;
 
+pub use crate::error::ErrorClass;
 pub use client::{Client, ClientBuilder, Stats};
 #[doc(hidden)]
 pub use doc_server::doc_server;

@@ -5,11 +5,11 @@
 //! connection can be driven two ways by the same code:
 //!
 //! - **blocking**: calls wait, within the configured timeouts, on a private
-//!   [`mio::Poll`] per connection; with no deadline in play (no read or write
+//!   [`mio::Poll`](https://docs.rs/mio/1/mio/struct.Poll.html) per connection; with no deadline in play (no read or write
 //!   timeout, no close under way) the socket itself is put in blocking mode and a
 //!   wait is one `read(2)` or `write(2)` sleeping in the kernel (no `EAGAIN` read and
 //!   `epoll_wait` before it);
-//! - **evented**: the connection is a [`mio::event::Source`]; register it in your own
+//! - **evented**: the connection is a [`mio::event::Source`](https://docs.rs/mio/1/mio/event/trait.Source.html); register it in your own
 //!   poll and on readiness drain it with `try_recv` and `flush`. A send that meets a
 //!   full socket keeps the rest in the bounded write buffer; a send that does not fit
 //!   the buffer returns [`Error::Backpressure`].
@@ -23,6 +23,7 @@
 //! growth back when idle ([`ServerBuilder::initial_buffer_size`]).
 
 mod api;
+mod class;
 mod client;
 pub(crate) mod conn;
 mod doc_pair;
@@ -37,12 +38,18 @@ mod upgrade;
 pub mod url;
 pub(crate) mod wait;
 
+pub use crate::error::ErrorClass;
 pub use client::{Client, ClientBuilder};
 #[doc(hidden)]
 pub use doc_pair::doc_pair;
 pub use error::Error;
 pub use sender::Sender;
 pub use server::{Server, ServerBuilder, ServerConnection};
+/// permessage-deflate settings and the parameters a connection agreed on (feature
+/// `deflate`): `ClientBuilder::deflate`, `ServerBuilder::deflate`, the connections'
+/// `deflate()`.
+#[cfg(feature = "deflate")]
+pub use tickwire_codec::ws::deflate::{DeflateConfig, Negotiated};
 pub use tickwire_codec::ws::handshake::HandshakeError;
 pub use tickwire_codec::ws::{
     CloseCode, CloseFrame, EncodeError, Error as ProtocolError, Message, PreparedMessage,
