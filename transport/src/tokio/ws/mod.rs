@@ -18,7 +18,7 @@
 //! `handle_timeout`) have no counterpart here, since the reactor and the runtime's timers
 //! do their job and every future is cancellation-safe (a `select!` branch is the way
 //! not to wait); this API adds [`Client::split`], `into_messages` and
-//! [`ServerConnection::try_send_prepared`] (send to many connections from one task
+//! [`ServerConnection::try_send_prepared`] and [`WriteHalf::try_send_prepared`] (send to many connections from one task
 //! without awaiting the slowest). `ServerConnection::split` is `async` where
 //! `Client::split` is not: a server connection's opening handshake may still be pending
 //! (`accept` leaves it to first use), and it is finished before the halves part.
