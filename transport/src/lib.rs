@@ -192,3 +192,8 @@ pub mod ws;
 
 /// The sans-IO codec this transport runs on.
 pub use tickwire_codec as codec;
+
+/// The mio this transport is built on (evented mode: register connections and servers
+/// in a [`mio::Poll`] of this version; `transport/examples/fanout_server.rs` is a whole
+/// evented server).
+pub use mio;
