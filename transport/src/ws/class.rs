@@ -7,7 +7,7 @@ use crate::error::ErrorClass;
 impl Error {
     /// What this error means for the connection: [`ErrorClass::Fatal`] (the connection
     /// is gone: `Io`, `Tls`, `Protocol`, `ConnectionLost`, `DeadPeer`, `CloseTimeout`,
-    /// `Handshake`, `HandshakeTimeout`, `AlreadyClosed`), [`ErrorClass::Refused`] (the
+    /// `Handshake`, `HandshakeTimeout`, `AlreadyClosed`, `Shutdown`), [`ErrorClass::Refused`] (the
     /// call was refused, the connection is unchanged: `Backpressure`, `ReadTimeout`,
     /// `WriteTimeout`, `Encode`, `MessageTooLarge`, `HandshakeInProgress`) or
     /// [`ErrorClass::Setup`] (no connection was made: `Url`, `Resolve`, `Connect`,
@@ -37,7 +37,8 @@ impl Error {
             | Error::CloseTimeout
             | Error::Handshake { .. }
             | Error::HandshakeTimeout { .. }
-            | Error::AlreadyClosed => ErrorClass::Fatal,
+            | Error::AlreadyClosed
+            | Error::Shutdown => ErrorClass::Fatal,
             #[cfg(feature = "tls")]
             Error::Tls { .. } => ErrorClass::Fatal,
             Error::Backpressure
@@ -78,6 +79,7 @@ impl Error {
                 error: *error,
             },
             Error::HandshakeTimeout { peer } => Error::HandshakeTimeout { peer: peer.clone() },
+            Error::Shutdown => Error::Shutdown,
             _ => Error::AlreadyClosed,
         }
     }
@@ -150,6 +152,7 @@ mod tests {
             ),
             (Error::handshake_timeout(), ErrorClass::Fatal),
             (Error::AlreadyClosed, ErrorClass::Fatal),
+            (Error::Shutdown, ErrorClass::Fatal),
             (Error::Backpressure, ErrorClass::Refused),
             (Error::ReadTimeout, ErrorClass::Refused),
             (Error::WriteTimeout, ErrorClass::Refused),
@@ -241,12 +244,13 @@ mod tests {
                 | Error::CloseTimeout
                 | Error::ConnectionLost
                 | Error::DeadPeer
-                | Error::AlreadyClosed => {}
+                | Error::AlreadyClosed
+                | Error::Shutdown => {}
                 #[cfg(feature = "tls")]
                 Error::Tls { .. } => {}
             }
         }
-        let variants = 21 + usize::from(cfg!(feature = "tls"));
+        let variants = 22 + usize::from(cfg!(feature = "tls"));
         let distinct: std::collections::HashSet<_> =
             all.iter().map(|(e, _)| std::mem::discriminant(e)).collect();
         assert_eq!(distinct.len(), variants, "one value of every variant");

@@ -421,6 +421,8 @@ pub(crate) struct Conn<S, M> {
     /// The error that failed the connection, returned again by every later call in
     /// place of `AlreadyClosed` (a split connection's write half learns why).
     failure: Option<Error>,
+    /// Set by the connection's [`ShutdownHandle`](super::ShutdownHandle), if it has one.
+    pub shutdown: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl<S: Stream, M: Masking> Conn<S, M> {
@@ -452,6 +454,7 @@ impl<S: Stream, M: Masking> Conn<S, M> {
             bufs: Buffers::fixed(),
             peer,
             failure: None,
+            shutdown: None,
         })
     }
 
@@ -459,6 +462,10 @@ impl<S: Stream, M: Masking> Conn<S, M> {
     /// first fatal error is kept; a later `AlreadyClosed` is that error again.
     #[cold]
     pub fn name(&mut self, e: Error) -> Error {
+        if e.is_fatal() && super::shutdown::is_shut_down(&self.shutdown) {
+            self.failure = Some(Error::Shutdown);
+            return Error::Shutdown;
+        }
         match e {
             Error::AlreadyClosed => match &self.failure {
                 Some(f) => f.again(),

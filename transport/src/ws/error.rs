@@ -18,7 +18,7 @@ use crate::tls::{TlsError, tls_error};
 /// Errors fall in three groups, which [`Error::class`] (and `is_fatal`, `is_refused`,
 /// `is_setup`) tells apart:
 /// - the connection is gone: `Io`, `Tls`, `Protocol`, `ConnectionLost`, `DeadPeer`,
-///   `CloseTimeout`, `Handshake`, `HandshakeTimeout`, `AlreadyClosed`; once a connection
+///   `CloseTimeout`, `Handshake`, `HandshakeTimeout`, `AlreadyClosed`, `Shutdown`; once a connection
 ///   failed, every later call on it (a split connection's other half included) returns
 ///   the error that failed it again, not `AlreadyClosed`;
 /// - the call was refused and the connection is unchanged: `Backpressure`, `ReadTimeout`,
@@ -140,6 +140,9 @@ pub enum Error {
     /// otherwise) before this call; nothing more can be done. After a failure, later
     /// calls return the error that failed the connection instead.
     AlreadyClosed,
+    /// The connection was ended from another thread by its
+    /// [`ShutdownHandle`](super::ShutdownHandle) (no close handshake).
+    Shutdown,
 }
 
 impl fmt::Display for Error {
@@ -207,6 +210,7 @@ impl fmt::Display for Error {
                 "no byte from the peer within the dead-peer timeout (raise `dead_peer_timeout`)",
             ),
             Error::AlreadyClosed => f.write_str("connection already closed"),
+            Error::Shutdown => f.write_str("connection shut down by its ShutdownHandle"),
         }?;
         crate::error::write_sources(f, self)
     }

@@ -33,6 +33,7 @@ pub(crate) mod options;
 mod prepared;
 mod sender;
 mod server;
+mod shutdown;
 pub(crate) mod stream;
 mod upgrade;
 pub mod url;
@@ -45,6 +46,7 @@ pub use doc_pair::doc_pair;
 pub use error::Error;
 pub use sender::Sender;
 pub use server::{Server, ServerBuilder, ServerConnection};
+pub use shutdown::ShutdownHandle;
 /// permessage-deflate settings and the parameters a connection agreed on (feature
 /// `deflate`): `ClientBuilder::deflate`, `ServerBuilder::deflate`, the connections'
 /// `deflate()`.
