@@ -197,9 +197,9 @@ impl Proxy {
         }
     }
 
-    /// A [`ProxyError`] naming this proxy.
-    pub(crate) fn error(&self, kind: ProxyErrorKind) -> ProxyError {
-        ProxyError::new(self.addr(), self.kind, kind)
+    /// A [`ProxyError`] naming this proxy and the target `host:port`.
+    pub(crate) fn error(&self, kind: ProxyErrorKind, host: &str, port: u16) -> ProxyError {
+        ProxyError::new(self.addr(), self.kind, kind).for_target(host, port)
     }
 }
 
