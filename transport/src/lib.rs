@@ -7,7 +7,9 @@
 //! Features: `tls` (on by default) brings `wss://`, `https://` and TLS servers with
 //! rustls, ring and webpki-roots; without it the transport speaks `ws://` and `http://`
 //! only and a TLS URL is the typed error `TlsDisabled`. `tokio`: the async adapter;
-//! `futures`: Stream/Sink views of it.
+//! `futures`: Stream/Sink views of it. `deflate`: permessage-deflate. `json`: REST JSON
+//! with serde (`.json(&value)` on a request, serialized straight into the request
+//! buffer; `response.json::<T>()`, borrowing from the response).
 //!
 //! Limits: a connection's read buffer is 1 MiB by default and bounds the largest
 //! message it accepts (`max_message_size` and `read_buffer_size` on the builders raise

@@ -58,6 +58,8 @@ pub(crate) mod client;
 mod doc_server;
 mod error;
 mod https;
+#[cfg(feature = "json")]
+mod json;
 pub(crate) mod options;
 pub(crate) mod pool;
 pub(crate) mod request;
