@@ -126,7 +126,7 @@ pub fn serve(mut server: Server, opts: Options) -> Result<u64, Error> {
             next_tick = Some(now);
         }
         if next_tick.is_some_and(|t| t <= now) {
-            let msg = tick(seq)?;
+            let msg = tick(seq)?; // PreparedMessage::text(..), with_deflate(..) with feature `deflate`
             seq += 1;
             for slot in subs.iter_mut() {
                 let Some(s) = slot.as_mut().filter(|s| s.subscribed) else {

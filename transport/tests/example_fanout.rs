@@ -1,6 +1,7 @@
 //! Runs `examples/fanout_server.rs` (included as a module): three clients on 127.0.0.1
 //! subscribe, the evented server sends 200 ticks to all of them from one `mio::Poll`, then
-//! closes; each client gets every tick, in order, and a clean close.
+//! closes; each client gets every tick, in order, and a clean close. The README's
+//! fan-out snippet is an excerpt of that example: checked here, line for line.
 
 #[path = "../examples/fanout_server.rs"]
 mod fanout_server;
@@ -59,4 +60,24 @@ fn every_subscriber_gets_every_tick_in_order() {
         assert_eq!(c.join().unwrap(), want);
     }
     assert_eq!(feed.join().unwrap().unwrap(), TICKS);
+}
+
+/// The README's fan-out snippet (the code block after its "excerpt of
+/// transport/examples/fanout_server.rs" marker) appears in the example, line for line
+/// (indentation aside), so it is code that compiles and runs, not a sketch.
+#[test]
+fn readme_fan_out_snippet_is_an_excerpt_of_the_example() {
+    let readme = include_str!("../../README.md");
+    let example = include_str!("../examples/fanout_server.rs");
+    let marker = "<!-- an excerpt of transport/examples/fanout_server.rs";
+    let after = &readme[readme.find(marker).expect("the README marker")..];
+    let block = after.split("```rust\n").nth(1).unwrap();
+    let block = &block[..block.find("```").unwrap()];
+    let want: Vec<&str> = block.lines().map(str::trim).collect();
+    assert!(want.len() > 5, "{want:?}");
+    let have: Vec<&str> = example.lines().map(str::trim).collect();
+    assert!(
+        have.windows(want.len()).any(|w| w == want.as_slice()),
+        "README snippet not found in examples/fanout_server.rs:\n{block}"
+    );
 }
