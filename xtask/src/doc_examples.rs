@@ -84,10 +84,6 @@ const NOT_ENTRY: &[(&str, &str)] = &[
         "tickwire_codec::ws::deflate::params::DeflateConfig::accept",
         "a negotiation step",
     ),
-    (
-        "tickwire_codec::ws::handshake::sha1::Sha1::new",
-        "the handshake's hash",
-    ),
 ];
 
 /// The toolchain rustdoc's JSON output needs (an unstable flag).
