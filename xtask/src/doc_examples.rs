@@ -64,6 +64,11 @@ const ENTRY: &[&str] = &[
     "shared_default",
     "client",
     "server",
+    "keepalive",
+    "dead_peer_timeout",
+    "deflate",
+    "shutdown_handle",
+    "json",
 ];
 
 /// Functions whose name matches [`ENTRY`] but which are not entry points, with why.
