@@ -245,8 +245,10 @@ macro_rules! connection_api {
             }
 
             /// Switch modes. Evented (`false`): the connection leaves its private poll
-            /// and can be registered in the caller's [`mio::Poll`](https://docs.rs/mio/1/mio/struct.Poll.html). Blocking (`true`):
-            /// deregister it from the caller's poll first.
+            /// and can be registered in the caller's [`mio::Poll`] (`tickwire::mio`).
+            /// Blocking (`true`): deregister it from the caller's poll first.
+            ///
+            /// [`mio::Poll`]: https://docs.rs/mio/1/mio/struct.Poll.html
             pub fn set_blocking(&mut self, blocking: bool) -> Result<(), $crate::ws::Error> {
                 let r = self.conn.set_blocking(blocking);
                 r.map_err(|e| self.conn.name(e.into()))

@@ -311,8 +311,11 @@ fn poll_connected(
 /// - **blocking** (after `connect`): `recv` waits for a message, sends return once
 ///   written;
 /// - **evented** (after `set_blocking(false)`): register it in your own
-///   [`mio::Poll`](https://docs.rs/mio/1/mio/struct.Poll.html), and on readiness drain it with [`try_recv`](Self::try_recv) until
-///   `Ok(None)` and [`flush`](Self::flush) while [`wants_write`](Self::wants_write).
+///   [`mio::Poll`] (`tickwire::mio`), and on readiness drain it with
+///   [`try_recv`](Self::try_recv) until `Ok(None)` and [`flush`](Self::flush) while
+///   [`wants_write`](Self::wants_write).
+///
+/// [`mio::Poll`]: https://docs.rs/mio/1/mio/struct.Poll.html
 #[derive(Debug)]
 pub struct Client {
     pub(crate) conn: Conn<NetStream, MaskRng>,

@@ -4,7 +4,7 @@
 //! opening handshake, pongs, the close handshake, close codes, keepalive, timeouts) lives
 //! in the codec; this file decides only when to read, write and wait.
 //!
-//! Blocking mode is the same code with a private [`mio::Poll`](https://docs.rs/mio/1/mio/struct.Poll.html) to wait on when the socket
+//! Blocking mode is the same code with a private `mio::Poll` to wait on when the socket
 //! would block; evented mode returns instead and lets the caller's own poll say when to
 //! come back.
 //!

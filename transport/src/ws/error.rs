@@ -18,9 +18,9 @@ use crate::tls::{TlsError, tls_error};
 /// Errors fall in three groups, which [`Error::class`] (and `is_fatal`, `is_refused`,
 /// `is_setup`) tells apart:
 /// - the connection is gone: `Io`, `Tls`, `Protocol`, `ConnectionLost`, `DeadPeer`,
-///   `CloseTimeout`, `Handshake`, `HandshakeTimeout`, `AlreadyClosed`, `Shutdown`; once a connection
-///   failed, every later call on it (a split connection's other half included) returns
-///   the error that failed it again, not `AlreadyClosed`;
+///   `CloseTimeout`, `Handshake`, `HandshakeTimeout`, `AlreadyClosed`, `Shutdown`; once a
+///   connection failed, every later call on it (a split connection's other half
+///   included) returns the error that failed it again, not `AlreadyClosed`;
 /// - the call was refused and the connection is unchanged: `Backpressure`, `ReadTimeout`,
 ///   `WriteTimeout`, `Encode`, `MessageTooLarge`, `HandshakeInProgress`;
 /// - setup, no connection was made: `Url`, `Resolve`, `Connect`, `ConnectTimeout`,

@@ -5,11 +5,11 @@
 //! connection can be driven two ways by the same code:
 //!
 //! - **blocking**: calls wait, within the configured timeouts, on a private
-//!   [`mio::Poll`](https://docs.rs/mio/1/mio/struct.Poll.html) per connection; with no deadline in play (no read or write
+//!   [`mio::Poll`] per connection; with no deadline in play (no read or write
 //!   timeout, no close under way) the socket itself is put in blocking mode and a
 //!   wait is one `read(2)` or `write(2)` sleeping in the kernel (no `EAGAIN` read and
 //!   `epoll_wait` before it);
-//! - **evented**: the connection is a [`mio::event::Source`](https://docs.rs/mio/1/mio/event/trait.Source.html); register it in your own
+//! - **evented**: the connection is a [`mio::event::Source`]; register it in your own
 //!   poll and on readiness drain it with `try_recv` and `flush`. A send that meets a
 //!   full socket keeps the rest in the bounded write buffer; a send that does not fit
 //!   the buffer returns [`Error::Backpressure`].
@@ -21,6 +21,9 @@
 //! messages borrow the read buffer ([`Message`]). A server connection's buffers start
 //! small and grow on demand up to the configured sizes, and an evented one gives the
 //! growth back when idle ([`ServerBuilder::initial_buffer_size`]).
+//!
+//! [`mio::Poll`]: https://docs.rs/mio/1/mio/struct.Poll.html
+//! [`mio::event::Source`]: https://docs.rs/mio/1/mio/event/trait.Source.html
 
 mod api;
 mod class;
