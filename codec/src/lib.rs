@@ -13,6 +13,8 @@
 //!   zlib-rs allocates through the codec's `alloc::alloc` hooks).
 //! - `deflate-std`: `deflate` with zlib-rs's run-time CPU detection (its AVX2 paths,
 //!   `is_x86_feature_detected!`), which needs std; the transport's `deflate` turns it on.
+//! - `json`: [`RestResponse::json`](http::RestResponse::json), a response body deserialized
+//!   with serde_json, borrowing from the body (implies `alloc`).
 //!
 //! # A frame round trip
 //!

@@ -44,3 +44,33 @@ pub(crate) fn peer_target(host: &str, peer: std::io::Result<std::net::SocketAddr
         Err(_) => host.to_owned(),
     }
 }
+
+/// What an error means for the connection it came from: the classification of
+/// [`ws::Error::class`](crate::ws::Error::class) and
+/// [`rest::Error::class`](crate::rest::Error::class), so a caller decides what to do
+/// without matching every variant.
+///
+/// ```
+/// use tickwire::ws::{Client, ErrorClass};
+///
+/// // Nothing listens on port 9 of 127.0.0.1: the connection was never made.
+/// let e = Client::connect("ws://127.0.0.1:9/").unwrap_err();
+/// assert_eq!(e.class(), ErrorClass::Setup);
+/// assert!(e.is_setup() && !e.is_fatal() && !e.is_refused());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorClass {
+    /// The connection is gone (failed, cut, timed out or already closed): every later
+    /// call on it fails. A WebSocket user connects again (a server drops the
+    /// connection); a REST client has dropped its connection and its next call connects
+    /// again.
+    Fatal,
+    /// This call was refused and the connection is unchanged: nothing was sent (or what
+    /// was queued stays queued). Call again later (after a `flush`, or once the socket
+    /// is writable), or with other arguments (a smaller message, a valid payload).
+    Refused,
+    /// No connection was made: the URL, the name, the TCP connect, the proxy, the
+    /// build's features or the OS entropy source failed. Fix the setting the error
+    /// names, or connect again later (a refused connect, a resolver outage).
+    Setup,
+}

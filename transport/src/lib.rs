@@ -9,7 +9,9 @@
 //! only and a TLS URL is the typed error `TlsDisabled`. `tokio`: the async adapter;
 //! `futures`: Stream/Sink views of it. `futures-io`: the same async API over any
 //! executor's futures-io streams (smol, async-io, nexus-async-rt, ...), in
-//! `futures_io`.
+//! `futures_io`. `deflate`: permessage-deflate. `json`: REST JSON with serde
+//! (`.json(&value)` on a request, serialized straight into the request buffer;
+//! `response.json::<T>()`, borrowing from the response).
 //!
 //! Limits: a connection's read buffer is 1 MiB by default and bounds the largest
 //! message it accepts (`max_message_size` and `read_buffer_size` on the builders raise
@@ -196,3 +198,8 @@ pub mod ws;
 
 /// The sans-IO codec this transport runs on.
 pub use tickwire_codec as codec;
+
+/// The mio this transport is built on (evented mode: register connections and servers
+/// in a [`mio::Poll`] of this version; `transport/examples/fanout_server.rs` is a whole
+/// evented server).
+pub use mio;

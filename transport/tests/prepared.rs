@@ -288,9 +288,10 @@ fn with_deflate_every_client_inflates_the_right_text() {
         // compressed once goes out) and one that keeps its context (each connection
         // compresses): the clients read the same texts either way.
         for no_takeover in [true, false] {
-            let cfg = DeflateConfig {
-                server_no_context_takeover: no_takeover,
-                ..DeflateConfig::default()
+            let cfg = if no_takeover {
+                tickwire::ws::DeflateConfig::fan_out()
+            } else {
+                DeflateConfig::default()
             };
             let mut server = Server::builder().deflate(cfg).bind("127.0.0.1:0").unwrap();
             let addr = server.local_addr().unwrap();
@@ -312,6 +313,9 @@ fn with_deflate_every_client_inflates_the_right_text() {
                 for c in &mut conns {
                     let n = c.deflate().unwrap();
                     assert_eq!(n.server_no_context_takeover, no_takeover);
+                    // The frame compressed once goes out only without context takeover
+                    // (the clients did not ask for it: the fan-out server insists).
+                    assert_eq!(c.shares_prepared(&msg), no_takeover);
                     // Messages of the connection's own stream in between.
                     if i % 3 == 0 {
                         c.send_text(text).unwrap();

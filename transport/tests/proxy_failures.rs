@@ -117,7 +117,11 @@ fn check(act: Act, socks: bool, want: ProxyErrorKind) {
         for e in errors(&proxy, secure) {
             assert_eq!(e.kind(), &want, "{e}");
             assert_eq!(e.proxy(), addr.to_string());
-            assert!(e.to_string().contains(&addr.to_string()), "{e}");
+            assert_eq!(e.target(), "localhost:9");
+            assert!(
+                e.to_string().contains(&format!("{addr} to localhost:9: ")),
+                "{e}"
+            );
         }
     }
 }
@@ -187,5 +191,6 @@ fn unreachable_proxy_is_a_connect_error_naming_it() {
             "{e}"
         );
         assert_eq!(e.proxy(), format!("127.0.0.1:{port}"));
+        assert_eq!(e.target(), "localhost:9");
     }
 }

@@ -142,3 +142,111 @@ fn tokio_request_builder_does_not_allocate() {
     drop(rt);
     assert_eq!(h.join().unwrap(), ROUNDS);
 }
+
+/// The order of [`ORDER`], serialized by serde (feature `json`).
+#[cfg(feature = "json")]
+#[derive(serde::Serialize)]
+struct Order<'a> {
+    symbol: &'a str,
+    side: &'a str,
+    #[serde(rename = "type")]
+    kind: &'a str,
+    quantity: &'a str,
+    price: &'a str,
+}
+
+#[cfg(feature = "json")]
+const ORDER_VALUE: Order<'static> = Order {
+    symbol: "BTCUSDT",
+    side: "BUY",
+    kind: "LIMIT",
+    quantity: "0.01",
+    price: "64250.1",
+};
+
+/// [`ACK`], deserialized borrowing from the response (feature `json`).
+#[cfg(feature = "json")]
+#[derive(serde::Deserialize, Debug, PartialEq)]
+struct Ack<'a> {
+    #[serde(rename = "orderId")]
+    order_id: u64,
+    status: &'a str,
+}
+
+/// `.json(&order)` serializes into the request buffer and `resp.json::<Ack>()` reads
+/// from the response buffer: still no allocation per request.
+#[cfg(feature = "json")]
+#[test]
+fn blocking_json_request_and_response_do_not_allocate() {
+    assert_eq!(serde_json::to_vec(&ORDER_VALUE).unwrap(), ORDER);
+    let (url, h) = server();
+    let mut c = tickwire::rest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .request_buffer(4096)
+        .response_buffer(16 << 10)
+        .connect(&url)
+        .unwrap();
+    let mut before = 0;
+    for i in 0..ROUNDS {
+        if i == 1 {
+            before = allocs();
+        }
+        let resp = c
+            .post("/order")
+            .query("symbol", "BTCUSDT")
+            .header("X-MBX-APIKEY", "vmPUZE6mv9SD5VNHk4HlWFsOr6aKE2zv")
+            .json(&ORDER_VALUE)
+            .send()
+            .unwrap();
+        let ack: Ack<'_> = resp.json().unwrap();
+        assert_eq!(
+            ack,
+            Ack {
+                order_id: 28457,
+                status: "NEW"
+            }
+        );
+    }
+    let after = allocs();
+    assert_eq!(after - before, 0, "allocations after the first request");
+    drop(c);
+    assert_eq!(h.join().unwrap(), ROUNDS);
+}
+
+#[cfg(all(feature = "json", feature = "tokio"))]
+#[test]
+fn tokio_json_request_and_response_do_not_allocate() {
+    let (url, h) = server();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let allocated = rt.block_on(async {
+        let mut c = tickwire::tokio::rest::Client::builder()
+            .timeout(Duration::from_secs(30))
+            .request_buffer(4096)
+            .response_buffer(16 << 10)
+            .connect(&url)
+            .await
+            .unwrap();
+        let mut before = 0;
+        for i in 0..ROUNDS {
+            if i == 1 {
+                before = allocs();
+            }
+            let resp = c
+                .post("/order")
+                .query("symbol", "BTCUSDT")
+                .json(&ORDER_VALUE)
+                .send()
+                .await
+                .unwrap();
+            let ack: Ack<'_> = resp.json().unwrap();
+            assert_eq!(ack.order_id, 28457);
+        }
+        allocs() - before
+    });
+    assert_eq!(allocated, 0, "allocations after the first request");
+    drop(rt);
+    assert_eq!(h.join().unwrap(), ROUNDS);
+}

@@ -206,3 +206,88 @@ async fn with_deflate_every_client_inflates_the_right_text() {
         }
     }
 }
+
+/// Fan-out over split halves: each subscriber's read half in a task of its own (it sees
+/// the client's texts and its close), one task feeding every write half with
+/// `try_send_prepared` (a tick it cannot queue now is retried after a flush) and then
+/// `send_prepared`: every client gets every tick in order, and each read half sees what
+/// its client sent meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn split_write_halves_fan_out_prepared_messages() {
+    const SUBSCRIBERS: usize = 3;
+    const COUNT: usize = 500;
+    let mut server = Server::builder()
+        .write_buffer_size(8192)
+        .bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    let addr = server.local_addr().unwrap();
+    let url = format!("ws://{addr}/");
+    let mut clients = Vec::new();
+    let mut readers = Vec::new();
+    let mut writers = Vec::new();
+    for i in 0..SUBSCRIBERS {
+        let url = url.clone();
+        clients.push(tokio::spawn(async move {
+            let mut c = Client::builder()
+                .read_timeout(Some(T))
+                .connect(&url)
+                .await
+                .unwrap();
+            c.send_text(&format!("hello from {i}")).await.unwrap();
+            let mut got = Vec::new();
+            while got.len() < 2 * COUNT {
+                match c.recv().await.unwrap() {
+                    Some(Message::Text(t)) => got.push(t.to_owned()),
+                    other => panic!("{other:?}"),
+                }
+            }
+            c.close(CloseCode::NORMAL, "done").await.unwrap();
+            while c.recv().await.unwrap().is_some() {}
+            got
+        }));
+        let (mut rx, tx) = open(&mut server).await.split().await.unwrap();
+        writers.push(tx);
+        readers.push(tokio::spawn(async move {
+            let mut seen = Vec::new();
+            while let Some(m) = rx.recv().await.unwrap() {
+                match m {
+                    Message::Text(t) => seen.push(t.to_owned()),
+                    Message::Close(_) => seen.push("close".to_owned()),
+                    other => panic!("{other:?}"),
+                }
+            }
+            seen
+        }));
+    }
+    for i in 0..COUNT {
+        let msg = PreparedMessage::text(&tick(i));
+        for tx in &mut writers {
+            loop {
+                match tx.try_send_prepared(&msg) {
+                    Ok(()) => break,
+                    Err(Error::Backpressure) => tx.flush().await.unwrap(),
+                    Err(e) => panic!("{e}"),
+                }
+            }
+        }
+    }
+    for i in COUNT..2 * COUNT {
+        let msg = PreparedMessage::text(&tick(i));
+        for tx in &mut writers {
+            tx.send_prepared(&msg).await.unwrap();
+        }
+    }
+    for tx in &mut writers {
+        tx.flush().await.unwrap();
+    }
+    let want: Vec<String> = (0..2 * COUNT).map(tick).collect();
+    for (i, c) in clients.into_iter().enumerate() {
+        assert_eq!(tokio::time::timeout(T, c).await.unwrap().unwrap(), want);
+        let seen = tokio::time::timeout(T, readers.remove(0))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(seen, [format!("hello from {i}"), "close".to_owned()]);
+    }
+}

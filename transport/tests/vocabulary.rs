@@ -133,7 +133,8 @@ macro_rules! vocabulary {
             let b = ws_client_builder().protocol("v1");
             let mut c: ws::Client = $w!(b.connect(url))?;
             let _: Option<&str> = c.protocol();
-            let _: Option<tickwire::codec::ws::deflate::Negotiated> = c.deflate();
+            #[cfg(feature = "deflate")]
+            let _: Option<tickwire::ws::Negotiated> = c.deflate();
             let _: std::io::Result<SocketAddr> = c.peer_addr();
             {
                 let m: Option<Message<'_>> = $w!(c.recv())?;

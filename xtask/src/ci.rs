@@ -163,6 +163,14 @@ const STEPS: &[Step] = &[
             "bypass_dpdk",
         ],
     ),
+    // Each published crate with no feature, then each feature alone (clippy of every
+    // target, the codec's library tests): what feature unification in the workspace hides.
+    Step {
+        name: "each feature",
+        program: "bash",
+        args: &["ci/each-feature.sh"],
+        env: &[],
+    },
     cargo(
         "no_std thumbv7em",
         &[

@@ -64,6 +64,11 @@ const ENTRY: &[&str] = &[
     "shared_default",
     "client",
     "server",
+    "keepalive",
+    "dead_peer_timeout",
+    "deflate",
+    "shutdown_handle",
+    "json",
 ];
 
 /// Functions whose name matches [`ENTRY`] but which are not entry points, with why.
@@ -83,10 +88,6 @@ const NOT_ENTRY: &[(&str, &str)] = &[
     (
         "tickwire_codec::ws::deflate::params::DeflateConfig::accept",
         "a negotiation step",
-    ),
-    (
-        "tickwire_codec::ws::handshake::sha1::Sha1::new",
-        "the handshake's hash",
     ),
 ];
 

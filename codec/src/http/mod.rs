@@ -25,6 +25,8 @@ pub mod chunked;
 pub mod client;
 pub mod error;
 pub mod head;
+#[cfg(feature = "json")]
+mod json;
 // The block paths of the head parsers: x86 with SSE2 (under Miri too).
 #[cfg(all(
     any(target_arch = "x86", target_arch = "x86_64"),

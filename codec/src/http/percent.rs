@@ -1,5 +1,12 @@
 //! Percent-encoding of query components (RFC 3986 §2): the unreserved
 //! characters `A-Z a-z 0-9 - . _ ~` are kept, every other byte becomes `%XX`.
+//!
+//! Why not the `percent-encoding` crate (2.3.2, no_std, no alloc): it encodes through an
+//! iterator of `&str` chunks, one per escaped byte, which a request builder then copies
+//! into its buffer one by one. Measured with callgrind on x86-64 (release, 2026-11-28,
+//! instructions per call): a 43-byte query value with 9 escapes took 785 here against
+//! 1,379 through the crate, and a plain 7-byte symbol 142 against 178. Query values are
+//! encoded on every REST request; these 93 lines (encoder and decoder) stay.
 
 /// Whether `c` is unreserved (kept as is).
 #[inline]

@@ -43,12 +43,16 @@ pub enum ProxyErrorKind {
     Io(io::ErrorKind, String),
 }
 
-/// A tunnel through a proxy could not be opened: which proxy, and what happened.
+/// A tunnel through a proxy could not be opened: which proxy, to which target, and what
+/// happened (`SOCKS5 proxy 127.0.0.1:1080 to example.com:443: refused the tunnel:
+/// connection refused (reply 5)`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProxyError {
     proxy: String,
     protocol: ProxyKind,
     kind: ProxyErrorKind,
+    /// `host:port` the tunnel was for (empty when not known).
+    target: String,
 }
 
 impl ProxyError {
@@ -57,7 +61,19 @@ impl ProxyError {
             proxy,
             protocol,
             kind,
+            target: String::new(),
         }
+    }
+
+    /// This error, naming the target `host:port` the tunnel was for.
+    pub(crate) fn for_target(mut self, host: &str, port: u16) -> ProxyError {
+        self.target = crate::error::target(host, port);
+        self
+    }
+
+    /// The target the tunnel was for, `host:port` (empty when not known).
+    pub fn target(&self) -> &str {
+        &self.target
     }
 
     /// The proxy's address, `host:port`.
@@ -82,7 +98,11 @@ impl fmt::Display for ProxyError {
             ProxyKind::Http => "HTTP proxy",
             ProxyKind::Socks5 => "SOCKS5 proxy",
         };
-        write!(f, "{what} {}: ", self.proxy)?;
+        write!(f, "{what} {}", self.proxy)?;
+        if !self.target.is_empty() {
+            write!(f, " to {}", self.target)?;
+        }
+        f.write_str(": ")?;
         match &self.kind {
             ProxyErrorKind::Connect(_, e) => write!(f, "cannot connect: {e}"),
             ProxyErrorKind::AuthRejected { status } => match self.protocol {
@@ -174,6 +194,18 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "SOCKS5 proxy [::1]:1080: refused the tunnel: connection refused (reply 5)"
+        );
+        let e = e.for_target("example.com", 443);
+        assert_eq!(e.target(), "example.com:443");
+        assert_eq!(
+            e.to_string(),
+            "SOCKS5 proxy [::1]:1080 to example.com:443: refused the tunnel: connection refused (reply 5)"
+        );
+        let e = ProxyError::new("p:3128".into(), ProxyKind::Http, ProxyErrorKind::Closed)
+            .for_target("::1", 8443);
+        assert_eq!(
+            e.to_string(),
+            "HTTP proxy p:3128 to [::1]:8443: closed the connection mid-handshake"
         );
     }
 }

@@ -197,9 +197,9 @@ impl Proxy {
         }
     }
 
-    /// A [`ProxyError`] naming this proxy.
-    pub(crate) fn error(&self, kind: ProxyErrorKind) -> ProxyError {
-        ProxyError::new(self.addr(), self.kind, kind)
+    /// A [`ProxyError`] naming this proxy and the target `host:port`.
+    pub(crate) fn error(&self, kind: ProxyErrorKind, host: &str, port: u16) -> ProxyError {
+        ProxyError::new(self.addr(), self.kind, kind).for_target(host, port)
     }
 }
 
@@ -281,21 +281,12 @@ pub(crate) fn split_host_port(s: &str, default_port: u16) -> Option<(String, u16
     Some((host.to_owned(), port))
 }
 
-/// Decode `%XX` escapes; `None` on a bad escape or bytes that are not UTF-8.
+/// Decode `%XX` escapes (the codec's decoder); `None` on a bad escape or bytes that are
+/// not UTF-8.
 fn percent_decode(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = s.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
+    let mut out = vec![0u8; s.len()];
+    let n = tickwire_codec::http::percent::decode_into(s.as_bytes(), &mut out)?;
+    out.truncate(n);
     String::from_utf8(out).ok()
 }
 

@@ -107,17 +107,21 @@
 //! # Ok::<(), tickwire::rest::Error>(())
 //! ```
 
+mod class;
 pub(crate) mod client;
 mod doc_server;
 pub(crate) mod drive;
 mod error;
 mod https;
+#[cfg(feature = "json")]
+mod json;
 pub(crate) mod options;
 pub(crate) mod pool;
 pub(crate) mod request;
 mod stream;
 mod url;
 
+pub use crate::error::ErrorClass;
 pub use client::{Client, ClientBuilder, Stats};
 #[doc(hidden)]
 pub use doc_server::doc_server;

@@ -70,18 +70,25 @@ pub(crate) fn dial(
         return connect_any(host, port, opts, deadline);
     };
     let mut tcp = connect_any(proxy.host(), proxy.port(), opts, deadline)
-        .map_err(|e| DialError::Proxy(proxy_connect_error(proxy, e)))?;
+        .map_err(|e| DialError::Proxy(proxy_connect_error(proxy, e, host, port)))?;
     let result = drive(&mut tcp, proxy.tunnel(host, port), deadline);
-    result.map_err(|k| DialError::Proxy(proxy.error(k)))?;
-    let reset = |e: io::Error| DialError::Proxy(proxy.error(ProxyErrorKind::from_io(&e)));
+    result.map_err(|k| DialError::Proxy(proxy.error(k, host, port)))?;
+    let reset =
+        |e: io::Error| DialError::Proxy(proxy.error(ProxyErrorKind::from_io(&e), host, port));
     tcp.set_read_timeout(None).map_err(reset)?;
     tcp.set_write_timeout(None).map_err(reset)?;
     Ok(tcp)
 }
 
-/// Failing to reach the proxy itself is a proxy error (it names the proxy).
-pub(crate) fn proxy_connect_error(proxy: &Proxy, e: DialError) -> ProxyError {
-    proxy.error(match e {
+/// Failing to reach the proxy itself is a proxy error (it names the proxy, and the
+/// target `host:port`).
+pub(crate) fn proxy_connect_error(
+    proxy: &Proxy,
+    e: DialError,
+    host: &str,
+    port: u16,
+) -> ProxyError {
+    let kind = match e {
         // The error names the proxy already.
         DialError::Connect { source, .. } => {
             ProxyErrorKind::Connect(source.kind(), source.to_string())
@@ -95,7 +102,8 @@ pub(crate) fn proxy_connect_error(proxy: &Proxy, e: DialError) -> ProxyError {
         },
         DialError::Timeout { .. } => ProxyErrorKind::Timeout,
         DialError::Proxy(p) => return p,
-    })
+    };
+    proxy.error(kind, host, port)
 }
 
 /// Each resolved address in turn, the options set before the connect.

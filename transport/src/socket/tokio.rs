@@ -30,7 +30,7 @@ pub(crate) async fn dial(
     let target = (proxy.host(), proxy.port());
     let tcp = bounded(deadline, target, connect_any(target.0, target.1, opts))
         .await
-        .map_err(|e| DialError::Proxy(proxy_connect_error(proxy, e)))?;
+        .map_err(|e| DialError::Proxy(proxy_connect_error(proxy, e, host, port)))?;
     let handshake = drive(&tcp, proxy.tunnel(host, port));
     let result = match deadline {
         None => handshake.await,
@@ -38,7 +38,7 @@ pub(crate) async fn dial(
             .await
             .unwrap_or(Err(ProxyErrorKind::Timeout)),
     };
-    result.map_err(|k| DialError::Proxy(proxy.error(k)))?;
+    result.map_err(|k| DialError::Proxy(proxy.error(k, host, port)))?;
     Ok(tcp)
 }
 

@@ -245,8 +245,10 @@ macro_rules! connection_api {
             }
 
             /// Switch modes. Evented (`false`): the connection leaves its private poll
-            /// and can be registered in the caller's [`mio::Poll`]. Blocking (`true`):
-            /// deregister it from the caller's poll first.
+            /// and can be registered in the caller's [`mio::Poll`] (`tickwire::mio`).
+            /// Blocking (`true`): deregister it from the caller's poll first.
+            ///
+            /// [`mio::Poll`]: https://docs.rs/mio/1/mio/struct.Poll.html
             pub fn set_blocking(&mut self, blocking: bool) -> Result<(), $crate::ws::Error> {
                 let r = self.conn.set_blocking(blocking);
                 r.map_err(|e| self.conn.name(e.into()))
@@ -435,6 +437,24 @@ macro_rules! builder_options {
             /// quiet but live peer shows it is there. The codec's timer: blocking `recv`
             /// runs it while it waits; evented users call `handle_timeout` at
             /// `timeout_at`.
+            ///
+            /// ```
+            /// # let mut server = tickwire::ws::Server::bind("127.0.0.1:0")?;
+            /// # let url = format!("ws://{}/", server.local_addr()?);
+            /// # std::thread::spawn(move || server.accept()?.recv().map(|_| ()));
+            /// use std::time::Duration;
+            /// use tickwire::ws::{Client, Server};
+            ///
+            /// // A quiet feed: ping after 15 s without a byte from the server, and give
+            /// // up (`Error::DeadPeer`) after 45 s without one.
+            /// let ws = Client::builder()
+            ///     .keepalive(Some(Duration::from_secs(15)))
+            ///     .dead_peer_timeout(Some(Duration::from_secs(45)))
+            ///     .connect(&url)?;
+            /// // A server pings its quiet clients the same way.
+            /// let server = Server::builder().keepalive(Some(Duration::from_secs(20))).bind("127.0.0.1:0")?;
+            /// # Ok::<(), tickwire::ws::Error>(())
+            /// ```
             pub fn keepalive(mut self, t: Option<std::time::Duration>) -> Self {
                 self.opts.keepalive = t;
                 self
@@ -442,7 +462,28 @@ macro_rules! builder_options {
 
             /// Fail the connection with `Error::DeadPeer` (closed locally as 1006, no
             /// close frame) when nothing was received for `t` (default: never). Pair it
-            /// with a shorter [`keepalive`](Self::keepalive).
+            /// with a shorter [`keepalive`](Self::keepalive). It bounds every wait of
+            /// the connection; evented users call `handle_timeout` at `timeout_at`.
+            ///
+            /// ```
+            /// # let mut server = tickwire::ws::Server::bind("127.0.0.1:0")?;
+            /// # let url = format!("ws://{}/", server.local_addr()?);
+            /// # let silent = std::thread::spawn(move || {
+            /// #     let conn = server.accept().and_then(|mut c| c.handshake().map(|()| c));
+            /// #     std::thread::sleep(std::time::Duration::from_secs(2));
+            /// #     drop(conn);
+            /// # });
+            /// use std::time::Duration;
+            /// use tickwire::ws::{Client, Error};
+            ///
+            /// // The server answers the handshake, then goes silent.
+            /// let mut ws = Client::builder()
+            ///     .keepalive(Some(Duration::from_millis(100)))
+            ///     .dead_peer_timeout(Some(Duration::from_millis(300)))
+            ///     .connect(&url)?;
+            /// assert!(matches!(ws.recv(), Err(Error::DeadPeer)));
+            /// # Ok::<(), tickwire::ws::Error>(())
+            /// ```
             pub fn dead_peer_timeout(mut self, t: Option<std::time::Duration>) -> Self {
                 self.opts.dead_peer_timeout = t;
                 self
@@ -452,9 +493,37 @@ macro_rules! builder_options {
             /// with `config`'s parameters, a server accepts a client's offer with them.
             /// Compression is on when both sides agreed (the connection's `deflate()`);
             /// messages from `config.threshold` bytes up then go out compressed, and
-            /// compressed messages are inflated within the message limit.
+            /// compressed messages are inflated within the message limit. A server that
+            /// sends [`PreparedMessage`](crate::ws::PreparedMessage)s to many clients
+            /// takes [`DeflateConfig::fan_out`](tickwire_codec::ws::deflate::DeflateConfig::fan_out),
+            /// so that the frame compressed once goes to every connection (see
+            /// [`crate::ws`], "Fan-out").
+            ///
+            /// ```
+            /// use tickwire::ws::{Client, DeflateConfig, Message, Server};
+            ///
+            /// let mut server = Server::builder().deflate(DeflateConfig::fan_out()).bind("127.0.0.1:0")?;
+            /// let url = format!("ws://{}/", server.local_addr()?);
+            /// let echo = std::thread::spawn(move || -> Result<(), tickwire::ws::Error> {
+            ///     let mut conn = server.accept()?;
+            ///     while let Some(()) = conn.recv_with(|m, tx| match m {
+            ///         Message::Text(t) => tx.send_text(t),
+            ///         _ => Ok(()),
+            ///     })? {}
+            ///     Ok(())
+            /// });
+            /// let mut ws = Client::builder().deflate(DeflateConfig::default()).connect(&url)?;
+            /// assert!(ws.deflate().is_some()); // both sides agreed
+            /// let quote = r#"{"s":"BTCUSDT","b":"64123.10","a":"64123.20","ts":1732700000000}"#;
+            /// ws.send_text(quote)?; // compressed on the wire (64 bytes and up)
+            /// assert_eq!(ws.recv()?, Some(Message::Text(quote)));
+            /// ws.close(tickwire::ws::CloseCode::NORMAL, "")?;
+            /// while ws.recv()?.is_some() {}
+            /// echo.join().unwrap()?;
+            /// # Ok::<(), tickwire::ws::Error>(())
+            /// ```
             #[cfg(feature = "deflate")]
-            pub fn deflate(mut self, config: tickwire_codec::ws::deflate::DeflateConfig) -> Self {
+            pub fn deflate(mut self, config: crate::ws::DeflateConfig) -> Self {
                 self.opts.deflate = Some(config);
                 self
             }

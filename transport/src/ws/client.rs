@@ -311,8 +311,11 @@ fn poll_connected(
 /// - **blocking** (after `connect`): `recv` waits for a message, sends return once
 ///   written;
 /// - **evented** (after `set_blocking(false)`): register it in your own
-///   [`mio::Poll`], and on readiness drain it with [`try_recv`](Self::try_recv) until
-///   `Ok(None)` and [`flush`](Self::flush) while [`wants_write`](Self::wants_write).
+///   [`mio::Poll`] (`tickwire::mio`), and on readiness drain it with
+///   [`try_recv`](Self::try_recv) until `Ok(None)` and [`flush`](Self::flush) while
+///   [`wants_write`](Self::wants_write).
+///
+/// [`mio::Poll`]: https://docs.rs/mio/1/mio/struct.Poll.html
 #[derive(Debug)]
 pub struct Client {
     pub(crate) conn: Conn<NetStream, MaskRng>,
@@ -398,6 +401,13 @@ impl Client {
 
     /// The permessage-deflate parameters agreed on in the handshake (feature
     /// `deflate`); `None`: messages go uncompressed.
+    ///
+    /// ```
+    /// # let (client, server) = tickwire::ws::doc_pair()?;
+    /// // The doc pair was built without `deflate` on the builders: no compression.
+    /// assert!(client.deflate().is_none() && server.deflate().is_none());
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     #[cfg(feature = "deflate")]
     pub fn deflate(&self) -> Option<tickwire_codec::ws::deflate::Negotiated> {
         self.conn.ws.deflate()

@@ -4,7 +4,7 @@
 //! opening handshake, pongs, the close handshake, close codes, keepalive, timeouts) lives
 //! in the codec; this file decides only when to read, write and wait.
 //!
-//! Blocking mode is the same code with a private [`mio::Poll`] to wait on when the socket
+//! Blocking mode is the same code with a private `mio::Poll` to wait on when the socket
 //! would block; evented mode returns instead and lets the caller's own poll say when to
 //! come back.
 //!
@@ -418,6 +418,11 @@ pub(crate) struct Conn<S, M> {
     pub bufs: Buffers,
     /// Who the connection is with, named in its socket, TLS and handshake errors.
     pub peer: Peer,
+    /// The error that failed the connection, returned again by every later call in
+    /// place of `AlreadyClosed` (a split connection's write half learns why).
+    failure: Option<Error>,
+    /// Set by the connection's [`ShutdownHandle`](super::ShutdownHandle), if it has one.
+    pub shutdown: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl<S: Stream, M: Masking> Conn<S, M> {
@@ -448,13 +453,32 @@ impl<S: Stream, M: Masking> Conn<S, M> {
             },
             bufs: Buffers::fixed(),
             peer,
+            failure: None,
+            shutdown: None,
         })
     }
 
-    /// `e` naming the peer (off the success path: only errors go through here).
-    #[inline]
-    pub fn name(&self, e: Error) -> Error {
-        self.peer.name_in(e)
+    /// `e` naming the peer (off the success path: only errors go through here). The
+    /// first fatal error is kept; a later `AlreadyClosed` is that error again.
+    #[cold]
+    pub fn name(&mut self, e: Error) -> Error {
+        if e.is_fatal() && super::shutdown::is_shut_down(&self.shutdown) {
+            self.failure = Some(Error::Shutdown);
+            return Error::Shutdown;
+        }
+        match e {
+            Error::AlreadyClosed => match &self.failure {
+                Some(f) => f.again(),
+                None => e,
+            },
+            e => {
+                let e = self.peer.name_in(e);
+                if self.failure.is_none() && e.is_fatal() {
+                    self.failure = Some(e.again());
+                }
+                e
+            }
+        }
     }
 
     /// Switch between blocking mode (private poll) and evented mode (the caller's poll).

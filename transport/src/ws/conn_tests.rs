@@ -273,8 +273,10 @@ fn protocol_error_sends_the_codec_close_code() {
     assert!(matches!(c.recv(false), Ok(None)));
     assert!(!c.is_closed());
     c.io.stream.eof = true;
-    assert!(matches!(c.recv(false), Err(Error::AlreadyClosed)));
-    assert!(matches!(c.recv(false), Err(Error::AlreadyClosed)));
+    // Every later call reports what failed the connection.
+    assert!(matches!(c.recv(false), Err(Error::Protocol(_))));
+    assert!(matches!(c.recv(false), Err(Error::Protocol(_))));
+    assert!(matches!(c.send_text("x"), Err(Error::Protocol(_))));
     assert!(c.is_closed());
 }
 
@@ -389,8 +391,9 @@ fn after_a_draining_read_nothing_left_is_lost() {
     c.io.stream.eof = true;
     // (The draining read's "nothing now" is given once, without a read.)
     assert!(matches!(c.recv(false), Ok(None)));
-    assert!(matches!(c.recv(false), Err(Error::AlreadyClosed)));
-    assert!(matches!(c.recv(false), Err(Error::AlreadyClosed)));
+    assert!(matches!(c.recv(false), Err(Error::Protocol(_))));
+    assert!(matches!(c.recv(false), Err(Error::Protocol(_))));
+    assert!(matches!(c.send_text("x"), Err(Error::Protocol(_))));
 
     // The peer's close: answered, delivered, then `None` for good.
     let input = client_frames(|w, out| {

@@ -15,12 +15,16 @@ use crate::tls::{TlsError, tls_error};
 
 /// Everything a WebSocket connection can fail with.
 ///
-/// Errors fall in three groups:
-/// - the connection is dead: `Io`, `Tls`, `Protocol`, `ConnectionLost`, `DeadPeer`, `CloseTimeout`,
-///   `Handshake`, `Connect`, `ConnectTimeout`, `HandshakeTimeout`, `AlreadyClosed`;
+/// Errors fall in three groups, which [`Error::class`] (and `is_fatal`, `is_refused`,
+/// `is_setup`) tells apart:
+/// - the connection is gone: `Io`, `Tls`, `Protocol`, `ConnectionLost`, `DeadPeer`,
+///   `CloseTimeout`, `Handshake`, `HandshakeTimeout`, `AlreadyClosed`, `Shutdown`; once a
+///   connection failed, every later call on it (a split connection's other half
+///   included) returns the error that failed it again, not `AlreadyClosed`;
 /// - the call was refused and the connection is unchanged: `Backpressure`, `ReadTimeout`,
 ///   `WriteTimeout`, `Encode`, `MessageTooLarge`, `HandshakeInProgress`;
-/// - setup: `Url`, `Resolve`, `Proxy`, `Entropy`, `TlsDisabled`.
+/// - setup, no connection was made: `Url`, `Resolve`, `Connect`, `ConnectTimeout`,
+///   `Proxy`, `Entropy`, `TlsDisabled`.
 ///
 /// `Display` (`{}`) says what failed and where, once (a socket, TLS or handshake error
 /// names the URL or the client's address: `ws://127.0.0.1:9001/feed: opening handshake
@@ -132,8 +136,13 @@ pub enum Error {
     /// Nothing arrived from the peer within the dead-peer timeout
     /// (`dead_peer_timeout` in the builder); the connection was closed locally as 1006.
     DeadPeer,
-    /// The connection was closed or failed before this call; nothing more can be done.
+    /// The connection was closed (the close handshake, or a failure not reported
+    /// otherwise) before this call; nothing more can be done. After a failure, later
+    /// calls return the error that failed the connection instead.
     AlreadyClosed,
+    /// The connection was ended from another thread by its
+    /// [`ShutdownHandle`](super::ShutdownHandle) (no close handshake).
+    Shutdown,
 }
 
 impl fmt::Display for Error {
@@ -201,6 +210,7 @@ impl fmt::Display for Error {
                 "no byte from the peer within the dead-peer timeout (raise `dead_peer_timeout`)",
             ),
             Error::AlreadyClosed => f.write_str("connection already closed"),
+            Error::Shutdown => f.write_str("connection shut down by its ShutdownHandle"),
         }?;
         crate::error::write_sources(f, self)
     }

@@ -21,8 +21,12 @@
 //! messages borrow the read buffer ([`Message`]). A server connection's buffers start
 //! small and grow on demand up to the configured sizes, and an evented one gives the
 //! growth back when idle ([`ServerBuilder::initial_buffer_size`]).
+//!
+//! [`mio::Poll`]: https://docs.rs/mio/1/mio/struct.Poll.html
+//! [`mio::event::Source`]: https://docs.rs/mio/1/mio/event/trait.Source.html
 
 mod api;
+mod class;
 mod client;
 pub(crate) mod conn;
 mod doc_pair;
@@ -32,17 +36,25 @@ pub(crate) mod options;
 mod prepared;
 mod sender;
 mod server;
+mod shutdown;
 pub(crate) mod stream;
 mod upgrade;
 pub mod url;
 pub(crate) mod wait;
 
+pub use crate::error::ErrorClass;
 pub use client::{Client, ClientBuilder};
 #[doc(hidden)]
 pub use doc_pair::doc_pair;
 pub use error::Error;
 pub use sender::Sender;
 pub use server::{Server, ServerBuilder, ServerConnection};
+pub use shutdown::ShutdownHandle;
+/// permessage-deflate settings and the parameters a connection agreed on (feature
+/// `deflate`): `ClientBuilder::deflate`, `ServerBuilder::deflate`, the connections'
+/// `deflate()`.
+#[cfg(feature = "deflate")]
+pub use tickwire_codec::ws::deflate::{DeflateConfig, Negotiated};
 pub use tickwire_codec::ws::handshake::HandshakeError;
 pub use tickwire_codec::ws::{
     CloseCode, CloseFrame, EncodeError, Error as ProtocolError, Message, PreparedMessage,

@@ -114,6 +114,25 @@ impl ServerConnection {
         r.map_err(|e| self.conn.name(e))
     }
 
+    /// Whether [`send_prepared`](Self::send_prepared) sends `msg`'s shared frame, encoded
+    /// (and with [`PreparedMessage::with_deflate`], compressed) once for every
+    /// connection; `false`: this connection encodes and compresses the payload itself,
+    /// as `send_text` would. With permessage-deflate the frame compressed once fits only
+    /// a connection that negotiated `server_no_context_takeover`: build the server with
+    /// [`DeflateConfig::fan_out`](tickwire_codec::ws::deflate::DeflateConfig::fan_out)
+    /// so that every compressed connection does (see [`crate::ws`], "Fan-out").
+    ///
+    /// ```
+    /// # let (_client, server) = tickwire::ws::doc_pair()?;
+    /// use tickwire::ws::PreparedMessage;
+    ///
+    /// assert!(server.shares_prepared(&PreparedMessage::text("tick")));
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
+    pub fn shares_prepared(&self, msg: &PreparedMessage) -> bool {
+        self.conn.ws.shares_prepared(msg)
+    }
+
     /// Queue a prepared message in the write buffer without writing it, in either mode:
     /// [`Error::Backpressure`] when there is no room (nothing queued). Write it with
     /// [`flush`](Self::flush), for instance after queueing it on every connection.

@@ -582,6 +582,13 @@ impl ServerConnection {
 
     /// The permessage-deflate parameters agreed on in the handshake (feature
     /// `deflate`); `None`: messages go uncompressed.
+    ///
+    /// ```
+    /// # let (client, server) = tickwire::ws::doc_pair()?;
+    /// // The doc pair was built without `deflate` on the builders: no compression.
+    /// assert!(client.deflate().is_none() && server.deflate().is_none());
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     #[cfg(feature = "deflate")]
     pub fn deflate(&self) -> Option<tickwire_codec::ws::deflate::Negotiated> {
         self.conn.ws.deflate()

@@ -474,6 +474,12 @@ where
 
     /// The permessage-deflate parameters agreed on in the opening handshake (feature
     /// `deflate`); `None` while it runs, or when compression is off.
+    ///
+    /// ```
+    /// # use tickwire_codec::ws::connection::doc_pair;
+    /// let (client, server) = doc_pair(); // no permessage-deflate offered
+    /// assert!(client.deflate().is_none() && server.deflate().is_none());
+    /// ```
     #[cfg(feature = "deflate")]
     pub fn deflate(&self) -> Option<crate::ws::deflate::Negotiated> {
         self.negotiated

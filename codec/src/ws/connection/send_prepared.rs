@@ -85,6 +85,25 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
         Ok(n)
     }
 
+    /// Whether [`send_prepared`](Self::send_prepared) sends `msg`'s shared frame as it
+    /// is (encoded, and compressed, once for every connection); `false`: this connection
+    /// encodes the payload itself (a client; a fragment size below the payload; with
+    /// permessage-deflate, server context takeover or a smaller negotiated window, see
+    /// [`crate::ws::prepared`]).
+    ///
+    /// ```
+    /// # use tickwire_codec::ws::connection::doc_pair;
+    /// # let (mut client, mut server) = doc_pair();
+    /// use tickwire_codec::ws::PreparedMessage;
+    ///
+    /// let tick = PreparedMessage::text("tick");
+    /// assert!(server.sender().shares_prepared(&tick)); // a server, no compression
+    /// assert!(!client.sender().shares_prepared(&tick)); // a client masks its own
+    /// ```
+    pub fn shares_prepared(&self, msg: &PreparedMessage) -> bool {
+        matches!(self.plan(msg), Plan::Frame(_))
+    }
+
     /// Which bytes go out for `msg` on this connection.
     #[inline]
     fn plan<'p>(&self, msg: &'p PreparedMessage) -> Plan<'p> {
@@ -148,6 +167,20 @@ where
     #[inline]
     pub fn send_prepared(&mut self, msg: &PreparedMessage) -> Result<(), ConnectionError> {
         self.tx.send_prepared(msg)
+    }
+
+    /// Whether [`send_prepared`](Self::send_prepared) sends `msg`'s shared frame; see
+    /// [`Sender::shares_prepared`].
+    ///
+    /// ```
+    /// # use tickwire_codec::ws::connection::doc_pair;
+    /// # let (_client, server) = doc_pair();
+    /// use tickwire_codec::ws::PreparedMessage;
+    ///
+    /// assert!(server.shares_prepared(&PreparedMessage::binary(&[1, 2])));
+    /// ```
+    pub fn shares_prepared(&self, msg: &PreparedMessage) -> bool {
+        self.tx.shares_prepared(msg)
     }
 
     /// Queue a prepared message, writing it straight out when nothing is queued; see

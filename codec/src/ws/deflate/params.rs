@@ -65,6 +65,31 @@ impl Default for DeflateConfig {
     }
 }
 
+impl DeflateConfig {
+    /// A server's settings for fan-out with [`PreparedMessage`](crate::ws::PreparedMessage):
+    /// the defaults, and `server_no_context_takeover` insisted on. The server then answers
+    /// every offer with `server_no_context_takeover` (RFC 7692 §7.1.1.1 lets a server add
+    /// it to an offer that lacks it), so each connection sends the frame a prepared
+    /// message compressed once (`PreparedMessage::with_deflate`) instead of compressing
+    /// the payload again with its own stream. The cost: a connection's own messages are
+    /// compressed without the history of the earlier ones (a few bytes more per small
+    /// JSON message).
+    ///
+    /// ```
+    /// use tickwire_codec::ws::deflate::DeflateConfig;
+    ///
+    /// let cfg = DeflateConfig::fan_out();
+    /// assert!(cfg.server_no_context_takeover);
+    /// assert_eq!(cfg, DeflateConfig { server_no_context_takeover: true, ..DeflateConfig::default() });
+    /// ```
+    pub fn fan_out() -> Self {
+        DeflateConfig {
+            server_no_context_takeover: true,
+            ..DeflateConfig::default()
+        }
+    }
+}
+
 const fn clamp_bits(bits: u8) -> u8 {
     if bits < MIN_WINDOW_BITS {
         MIN_WINDOW_BITS

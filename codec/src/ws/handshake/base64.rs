@@ -1,9 +1,17 @@
-//! Base64, standard alphabet with padding (RFC 4648 §4), into caller buffers.
+//! Base64, standard alphabet with padding (RFC 4648 §4), into caller buffers: the
+//! `base64` crate's `STANDARD` engine (no_std, no alloc), with this module's error type.
 //!
 //! Decoding is strict: the length must be a multiple of 4, `=` may only end the input,
 //! and the unused bits before the padding must be zero (canonical encodings only).
+//!
+//! Why the crate: it replaced 187 lines of our own (2026-11-28) after measuring with
+//! callgrind on x86-64 (release): checking a 24-byte `Sec-WebSocket-Key` takes 426
+//! instructions with it against 619 with ours; it has no dependency of its own, and
+//! builds without std or alloc for every target the codec does.
 
-const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+use ::base64::Engine as _;
+use ::base64::engine::general_purpose::STANDARD;
+use ::base64::{DecodeError, DecodeSliceError, EncodeSliceError};
 
 /// Why base64 encoding or decoding failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,32 +37,9 @@ pub const fn encoded_len(n: usize) -> Option<usize> {
 
 /// Encode `input` into `out`; returns the number of bytes written.
 pub fn encode(input: &[u8], out: &mut [u8]) -> Result<usize, Error> {
-    let need = encoded_len(input.len()).ok_or(Error::BufferTooSmall)?;
-    let out = out.get_mut(..need).ok_or(Error::BufferTooSmall)?;
-    for (src, dst) in input.chunks(3).zip(out.chunks_exact_mut(4)) {
-        let b0 = src.first().copied().unwrap_or(0);
-        let b1 = src.get(1).copied().unwrap_or(0);
-        let b2 = src.get(2).copied().unwrap_or(0);
-        let n = (u32::from(b0) << 16) | (u32::from(b1) << 8) | u32::from(b2);
-        let sym = |shift: u32| ALPHABET[((n >> shift) & 63) as usize];
-        dst[0] = sym(18);
-        dst[1] = sym(12);
-        dst[2] = if src.len() > 1 { sym(6) } else { b'=' };
-        dst[3] = if src.len() > 2 { sym(0) } else { b'=' };
-    }
-    Ok(need)
-}
-
-fn value(c: u8) -> Option<u32> {
-    let v = match c {
-        b'A'..=b'Z' => c - b'A',
-        b'a'..=b'z' => c - b'a' + 26,
-        b'0'..=b'9' => c - b'0' + 52,
-        b'+' => 62,
-        b'/' => 63,
-        _ => return None,
-    };
-    Some(u32::from(v))
+    STANDARD
+        .encode_slice(input, out)
+        .map_err(|EncodeSliceError::OutputSliceTooSmall| Error::BufferTooSmall)
 }
 
 /// Decode padded base64 `input` into `out`; returns the number of bytes written.
@@ -62,45 +47,14 @@ pub fn decode(input: &[u8], out: &mut [u8]) -> Result<usize, Error> {
     if !input.len().is_multiple_of(4) {
         return Err(Error::InvalidLength);
     }
-    let pad = match input {
-        [.., b'=', b'='] => 2,
-        [.., b'='] => 1,
-        _ => 0,
-    };
-    let need = input.len() / 4 * 3 - pad;
-    let out = out.get_mut(..need).ok_or(Error::BufferTooSmall)?;
-
-    let quads = input.len() / 4;
-    let mut written = 0;
-    for (i, q) in input.chunks_exact(4).enumerate() {
-        let last = i + 1 == quads;
-        let pad_here = if last { pad } else { 0 };
-        let mut n = 0u32;
-        for (j, &c) in q.iter().enumerate() {
-            let v = if j >= 4 - pad_here {
-                0 // a '=' the pad count already accounts for
-            } else {
-                value(c).ok_or(Error::InvalidByte)?
-            };
-            n = (n << 6) | v;
-        }
-        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-        let keep = 3 - pad_here;
-        let low_bits_mask = match pad_here {
-            2 => 0xFFFF,
-            1 => 0xFF,
-            _ => 0,
-        };
-        if n & low_bits_mask != 0 {
-            return Err(Error::InvalidPadding);
-        }
-        let dst = out
-            .get_mut(written..written + keep)
-            .ok_or(Error::BufferTooSmall)?;
-        dst.copy_from_slice(bytes.get(..keep).unwrap_or(&bytes));
-        written += keep;
-    }
-    Ok(written)
+    STANDARD.decode_slice(input, out).map_err(|e| match e {
+        DecodeSliceError::OutputSliceTooSmall => Error::BufferTooSmall,
+        DecodeSliceError::DecodeError(DecodeError::InvalidLength(_)) => Error::InvalidLength,
+        DecodeSliceError::DecodeError(DecodeError::InvalidByte(..)) => Error::InvalidByte,
+        DecodeSliceError::DecodeError(
+            DecodeError::InvalidLastSymbol { .. } | DecodeError::InvalidPadding,
+        ) => Error::InvalidPadding,
+    })
 }
 
 #[cfg(test)]

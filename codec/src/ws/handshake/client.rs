@@ -69,6 +69,25 @@ impl<'a> ClientHandshake<'a> {
     /// (extra headers may then not carry `Sec-WebSocket-Extensions`), and
     /// [`check_response`](Self::check_response) checks the server's answer and
     /// reports the outcome in [`ClientResponse::deflate`].
+    ///
+    /// ```
+    /// use tickwire_codec::ws::deflate::DeflateConfig;
+    /// use tickwire_codec::ws::handshake::{ClientHandshake, parse_request, write_accept_deflate};
+    ///
+    /// // Client: offer permessage-deflate.
+    /// let hs = ClientHandshake::new("feed.example", "/ws", [7; 16]).deflate(DeflateConfig::default());
+    /// let mut req = [0u8; 512];
+    /// let n = hs.encode(&mut req).unwrap();
+    /// // Server: choose from the offer (a fan-out server insists on no context takeover).
+    /// let parsed = parse_request(&req[..n]).unwrap().unwrap();
+    /// let chosen = parsed.deflate(&DeflateConfig::fan_out()).unwrap();
+    /// assert!(chosen.server_no_context_takeover);
+    /// let mut resp = [0u8; 512];
+    /// let m = write_accept_deflate(&parsed, None, Some(&chosen), &[], &mut resp).unwrap();
+    /// // Client: the parameters both sides now use.
+    /// let got = hs.check_response(&resp[..m]).unwrap().unwrap();
+    /// assert_eq!(got.deflate(), Some(chosen));
+    /// ```
     #[cfg(feature = "deflate")]
     #[must_use]
     pub fn deflate(self, config: crate::ws::deflate::DeflateConfig) -> Self {
@@ -375,6 +394,25 @@ impl<'b> ClientResponse<'b> {
 
     /// The permessage-deflate parameters the server accepted (feature
     /// `deflate`); `None` when it was not offered or the server declined it.
+    ///
+    /// ```
+    /// use tickwire_codec::ws::deflate::DeflateConfig;
+    /// use tickwire_codec::ws::handshake::{ClientHandshake, parse_request, write_accept_deflate};
+    ///
+    /// // Client: offer permessage-deflate.
+    /// let hs = ClientHandshake::new("feed.example", "/ws", [7; 16]).deflate(DeflateConfig::default());
+    /// let mut req = [0u8; 512];
+    /// let n = hs.encode(&mut req).unwrap();
+    /// // Server: choose from the offer (a fan-out server insists on no context takeover).
+    /// let parsed = parse_request(&req[..n]).unwrap().unwrap();
+    /// let chosen = parsed.deflate(&DeflateConfig::fan_out()).unwrap();
+    /// assert!(chosen.server_no_context_takeover);
+    /// let mut resp = [0u8; 512];
+    /// let m = write_accept_deflate(&parsed, None, Some(&chosen), &[], &mut resp).unwrap();
+    /// // Client: the parameters both sides now use.
+    /// let got = hs.check_response(&resp[..m]).unwrap().unwrap();
+    /// assert_eq!(got.deflate(), Some(chosen));
+    /// ```
     #[cfg(feature = "deflate")]
     pub fn deflate(&self) -> Option<crate::ws::deflate::Negotiated> {
         self.deflate

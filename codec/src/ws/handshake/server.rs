@@ -60,6 +60,25 @@ impl<'b> UpgradeRequest<'b> {
     /// acceptable offer of this request's `Sec-WebSocket-Extensions` headers
     /// (feature `deflate`; see [`DeflateConfig::accept`](crate::ws::deflate::DeflateConfig::accept));
     /// `None`: go on without compression. Answer with [`write_accept_deflate`].
+    ///
+    /// ```
+    /// use tickwire_codec::ws::deflate::DeflateConfig;
+    /// use tickwire_codec::ws::handshake::{ClientHandshake, parse_request, write_accept_deflate};
+    ///
+    /// // Client: offer permessage-deflate.
+    /// let hs = ClientHandshake::new("feed.example", "/ws", [7; 16]).deflate(DeflateConfig::default());
+    /// let mut req = [0u8; 512];
+    /// let n = hs.encode(&mut req).unwrap();
+    /// // Server: choose from the offer (a fan-out server insists on no context takeover).
+    /// let parsed = parse_request(&req[..n]).unwrap().unwrap();
+    /// let chosen = parsed.deflate(&DeflateConfig::fan_out()).unwrap();
+    /// assert!(chosen.server_no_context_takeover);
+    /// let mut resp = [0u8; 512];
+    /// let m = write_accept_deflate(&parsed, None, Some(&chosen), &[], &mut resp).unwrap();
+    /// // Client: the parameters both sides now use.
+    /// let got = hs.check_response(&resp[..m]).unwrap().unwrap();
+    /// assert_eq!(got.deflate(), Some(chosen));
+    /// ```
     #[cfg(feature = "deflate")]
     pub fn deflate(
         &self,

@@ -158,6 +158,25 @@ macro_rules! forward_options {
             /// Send a ping whenever nothing was received for `t` (default: never; see
             /// the blocking builder). The connection's own timer, run while `recv`
             /// waits.
+            ///
+            /// ```
+            /// # #[tokio::main(flavor = "current_thread")]
+            /// # async fn main() -> Result<(), tickwire::ws::Error> {
+            /// # let mut server = tickwire::tokio::ws::Server::bind("127.0.0.1:0").await?;
+            /// # let url = format!("ws://{}/", server.local_addr()?);
+            /// # tokio::spawn(async move { server.accept().await?.recv().await.map(|_| ()) });
+            /// use std::time::Duration;
+            /// use tickwire::tokio::ws::Client;
+            ///
+            /// // Ping after 15 s without a byte from the server, give up after 45 s.
+            /// let ws = Client::builder()
+            ///     .keepalive(Some(Duration::from_secs(15)))
+            ///     .dead_peer_timeout(Some(Duration::from_secs(45)))
+            ///     .connect(&url)
+            ///     .await?;
+            /// # Ok(())
+            /// # }
+            /// ```
             pub fn keepalive(self, t: Option<std::time::Duration>) -> Self {
                 Self {
                     inner: self.inner.keepalive(t),
@@ -166,6 +185,31 @@ macro_rules! forward_options {
 
             /// Fail the connection with `Error::DeadPeer` when nothing was received for
             /// `t` (default: never; see the blocking builder).
+            ///
+            /// ```
+            /// # #[tokio::main(flavor = "current_thread")]
+            /// # async fn main() -> Result<(), tickwire::ws::Error> {
+            /// # let mut server = tickwire::tokio::ws::Server::bind("127.0.0.1:0").await?;
+            /// # let url = format!("ws://{}/", server.local_addr()?);
+            /// # tokio::spawn(async move {
+            /// #     let mut conn = server.accept().await?;
+            /// #     conn.handshake().await?;
+            /// #     tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+            /// #     Ok::<_, tickwire::ws::Error>(conn)
+            /// # });
+            /// use std::time::Duration;
+            /// use tickwire::tokio::ws::Client;
+            /// use tickwire::ws::Error;
+            ///
+            /// // The server answers the handshake, then goes silent.
+            /// let mut ws = Client::builder()
+            ///     .dead_peer_timeout(Some(Duration::from_millis(300)))
+            ///     .connect(&url)
+            ///     .await?;
+            /// assert!(matches!(ws.recv().await, Err(Error::DeadPeer)));
+            /// # Ok(())
+            /// # }
+            /// ```
             pub fn dead_peer_timeout(self, t: Option<std::time::Duration>) -> Self {
                 Self {
                     inner: self.inner.dead_peer_timeout(t),
@@ -179,9 +223,38 @@ macro_rules! forward_options {
                 }
             }
 
-            /// permessage-deflate (see the blocking builder; feature `deflate`).
+            /// permessage-deflate (see the blocking builder; feature `deflate`): a
+            /// fan-out server takes [`DeflateConfig::fan_out`](crate::ws::DeflateConfig::fan_out).
+            ///
+            /// ```
+            /// # #[tokio::main(flavor = "current_thread")]
+            /// # async fn main() -> Result<(), tickwire::ws::Error> {
+            /// use tickwire::tokio::ws::{Client, Server};
+            /// use tickwire::ws::{DeflateConfig, Message, PreparedMessage};
+            ///
+            /// let config = DeflateConfig::fan_out();
+            /// let mut server = Server::builder().deflate(config).bind("127.0.0.1:0").await?;
+            /// let url = format!("ws://{}/", server.local_addr()?);
+            /// let tick = r#"{"s":"BTCUSDT","b":"64123.10","a":"64123.20","ts":1732700000000}"#;
+            /// let msg = PreparedMessage::text(tick).with_deflate(&config)?; // compressed once
+            /// let feed = tokio::spawn(async move {
+            ///     let mut conn = server.accept().await?;
+            ///     conn.handshake().await?;
+            ///     assert!(conn.shares_prepared(&msg)); // the frame compressed once goes out
+            ///     conn.send_prepared(&msg).await?;
+            ///     while conn.recv().await?.is_some() {}
+            ///     Ok::<(), tickwire::ws::Error>(())
+            /// });
+            /// let mut ws = Client::builder().deflate(DeflateConfig::default()).connect(&url).await?;
+            /// assert_eq!(ws.recv().await?, Some(Message::Text(tick)));
+            /// ws.close(tickwire::ws::CloseCode::NORMAL, "").await?;
+            /// while ws.recv().await?.is_some() {}
+            /// feed.await.unwrap()?;
+            /// # Ok(())
+            /// # }
+            /// ```
             #[cfg(feature = "deflate")]
-            pub fn deflate(self, config: tickwire_codec::ws::deflate::DeflateConfig) -> Self {
+            pub fn deflate(self, config: crate::ws::DeflateConfig) -> Self {
                 Self {
                     inner: self.inner.deflate(config),
                 }

@@ -15,13 +15,15 @@
 //! `tests/vocabulary.rs`), with these deliberate differences: the calls are `async fn`s;
 //! the blocking API's evented-mode calls (`try_recv`, `try_recv_with`, `try_accept`,
 //! `try_handshake`, `queue_prepared`, `set_blocking`, `is_blocking`, `timeout_at`,
-//! `handle_timeout`) have no counterpart here, since the reactor and the runtime's timers
-//! do their job and every future is cancellation-safe (a `select!` branch is the way
-//! not to wait); this API adds [`Client::split`], `into_messages` and
-//! [`ServerConnection::try_send_prepared`] (send to many connections from one task
-//! without awaiting the slowest). `ServerConnection::split` is `async` where
-//! `Client::split` is not: a server connection's opening handshake may still be pending
-//! (`accept` leaves it to first use), and it is finished before the halves part.
+//! `handle_timeout`, and `shutdown_handle`, which wakes a thread blocked in `recv`) have
+//! no counterpart here, since the reactor and the runtime's timers do their job and every
+//! future is cancellation-safe (a `select!` branch is the way not to wait, or to stop
+//! waiting); this API adds [`Client::split`], `into_messages`,
+//! [`ServerConnection::try_send_prepared`] and [`WriteHalf::try_send_prepared`] (send to
+//! many connections from one task without awaiting the slowest).
+//! `ServerConnection::split` is `async` where `Client::split` is not: a server
+//! connection's opening handshake may still be pending (`accept` leaves it to first
+//! use), and it is finished before the halves part.
 
 mod api;
 mod builder;

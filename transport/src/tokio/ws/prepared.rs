@@ -53,4 +53,22 @@ impl ServerConnection {
     pub fn try_send_prepared(&mut self, msg: &PreparedMessage) -> Result<(), Error> {
         self.ws.send_prepared(msg)
     }
+
+    /// Whether [`send_prepared`](Self::send_prepared) sends `msg`'s shared frame (encoded
+    /// and compressed once) rather than encoding it again; see the blocking
+    /// [`shares_prepared`](crate::ws::ServerConnection::shares_prepared).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::ws::Error> {
+    /// # let (_client, server) = tickwire::tokio::ws::doc_pair().await?;
+    /// use tickwire::ws::PreparedMessage;
+    ///
+    /// assert!(server.shares_prepared(&PreparedMessage::text("tick")));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn shares_prepared(&self, msg: &PreparedMessage) -> bool {
+        self.ws.shares_prepared(msg)
+    }
 }

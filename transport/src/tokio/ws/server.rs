@@ -426,6 +426,16 @@ impl ServerConnection {
 
     /// The permessage-deflate parameters agreed on in the handshake (feature
     /// `deflate`); `None`: messages go uncompressed.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::ws::Error> {
+    /// # let (client, server) = tickwire::tokio::ws::doc_pair().await?;
+    /// // The doc pair was built without `deflate` on the builders: no compression.
+    /// assert!(client.deflate().is_none() && server.deflate().is_none());
+    /// # Ok(())
+    /// # }
+    /// ```
     #[cfg(feature = "deflate")]
     pub fn deflate(&self) -> Option<tickwire_codec::ws::deflate::Negotiated> {
         self.ws.deflate()

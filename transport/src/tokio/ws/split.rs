@@ -45,7 +45,7 @@ use tickwire_codec::ws::{FrameReader, Role};
 
 use super::api::{Lazy, Timeouts, earliest};
 use super::readiness::Readiness;
-use crate::ws::{self, CloseCode, Error, Message};
+use crate::ws::{self, CloseCode, Error, Message, PreparedMessage};
 
 /// What both halves share.
 #[derive(Debug)]
@@ -124,27 +124,10 @@ macro_rules! halves {
             /// # #[tokio::main(flavor = "current_thread")]
             /// # async fn main() -> Result<(), tickwire::ws::Error> {
             /// # let (client, mut server) = tickwire::tokio::ws::doc_pair().await?;
-            /// use tickwire::ws::{CloseCode, Message};
-            ///
-            /// let (mut rx, mut tx) = client.split(); // one task reads, another writes
-            /// let writer = tokio::spawn(async move {
-            ///     tx.send_text("order").await?;
-            ///     tx.send_binary(&[7]).await?;
-            ///     tx.send_ping(b"p").await?;
-            ///     tx.send_pong(b"q").await?;
-            ///     tx.flush().await?;
-            ///     Ok::<_, tickwire::ws::Error>(tx)
-            /// });
-            /// assert_eq!(server.recv().await?, Some(Message::Text("order")));
-            /// assert_eq!(server.recv().await?, Some(Message::Binary(&[7])));
-            /// assert_eq!(server.recv().await?, Some(Message::Ping(b"p"))); // answered already
-            /// assert_eq!(server.recv().await?, Some(Message::Pong(b"q")));
-            /// server.send_text("fill").await?;
-            /// assert_eq!(rx.recv().await?, Some(Message::Pong(b"p"))); // the answer to our ping
-            /// assert_eq!(rx.recv().await?, Some(Message::Text("fill")));
-            /// let mut tx = writer.await.unwrap()?;
-            /// tx.close(CloseCode::NORMAL, "done").await?;
-            /// assert!(matches!(server.recv().await?, Some(Message::Close(_))));
+            /// use tickwire::ws::Message;
+            /// let (mut rx, _tx) = client.split();
+            /// server.send_text("tick").await?;
+            /// assert_eq!(rx.recv().await?, Some(Message::Text("tick")));
             /// # Ok(())
             /// # }
             /// ```
@@ -268,27 +251,10 @@ macro_rules! halves {
             /// # #[tokio::main(flavor = "current_thread")]
             /// # async fn main() -> Result<(), tickwire::ws::Error> {
             /// # let (client, mut server) = tickwire::tokio::ws::doc_pair().await?;
-            /// use tickwire::ws::{CloseCode, Message};
-            ///
-            /// let (mut rx, mut tx) = client.split(); // one task reads, another writes
-            /// let writer = tokio::spawn(async move {
-            ///     tx.send_text("order").await?;
-            ///     tx.send_binary(&[7]).await?;
-            ///     tx.send_ping(b"p").await?;
-            ///     tx.send_pong(b"q").await?;
-            ///     tx.flush().await?;
-            ///     Ok::<_, tickwire::ws::Error>(tx)
-            /// });
+            /// use tickwire::ws::Message;
+            /// let (_rx, mut tx) = client.split();
+            /// tx.send_text("order").await?;
             /// assert_eq!(server.recv().await?, Some(Message::Text("order")));
-            /// assert_eq!(server.recv().await?, Some(Message::Binary(&[7])));
-            /// assert_eq!(server.recv().await?, Some(Message::Ping(b"p"))); // answered already
-            /// assert_eq!(server.recv().await?, Some(Message::Pong(b"q")));
-            /// server.send_text("fill").await?;
-            /// assert_eq!(rx.recv().await?, Some(Message::Pong(b"p"))); // the answer to our ping
-            /// assert_eq!(rx.recv().await?, Some(Message::Text("fill")));
-            /// let mut tx = writer.await.unwrap()?;
-            /// tx.close(CloseCode::NORMAL, "done").await?;
-            /// assert!(matches!(server.recv().await?, Some(Message::Close(_))));
             /// # Ok(())
             /// # }
             /// ```
@@ -302,27 +268,10 @@ macro_rules! halves {
             /// # #[tokio::main(flavor = "current_thread")]
             /// # async fn main() -> Result<(), tickwire::ws::Error> {
             /// # let (client, mut server) = tickwire::tokio::ws::doc_pair().await?;
-            /// use tickwire::ws::{CloseCode, Message};
-            ///
-            /// let (mut rx, mut tx) = client.split(); // one task reads, another writes
-            /// let writer = tokio::spawn(async move {
-            ///     tx.send_text("order").await?;
-            ///     tx.send_binary(&[7]).await?;
-            ///     tx.send_ping(b"p").await?;
-            ///     tx.send_pong(b"q").await?;
-            ///     tx.flush().await?;
-            ///     Ok::<_, tickwire::ws::Error>(tx)
-            /// });
-            /// assert_eq!(server.recv().await?, Some(Message::Text("order")));
+            /// use tickwire::ws::Message;
+            /// let (_rx, mut tx) = client.split();
+            /// tx.send_binary(&[7]).await?;
             /// assert_eq!(server.recv().await?, Some(Message::Binary(&[7])));
-            /// assert_eq!(server.recv().await?, Some(Message::Ping(b"p"))); // answered already
-            /// assert_eq!(server.recv().await?, Some(Message::Pong(b"q")));
-            /// server.send_text("fill").await?;
-            /// assert_eq!(rx.recv().await?, Some(Message::Pong(b"p"))); // the answer to our ping
-            /// assert_eq!(rx.recv().await?, Some(Message::Text("fill")));
-            /// let mut tx = writer.await.unwrap()?;
-            /// tx.close(CloseCode::NORMAL, "done").await?;
-            /// assert!(matches!(server.recv().await?, Some(Message::Close(_))));
             /// # Ok(())
             /// # }
             /// ```
@@ -336,27 +285,11 @@ macro_rules! halves {
             /// # #[tokio::main(flavor = "current_thread")]
             /// # async fn main() -> Result<(), tickwire::ws::Error> {
             /// # let (client, mut server) = tickwire::tokio::ws::doc_pair().await?;
-            /// use tickwire::ws::{CloseCode, Message};
-            ///
-            /// let (mut rx, mut tx) = client.split(); // one task reads, another writes
-            /// let writer = tokio::spawn(async move {
-            ///     tx.send_text("order").await?;
-            ///     tx.send_binary(&[7]).await?;
-            ///     tx.send_ping(b"p").await?;
-            ///     tx.send_pong(b"q").await?;
-            ///     tx.flush().await?;
-            ///     Ok::<_, tickwire::ws::Error>(tx)
-            /// });
-            /// assert_eq!(server.recv().await?, Some(Message::Text("order")));
-            /// assert_eq!(server.recv().await?, Some(Message::Binary(&[7])));
+            /// use tickwire::ws::Message;
+            /// let (mut rx, mut tx) = client.split();
+            /// tx.send_ping(b"p").await?;
             /// assert_eq!(server.recv().await?, Some(Message::Ping(b"p"))); // answered already
-            /// assert_eq!(server.recv().await?, Some(Message::Pong(b"q")));
-            /// server.send_text("fill").await?;
-            /// assert_eq!(rx.recv().await?, Some(Message::Pong(b"p"))); // the answer to our ping
-            /// assert_eq!(rx.recv().await?, Some(Message::Text("fill")));
-            /// let mut tx = writer.await.unwrap()?;
-            /// tx.close(CloseCode::NORMAL, "done").await?;
-            /// assert!(matches!(server.recv().await?, Some(Message::Close(_))));
+            /// assert_eq!(rx.recv().await?, Some(Message::Pong(b"p")));
             /// # Ok(())
             /// # }
             /// ```
@@ -370,27 +303,10 @@ macro_rules! halves {
             /// # #[tokio::main(flavor = "current_thread")]
             /// # async fn main() -> Result<(), tickwire::ws::Error> {
             /// # let (client, mut server) = tickwire::tokio::ws::doc_pair().await?;
-            /// use tickwire::ws::{CloseCode, Message};
-            ///
-            /// let (mut rx, mut tx) = client.split(); // one task reads, another writes
-            /// let writer = tokio::spawn(async move {
-            ///     tx.send_text("order").await?;
-            ///     tx.send_binary(&[7]).await?;
-            ///     tx.send_ping(b"p").await?;
-            ///     tx.send_pong(b"q").await?;
-            ///     tx.flush().await?;
-            ///     Ok::<_, tickwire::ws::Error>(tx)
-            /// });
-            /// assert_eq!(server.recv().await?, Some(Message::Text("order")));
-            /// assert_eq!(server.recv().await?, Some(Message::Binary(&[7])));
-            /// assert_eq!(server.recv().await?, Some(Message::Ping(b"p"))); // answered already
+            /// use tickwire::ws::Message;
+            /// let (_rx, mut tx) = client.split();
+            /// tx.send_pong(b"q").await?;
             /// assert_eq!(server.recv().await?, Some(Message::Pong(b"q")));
-            /// server.send_text("fill").await?;
-            /// assert_eq!(rx.recv().await?, Some(Message::Pong(b"p"))); // the answer to our ping
-            /// assert_eq!(rx.recv().await?, Some(Message::Text("fill")));
-            /// let mut tx = writer.await.unwrap()?;
-            /// tx.close(CloseCode::NORMAL, "done").await?;
-            /// assert!(matches!(server.recv().await?, Some(Message::Close(_))));
             /// # Ok(())
             /// # }
             /// ```
@@ -406,26 +322,11 @@ macro_rules! halves {
             /// # async fn main() -> Result<(), tickwire::ws::Error> {
             /// # let (client, mut server) = tickwire::tokio::ws::doc_pair().await?;
             /// use tickwire::ws::{CloseCode, Message};
-            ///
-            /// let (mut rx, mut tx) = client.split(); // one task reads, another writes
-            /// let writer = tokio::spawn(async move {
-            ///     tx.send_text("order").await?;
-            ///     tx.send_binary(&[7]).await?;
-            ///     tx.send_ping(b"p").await?;
-            ///     tx.send_pong(b"q").await?;
-            ///     tx.flush().await?;
-            ///     Ok::<_, tickwire::ws::Error>(tx)
-            /// });
-            /// assert_eq!(server.recv().await?, Some(Message::Text("order")));
-            /// assert_eq!(server.recv().await?, Some(Message::Binary(&[7])));
-            /// assert_eq!(server.recv().await?, Some(Message::Ping(b"p"))); // answered already
-            /// assert_eq!(server.recv().await?, Some(Message::Pong(b"q")));
-            /// server.send_text("fill").await?;
-            /// assert_eq!(rx.recv().await?, Some(Message::Pong(b"p"))); // the answer to our ping
-            /// assert_eq!(rx.recv().await?, Some(Message::Text("fill")));
-            /// let mut tx = writer.await.unwrap()?;
+            /// let (mut rx, mut tx) = client.split();
             /// tx.close(CloseCode::NORMAL, "done").await?;
-            /// assert!(matches!(server.recv().await?, Some(Message::Close(_))));
+            /// assert!(matches!(server.recv().await?, Some(Message::Close(_)))); // and echoed
+            /// assert!(matches!(rx.recv().await?, Some(Message::Close(_))));
+            /// assert_eq!(rx.recv().await?, None);
             /// # Ok(())
             /// # }
             /// ```
@@ -443,28 +344,10 @@ macro_rules! halves {
             /// ```
             /// # #[tokio::main(flavor = "current_thread")]
             /// # async fn main() -> Result<(), tickwire::ws::Error> {
-            /// # let (client, mut server) = tickwire::tokio::ws::doc_pair().await?;
-            /// use tickwire::ws::{CloseCode, Message};
-            ///
-            /// let (mut rx, mut tx) = client.split(); // one task reads, another writes
-            /// let writer = tokio::spawn(async move {
-            ///     tx.send_text("order").await?;
-            ///     tx.send_binary(&[7]).await?;
-            ///     tx.send_ping(b"p").await?;
-            ///     tx.send_pong(b"q").await?;
-            ///     tx.flush().await?;
-            ///     Ok::<_, tickwire::ws::Error>(tx)
-            /// });
-            /// assert_eq!(server.recv().await?, Some(Message::Text("order")));
-            /// assert_eq!(server.recv().await?, Some(Message::Binary(&[7])));
-            /// assert_eq!(server.recv().await?, Some(Message::Ping(b"p"))); // answered already
-            /// assert_eq!(server.recv().await?, Some(Message::Pong(b"q")));
-            /// server.send_text("fill").await?;
-            /// assert_eq!(rx.recv().await?, Some(Message::Pong(b"p"))); // the answer to our ping
-            /// assert_eq!(rx.recv().await?, Some(Message::Text("fill")));
-            /// let mut tx = writer.await.unwrap()?;
-            /// tx.close(CloseCode::NORMAL, "done").await?;
-            /// assert!(matches!(server.recv().await?, Some(Message::Close(_))));
+            /// # let (client, _server) = tickwire::tokio::ws::doc_pair().await?;
+            /// let (_rx, mut tx) = client.split();
+            /// tx.flush().await?; // nothing queued: returns at once
+            /// assert!(!tx.wants_write());
             /// # Ok(())
             /// # }
             /// ```
@@ -494,6 +377,80 @@ macro_rules! halves {
 
 halves!(ws::Client);
 halves!(ws::ServerConnection);
+
+impl WriteHalf<ws::ServerConnection> {
+    /// Send a prepared message (encoded once, shared by every connection it goes to):
+    /// the unsplit [`ServerConnection::send_prepared`](super::ServerConnection::send_prepared),
+    /// awaiting room and the socket within the write timeout.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::ws::Error> {
+    /// # let (mut client, server) = tickwire::tokio::ws::doc_pair().await?;
+    /// use tickwire::ws::{Message, PreparedMessage};
+    ///
+    /// let (_rx, mut tx) = server.split().await?;
+    /// let tick = PreparedMessage::text(r#"{"px":"101.5"}"#); // encoded once
+    /// for tx in [&mut tx] {
+    ///     tx.send_prepared(&tick).await?; // ... sent to every subscriber
+    /// }
+    /// assert_eq!(client.recv().await?, Some(Message::Text(r#"{"px":"101.5"}"#)));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn send_prepared(&mut self, msg: &PreparedMessage) -> Result<(), Error> {
+        self.send_with(|c| c.send_prepared(msg)).await
+    }
+
+    /// Send a prepared message without waiting, as the unsplit
+    /// [`ServerConnection::try_send_prepared`](super::ServerConnection::try_send_prepared):
+    /// what the socket takes now is written, the rest stays in the write buffer
+    /// ([`flush`](Self::flush) writes it); [`Error::Backpressure`] when the buffer has no
+    /// room (nothing queued). One task can so feed many subscribers' write halves without
+    /// waiting on the slowest, while each read half runs in a task of its own.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::ws::Error> {
+    /// # let (mut client, server) = tickwire::tokio::ws::doc_pair().await?;
+    /// use tickwire::ws::{Error, Message, PreparedMessage};
+    ///
+    /// let (_rx, tx) = server.split().await?;
+    /// let mut subscribers = vec![tx];
+    /// let tick = PreparedMessage::binary(&[1, 2, 3]);
+    /// for tx in &mut subscribers {
+    ///     match tx.try_send_prepared(&tick) {
+    ///         Ok(()) | Err(Error::Backpressure) => {} // a slow one skips this tick
+    ///         Err(e) => return Err(e),
+    ///     }
+    /// }
+    /// for tx in &mut subscribers {
+    ///     tx.flush().await?; // the rest, where a socket was full
+    /// }
+    /// assert_eq!(client.recv().await?, Some(Message::Binary(&[1, 2, 3])));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn try_send_prepared(&mut self, msg: &PreparedMessage) -> Result<(), Error> {
+        self.shared.lock().send_prepared(msg)
+    }
+
+    /// Whether [`send_prepared`](Self::send_prepared) sends `msg`'s shared frame; see the
+    /// blocking [`shares_prepared`](crate::ws::ServerConnection::shares_prepared).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), tickwire::ws::Error> {
+    /// # let (_client, server) = tickwire::tokio::ws::doc_pair().await?;
+    /// let (_rx, tx) = server.split().await?;
+    /// assert!(tx.shares_prepared(&tickwire::ws::PreparedMessage::text("tick")));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn shares_prepared(&self, msg: &PreparedMessage) -> bool {
+        self.shared.lock().shares_prepared(msg)
+    }
+}
 
 impl super::Client {
     /// Split into a read half and a write half, to receive in one task and send in
