@@ -74,10 +74,9 @@ pub trait Stream: Read + Write {
 
 impl Stream for TcpStream {
     fn stale(&mut self) -> io::Result<bool> {
-        self.set_nonblocking(true)?;
-        let mut b = [0u8; 1];
-        let r = self.peek(&mut b);
-        self.set_nonblocking(false)?;
+        // One system call: a non-blocking peek on the blocking socket (it runs before
+        // every reuse by default).
+        let r = peek_now(self);
         match r {
             // End of stream, or unsolicited bytes.
             Ok(_) => Ok(true),
@@ -107,6 +106,37 @@ impl Stream for TcpStream {
     fn rearm_quickack(&self) -> io::Result<()> {
         crate::socket::rearm_quickack(self)
     }
+}
+
+/// Peek at one byte without blocking (`MSG_PEEK | MSG_DONTWAIT`): `Ok(0)` at end of
+/// stream, `WouldBlock` when nothing arrived.
+#[cfg(unix)]
+fn peek_now(s: &TcpStream) -> io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    let mut b = [0u8; 1];
+    // SAFETY: `b` is a valid, writable one-byte buffer for the duration of the call, and
+    // the descriptor is the open socket `s` borrows.
+    let n = unsafe {
+        libc::recv(
+            s.as_raw_fd(),
+            b.as_mut_ptr().cast(),
+            1,
+            libc::MSG_PEEK | libc::MSG_DONTWAIT,
+        )
+    };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(n as usize)
+}
+
+/// Elsewhere: the socket goes non-blocking for the peek.
+#[cfg(not(unix))]
+fn peek_now(s: &TcpStream) -> io::Result<usize> {
+    s.set_nonblocking(true)?;
+    let r = s.peek(&mut [0u8; 1]);
+    s.set_nonblocking(false)?;
+    r
 }
 
 /// Opens streams to the server of a URL, with the timeouts given.
