@@ -442,7 +442,10 @@ macro_rules! builder_options {
 
             /// Fail the connection with `Error::DeadPeer` (closed locally as 1006, no
             /// close frame) when nothing was received for `t` (default: never). Pair it
-            /// with a shorter [`keepalive`](Self::keepalive).
+            /// with a shorter [`keepalive`](Self::keepalive). It bounds every wait of
+            /// the connection: a `recv`, and a send or flush stuck behind a peer that
+            /// stopped reading, which ends with `Error::DeadPeer` even without a
+            /// [`write_timeout`](Self::write_timeout).
             pub fn dead_peer_timeout(mut self, t: Option<std::time::Duration>) -> Self {
                 self.opts.dead_peer_timeout = t;
                 self

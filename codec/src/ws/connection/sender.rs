@@ -11,6 +11,7 @@ use core::time::Duration;
 
 use super::{ConnectionError, State, Timer};
 use crate::buf::WriteBuf;
+use crate::time::Instant;
 use crate::ws::frame::{MAX_CONTROL_PAYLOAD, OpCode, Role, header_len};
 use crate::ws::{CloseCode, FrameWriter, Masking, Message};
 
@@ -55,6 +56,25 @@ struct HeldClose {
     reason: Held,
 }
 
+/// The connection's clocks. They live in the sending half so that a send waiting for a
+/// peer that stopped reading is bounded by them too (the transport lends only this half
+/// while a received message borrows the reader).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Timers {
+    /// The opening handshake's deadline.
+    pub handshake: Option<Instant>,
+    /// Bytes arrived since the last `handle_timeout` (keepalive and dead peer re-arm).
+    pub rx: bool,
+    /// The next keepalive ping.
+    pub ping: Option<Instant>,
+    /// The dead-peer deadline.
+    pub dead: Option<Instant>,
+    pub keepalive: Option<Duration>,
+    pub dead_peer: Option<Duration>,
+    /// The latest instant the caller passed.
+    pub last_now: Instant,
+}
+
 /// Whether the write half should be shut once everything queued is out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Shutdown {
@@ -77,6 +97,7 @@ pub struct Sender<W, M> {
     auto_pong: bool,
     pub(super) close_timeout: Duration,
     pub(super) close_timer: Timer,
+    pub(super) timers: Timers,
     /// permessage-deflate's sending stream, once negotiated.
     #[cfg(feature = "deflate")]
     pub(super) deflate: Option<alloc::boxed::Box<super::deflate::Send>>,
@@ -86,7 +107,13 @@ pub struct Sender<W, M> {
 }
 
 impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
-    pub(super) fn new(writer: FrameWriter<M>, out: W, auto_pong: bool, close: Duration) -> Self {
+    pub(super) fn new(
+        writer: FrameWriter<M>,
+        out: W,
+        auto_pong: bool,
+        close: Duration,
+        timers: Timers,
+    ) -> Self {
         Sender {
             writer,
             out: WriteBuf::new(out),
@@ -98,6 +125,7 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
             auto_pong,
             close_timeout: close,
             close_timer: Timer::Off,
+            timers,
             #[cfg(feature = "deflate")]
             deflate: None,
             #[cfg(feature = "deflate")]
@@ -108,6 +136,73 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
     /// Where the connection stands.
     pub fn state(&self) -> State {
         self.state
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) should run next (`None`: no timer
+    /// runs); the same as the connection's
+    /// [`poll_timeout`](super::Connection::poll_timeout) once the handshake is over. A
+    /// driver whose send waits for the socket waits at most until then, so a peer that
+    /// stopped reading cannot hold a send longer than the dead-peer timeout.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let t = &self.timers;
+        match self.state {
+            State::Handshake => t.handshake,
+            State::Open => {
+                if t.keepalive.is_none() && t.dead_peer.is_none() {
+                    None
+                } else if t.rx {
+                    Some(t.last_now)
+                } else {
+                    earliest(t.ping, t.dead)
+                }
+            }
+            State::Closing => match self.close_timer {
+                Timer::Off => None,
+                Timer::Due => Some(t.last_now),
+                Timer::At(at) => Some(at),
+            },
+            State::Closed => None,
+        }
+    }
+
+    /// Time passed: enforce the close and dead-peer timeouts and queue a keepalive ping
+    /// when due (the opening handshake's timeout is the
+    /// [`Connection`](super::Connection)'s: a sending half exists only once it is over).
+    /// An error ends the connection; the write half then waits to be shut. A driver
+    /// calls it from a send that waited until [`poll_timeout`](Self::poll_timeout), as
+    /// [`Connection::handle_timeout`](super::Connection::handle_timeout) from a receive.
+    pub fn handle_timeout(&mut self, now: Instant) -> Result<(), ConnectionError> {
+        let t = &mut self.timers;
+        t.last_now = t.last_now.max(now);
+        match self.state {
+            State::Handshake | State::Closed => {}
+            State::Open => {
+                if core::mem::take(&mut t.rx) {
+                    t.ping = t.keepalive.map(|k| now + k);
+                    t.dead = t.dead_peer.map(|d| now + d);
+                }
+                if t.dead.is_some_and(|at| now >= at) {
+                    self.discard_output();
+                    self.finish(true);
+                    return Err(ConnectionError::DeadPeer);
+                }
+                if let (Some(at), Some(k)) = (t.ping, t.keepalive)
+                    && now >= at
+                {
+                    t.ping = Some(now + k);
+                    self.queue_keepalive();
+                }
+            }
+            State::Closing => match self.close_timer {
+                Timer::Due => self.close_timer = Timer::At(now + self.close_timeout),
+                Timer::At(at) if now >= at => {
+                    self.finish(true);
+                    return Err(ConnectionError::CloseTimeout);
+                }
+                _ => {}
+            },
+        }
+        Ok(())
     }
 
     /// Bytes queued for the peer and not yet written.
@@ -627,5 +722,13 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
             }
             _ => false,
         }
+    }
+}
+
+/// The earlier of two optional instants.
+fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }

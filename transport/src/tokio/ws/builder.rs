@@ -165,7 +165,9 @@ macro_rules! forward_options {
             }
 
             /// Fail the connection with `Error::DeadPeer` when nothing was received for
-            /// `t` (default: never; see the blocking builder).
+            /// `t` (default: never; see the blocking builder). It bounds sends and
+            /// flushes too: one stuck behind a peer that stopped reading ends with
+            /// `Error::DeadPeer`, with or without a write timeout.
             pub fn dead_peer_timeout(self, t: Option<std::time::Duration>) -> Self {
                 Self {
                     inner: self.inner.dead_peer_timeout(t),
