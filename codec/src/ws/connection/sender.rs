@@ -373,11 +373,19 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
         Ok(self.writer.write_binary(data, &mut self.out)?)
     }
 
-    /// A data message on a connection that negotiated permessage-deflate: compressed
-    /// (RSV1) at or above the threshold when the compressed size's bound fits, else as
-    /// it is (see [`super::deflate`]). Compressed once, then split into frames of at
-    /// most `fragment` payload bytes (`None`: the configured fragment size), RSV1 on
-    /// the first (RFC 7692 §6.1).
+    /// A data message on a connection that negotiated permessage-deflate (see
+    /// [`super::deflate`]): at or above the threshold it is compressed once, then sent
+    /// compressed (RSV1 on the first frame, RFC 7692 §6.1) only if that is smaller
+    /// than the message as it is; otherwise, and below the threshold, it goes out
+    /// uncompressed, which RFC 7692 allows for any message. Frames of at most
+    /// `fragment` payload bytes (`None`: the configured fragment size).
+    ///
+    /// Whether it is compressed never depends on the output buffer's room now: the
+    /// room is checked for what will be sent. When the compressed size's bound fits,
+    /// nothing can be refused after compressing; otherwise a refusal (the caller grows
+    /// the buffer, or writes out and retries) starts the compressor afresh, as does a
+    /// message sent uncompressed ([`Deflater::discard_last`]), so the compressor never
+    /// remembers what the peer did not inflate.
     #[cfg(feature = "deflate")]
     #[cold]
     #[inline(never)]
@@ -389,27 +397,60 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
     ) -> Result<(), ConnectionError> {
         use crate::ws::deflate::Deflater;
         let f = fragment.unwrap_or(self.writer.fragment_size());
+        let op = if text { OpCode::Text } else { OpCode::Binary };
         let compress = self
             .deflate
             .as_ref()
-            .is_some_and(|d| d.deflater.should_compress(data.len()))
-            && self
-                .room_for(
-                    self.writer
-                        .fragmented_len(Deflater::max_compressed_len(data.len()), f),
-                )
-                .is_ok();
-        if compress && let Some(d) = self.deflate.as_deref_mut() {
-            d.scratch.clear();
-            d.deflater.compress(data, &mut d.scratch)?;
-            return Ok(self.writer.write_compressed_fragmented(
-                text,
-                &d.scratch,
-                f,
-                &mut self.out,
-            )?);
+            .is_some_and(|d| d.deflater.should_compress(data.len()));
+        if !compress {
+            return self.send_plain(op, data, fragment);
         }
-        let op = if text { OpCode::Text } else { OpCode::Binary };
+        if self.state != State::Open {
+            // Refused before the compressor sees it.
+            return self.no_room(0);
+        }
+        let bound_fits = self
+            .room_for(
+                self.writer
+                    .fragmented_len(Deflater::max_compressed_len(data.len()), f),
+            )
+            .is_ok();
+        let Some(d) = self.deflate.as_deref_mut() else {
+            return self.send_plain(op, data, fragment);
+        };
+        d.scratch.clear();
+        d.deflater.compress(data, &mut d.scratch)?;
+        if d.scratch.len() >= data.len() {
+            // Not smaller: as it is, and the compressor forgets it.
+            d.deflater.discard_last();
+            return self.send_plain(op, data, fragment);
+        }
+        if !bound_fits {
+            let need = self.writer.fragmented_len(d.scratch.len(), f);
+            if let Err(e) = self.room_for(need) {
+                if let Some(d) = self.deflate.as_deref_mut() {
+                    d.deflater.discard_last();
+                }
+                return Err(e);
+            }
+        }
+        let Some(d) = self.deflate.as_deref() else {
+            return Err(ConnectionError::Encode(crate::ws::EncodeError::Compression));
+        };
+        Ok(self
+            .writer
+            .write_compressed_fragmented(text, &d.scratch, f, &mut self.out)?)
+    }
+
+    /// A data message as it is, in frames of at most `fragment` bytes (`None`: the
+    /// configured fragment size).
+    #[cfg(feature = "deflate")]
+    fn send_plain(
+        &mut self,
+        op: OpCode,
+        data: &[u8],
+        fragment: Option<usize>,
+    ) -> Result<(), ConnectionError> {
         if let Some(f) = fragment {
             return self.send_fragmented_plain(op, data, f);
         }
