@@ -17,12 +17,17 @@
 //! One message to many connections: [`PreparedMessage`] is encoded once and sent with
 //! [`ServerConnection::send_prepared`] on each.
 //!
+//! A client that stays connected: [`Reconnecting`] connects, runs a hook on every
+//! (re)connection (to subscribe), and on a lost connection reports the [`Cause`] and
+//! connects again after a [`Backoff`] with jitter.
+//!
 //! Buffers are allocated when a connection is set up, never per message; received
 //! messages borrow the read buffer ([`Message`]). A server connection's buffers start
 //! small and grow on demand up to the configured sizes, and an evented one gives the
 //! growth back when idle ([`ServerBuilder::initial_buffer_size`]).
 
 mod api;
+pub(crate) mod backoff;
 mod client;
 pub(crate) mod conn;
 mod doc_pair;
@@ -30,6 +35,7 @@ mod error;
 mod grow;
 pub(crate) mod options;
 mod prepared;
+mod reconnect;
 mod sender;
 mod server;
 pub(crate) mod stream;
@@ -37,10 +43,12 @@ mod upgrade;
 pub mod url;
 pub(crate) mod wait;
 
+pub use backoff::{Backoff, Schedule};
 pub use client::{Client, ClientBuilder};
 #[doc(hidden)]
 pub use doc_pair::doc_pair;
 pub use error::Error;
+pub use reconnect::{Cause, Disconnect, Event, Reconnecting, ReconnectingBuilder};
 pub use sender::Sender;
 pub use server::{Server, ServerBuilder, ServerConnection};
 pub use tickwire_codec::ws::handshake::HandshakeError;
