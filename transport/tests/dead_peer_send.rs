@@ -15,7 +15,9 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use tickwire::ws::{Client, Error, Message};
-use watchdog::{WATCHDOG, watchdog};
+#[cfg(feature = "tokio")]
+use watchdog::WATCHDOG;
+use watchdog::watchdog;
 
 const KEEPALIVE: Duration = Duration::from_millis(100);
 const DEAD_PEER: Duration = Duration::from_millis(400);
@@ -141,6 +143,7 @@ fn a_blocking_echo_from_recv_with_to_a_peer_that_stopped_reading_ends_as_dead_pe
     });
 }
 
+#[cfg(feature = "tokio")]
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -148,6 +151,7 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
+#[cfg(feature = "tokio")]
 async fn tokio_client(addr: SocketAddr) -> tickwire::tokio::ws::Client {
     tickwire::tokio::ws::Client::builder()
         .keepalive(Some(KEEPALIVE))
@@ -158,6 +162,7 @@ async fn tokio_client(addr: SocketAddr) -> tickwire::tokio::ws::Client {
         .unwrap()
 }
 
+#[cfg(feature = "tokio")]
 #[test]
 fn a_tokio_send_to_a_peer_that_stopped_reading_ends_as_dead_peer() {
     let (addr, hold) = silent_server(|_| {});
@@ -180,6 +185,7 @@ fn a_tokio_send_to_a_peer_that_stopped_reading_ends_as_dead_peer() {
     drop(hold);
 }
 
+#[cfg(feature = "tokio")]
 #[test]
 fn a_tokio_write_half_send_to_a_peer_that_stopped_reading_ends_as_dead_peer() {
     let (addr, hold) = silent_server(|_| {});

@@ -4,7 +4,7 @@
 //! peer). Each (re)connection runs the hook (the server sees the subscription again);
 //! each disconnect is reported with its cause. The waits are for events; the backoff is
 //! short so the tests run in milliseconds, and the watchdog turns a hang into a failure.
-#![cfg(all(feature = "tokio", unix))]
+#![cfg(unix)]
 
 mod watchdog;
 
@@ -15,7 +15,9 @@ use std::thread;
 use std::time::Duration;
 
 use tickwire::ws::{Backoff, Cause, ClientBuilder, Error, Event, Message, Reconnecting, Server};
-use watchdog::{WATCHDOG, watchdog};
+#[cfg(feature = "tokio")]
+use watchdog::WATCHDOG;
+use watchdog::watchdog;
 
 fn backoff() -> Backoff {
     Backoff {
@@ -199,6 +201,7 @@ fn blocking_reconnects_after_a_dead_peer() {
     });
 }
 
+#[cfg(feature = "tokio")]
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -206,6 +209,7 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
+#[cfg(feature = "tokio")]
 #[test]
 fn tokio_reconnects_to_a_server_killed_and_restarted() {
     use tickwire::tokio::ws::{ClientBuilder, Reconnecting};
@@ -273,6 +277,7 @@ fn tokio_reconnects_to_a_server_killed_and_restarted() {
     assert_eq!(subs.try_iter().collect::<Vec<_>>(), ["subscribe trades"; 2]);
 }
 
+#[cfg(feature = "tokio")]
 #[test]
 fn tokio_reconnects_after_a_dead_peer() {
     use tickwire::tokio::ws::Reconnecting;
