@@ -454,8 +454,10 @@ macro_rules! builder_options {
             /// permessage-deflate (RFC 7692; feature `deflate`): a client offers it
             /// with `config`'s parameters, a server accepts a client's offer with them.
             /// Compression is on when both sides agreed (the connection's `deflate()`);
-            /// messages from `config.threshold` bytes up then go out compressed, and
-            /// compressed messages are inflated within the message limit.
+            /// messages from `config.threshold` bytes up then go out compressed when that
+            /// makes them smaller (otherwise as they are: incompressible data costs no
+            /// extra byte), whatever the write buffer's size at the time, and compressed
+            /// messages are inflated within the message limit.
             #[cfg(feature = "deflate")]
             pub fn deflate(mut self, config: tickwire_codec::ws::deflate::DeflateConfig) -> Self {
                 self.opts.deflate = Some(config);
