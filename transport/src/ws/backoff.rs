@@ -128,11 +128,26 @@ impl Schedule {
     }
 
     /// The policy.
+    ///
+    /// ```
+    /// use tickwire::ws::{Backoff, Schedule};
+    ///
+    /// assert_eq!(Schedule::new(Backoff::default(), 1).backoff(), &Backoff::default());
+    /// ```
     pub fn backoff(&self) -> &Backoff {
         &self.backoff
     }
 
     /// Attempts that failed (or connections that did not last `reset_after`) in a row.
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use tickwire::ws::{Backoff, Schedule};
+    ///
+    /// let mut s = Schedule::new(Backoff::default(), 1);
+    /// s.next_attempt(None, Instant::now());
+    /// assert_eq!(s.failures(), 1);
+    /// ```
     pub fn failures(&self) -> u32 {
         self.failures
     }

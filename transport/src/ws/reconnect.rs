@@ -144,7 +144,12 @@ impl ReconnectingBuilder {
     }
 }
 
-/// A WebSocket client that reconnects (see the [module docs](self)).
+/// A WebSocket client that stays connected: it connects, runs the `on_connect` hook on
+/// every (re)connection (to subscribe), hands out what arrives, and when the connection
+/// is lost (a dead peer, a reset, a close, a failed connect) reports why
+/// ([`Event::Disconnected`] with its [`Cause`]) and connects again after a [`Backoff`]
+/// with jitter. Nothing is retried silently. `tickwire::tokio::ws::Reconnecting` is the
+/// same on tokio.
 ///
 /// ```
 /// use std::time::Duration;
@@ -350,6 +355,14 @@ impl Reconnecting {
     }
 
     /// The schedule (failures in a row, the policy).
+    ///
+    /// ```
+    /// use tickwire::ws::{ClientBuilder, Reconnecting};
+    ///
+    /// let feed = Reconnecting::builder(ClientBuilder::new()).connect("ws://127.0.0.1:9/")?;
+    /// assert_eq!(feed.schedule().failures(), 0);
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     pub fn schedule(&self) -> &Schedule {
         &self.schedule
     }

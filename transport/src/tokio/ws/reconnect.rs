@@ -109,8 +109,9 @@ impl ReconnectingBuilder {
     }
 }
 
-/// A WebSocket client that reconnects, on tokio (see the [module docs](self) and the
-/// blocking [`crate::ws::Reconnecting`]).
+/// A WebSocket client that stays connected, on tokio: the blocking
+/// [`crate::ws::Reconnecting`] with the same names, awaited (the backoff waits on a
+/// tokio timer, never a blocked thread; `recv` is cancellation-safe).
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -301,6 +302,14 @@ impl Reconnecting {
     }
 
     /// The schedule (failures in a row, the policy).
+    ///
+    /// ```
+    /// use tickwire::tokio::ws::{ClientBuilder, Reconnecting};
+    ///
+    /// let feed = Reconnecting::builder(ClientBuilder::new()).connect("ws://127.0.0.1:9/")?;
+    /// assert_eq!(feed.schedule().failures(), 0);
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// ```
     pub fn schedule(&self) -> &Schedule {
         &self.schedule
     }
