@@ -445,7 +445,9 @@ macro_rules! builder_options {
             /// with a shorter [`keepalive`](Self::keepalive). It bounds every wait of
             /// the connection: a `recv`, and a send or flush stuck behind a peer that
             /// stopped reading, which ends with `Error::DeadPeer` even without a
-            /// [`write_timeout`](Self::write_timeout).
+            /// [`write_timeout`](Self::write_timeout). (What the peer sends while a
+            /// send waits is read by the next receive: a peer that sends but reads
+            /// nothing of ours for `t` counts as dead too.)
             pub fn dead_peer_timeout(mut self, t: Option<std::time::Duration>) -> Self {
                 self.opts.dead_peer_timeout = t;
                 self
