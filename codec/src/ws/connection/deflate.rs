@@ -11,11 +11,12 @@
 //!   reusable buffer and framed with RSV1 when that makes it smaller; otherwise (and
 //!   below the threshold) it goes out as it is, which RFC 7692 allows for any message,
 //!   so incompressible data costs nothing on the wire. The output buffer's room never
-//!   decides: the room is checked for what will be sent. A message sent uncompressed,
-//!   or refused for room after it was compressed, starts the compressor afresh
-//!   ([`Deflater::discard_last`]): its window then holds less than the peer's, never
-//!   something the peer lacks. When the compressed size's bound fits the room, nothing
-//!   is refused after compressing and the context carries on.
+//!   decides: the room is checked for what will be sent. A message refused for room
+//!   after it was compressed keeps its compressed bytes (and a copy to recognise it):
+//!   sent again, it goes out without compressing twice, in the context it was
+//!   compressed in. A message sent uncompressed, or a refused one dropped for another,
+//!   starts the compressor afresh ([`Deflater::discard_last`]): its window then holds
+//!   less than the peer's, never something the peer lacks.
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
@@ -75,7 +76,14 @@ impl Recv {
 #[derive(Debug)]
 pub(super) struct Send {
     pub(super) deflater: Deflater,
+    /// The last message compressed; while `refused`, one refused for room, waiting to
+    /// be sent again.
     pub(super) scratch: Vec<u8>,
+    /// A copy of the refused message as it was given (compared with the next message,
+    /// byte for byte), and whether it was text; `None`: nothing refused waits.
+    refused: Option<(bool, Vec<u8>)>,
+    /// Storage of the last refused copy, kept for the next.
+    spare: Vec<u8>,
 }
 
 /// What a prepared message needs to know of the sending stream, copied out of it when
@@ -107,7 +115,43 @@ impl Send {
         Box::new(Send {
             deflater,
             scratch: Vec::new(),
+            refused: None,
+            spare: Vec::new(),
         })
+    }
+
+    /// Whether `data` is the message refused for room, sent again: its compressed
+    /// bytes in `scratch` are then still right (same bytes, same context).
+    pub(super) fn is_refused(&self, text: bool, data: &[u8]) -> bool {
+        matches!(&self.refused, Some((t, d)) if *t == text && d[..] == *data)
+    }
+
+    /// The message just compressed into `scratch` was refused for room: keep it for a
+    /// retry (the compressor's context already holds it).
+    pub(super) fn keep_refused(&mut self, text: bool, data: &[u8]) {
+        if self.is_refused(text, data) {
+            return;
+        }
+        let mut copy = core::mem::take(&mut self.spare);
+        copy.clear();
+        copy.extend_from_slice(data);
+        self.refused = Some((text, copy));
+    }
+
+    /// Another message comes first: the refused one is dropped, and the compressor
+    /// forgets it.
+    pub(super) fn forget_refused(&mut self) {
+        if let Some((_, copy)) = self.refused.take() {
+            self.spare = copy;
+            self.deflater.discard_last();
+        }
+    }
+
+    /// `scratch` goes out now.
+    pub(super) fn sent(&mut self) {
+        if let Some((_, copy)) = self.refused.take() {
+            self.spare = copy;
+        }
     }
 }
 
@@ -594,6 +638,61 @@ mod tests {
             assert!(frames_any(s.transmit())[0].1);
             pump(&mut s, &mut c);
             assert!(c.poll_message() == Ok(Some(Message::Text(&text))));
+        }
+    }
+
+    /// A message refused for room after it was compressed goes out, when sent again,
+    /// as compressed then: the same bytes a connection with room would have sent (the
+    /// context it was compressed in is kept, and it is not compressed twice). Another
+    /// message sent instead makes the compressor forget the refused one; the peer
+    /// inflates everything right either way.
+    #[test]
+    fn a_refused_message_keeps_its_context_and_is_compressed_once() {
+        let cfg = DeflateConfig::default();
+        let big = settings(Some(cfg), 1 << 16);
+        let (b, a, c) = (json(3000, 1), json(30_000, 1), json(20_000, 5));
+        // What a server with room sends: `b`, then `a` referring back into it.
+        let (_c2, mut s2) = pair(big.clone(), big.clone());
+        s2.send_text(&b).unwrap();
+        s2.handle_written(s2.transmit().len());
+        s2.send_text(&a).unwrap();
+        let with_room = s2.transmit().to_vec();
+        // A server whose buffer is too small for `a` compressed.
+        let (mut cl, mut s) = pair(big.clone(), big);
+        s.send_text(&b).unwrap();
+        pump(&mut s, &mut cl);
+        assert!(cl.poll_message() == Ok(Some(Message::Text(&b))));
+        s.replace_write_storage(vec![0; 1024]).unwrap();
+        let need = match s.send_text(&a) {
+            Err(ConnectionError::MessageTooLarge { len, .. }) => len,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            need,
+            with_room.len(),
+            "asked for the compressed frame's size"
+        );
+        s.replace_write_storage(vec![0; need + CONTROL_ROOM])
+            .unwrap();
+        s.send_text(&a).unwrap();
+        assert_eq!(
+            s.transmit(),
+            &with_room[..],
+            "the frame a server with room sends"
+        );
+        pump(&mut s, &mut cl);
+        assert!(cl.poll_message() == Ok(Some(Message::Text(&a))));
+        // Refused again, then another message instead: the refused one is forgotten.
+        s.replace_write_storage(vec![0; 1024]).unwrap();
+        assert!(matches!(
+            s.send_text(&a),
+            Err(ConnectionError::MessageTooLarge { .. })
+        ));
+        s.replace_write_storage(vec![0; 1 << 16]).unwrap();
+        for m in [&c, &a, &b] {
+            s.send_text(m).unwrap();
+            pump(&mut s, &mut cl);
+            assert!(cl.poll_message() == Ok(Some(Message::Text(m))));
         }
     }
 }

@@ -381,11 +381,13 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
     /// `fragment` payload bytes (`None`: the configured fragment size).
     ///
     /// Whether it is compressed never depends on the output buffer's room now: the
-    /// room is checked for what will be sent. When the compressed size's bound fits,
-    /// nothing can be refused after compressing; otherwise a refusal (the caller grows
-    /// the buffer, or writes out and retries) starts the compressor afresh, as does a
-    /// message sent uncompressed ([`Deflater::discard_last`]), so the compressor never
-    /// remembers what the peer did not inflate.
+    /// room is checked for what will be sent. A message refused for room after it was
+    /// compressed keeps its compressed bytes: sent again (the caller grew the buffer,
+    /// or wrote out, and retries), it goes out as compressed then, against the context
+    /// it was compressed in, without compressing twice. Any other message first makes
+    /// the compressor forget the refused one, as a message sent uncompressed does
+    /// ([`Deflater::discard_last`]): the compressor never remembers what the peer did
+    /// not inflate.
     #[cfg(feature = "deflate")]
     #[cold]
     #[inline(never)]
@@ -395,7 +397,6 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
         data: &[u8],
         fragment: Option<usize>,
     ) -> Result<(), ConnectionError> {
-        use crate::ws::deflate::Deflater;
         let f = fragment.unwrap_or(self.writer.fragment_size());
         let op = if text { OpCode::Text } else { OpCode::Binary };
         let compress = self
@@ -409,34 +410,35 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
             // Refused before the compressor sees it.
             return self.no_room(0);
         }
-        let bound_fits = self
-            .room_for(
-                self.writer
-                    .fragmented_len(Deflater::max_compressed_len(data.len()), f),
-            )
-            .is_ok();
         let Some(d) = self.deflate.as_deref_mut() else {
             return self.send_plain(op, data, fragment);
         };
-        d.scratch.clear();
-        d.deflater.compress(data, &mut d.scratch)?;
-        if d.scratch.len() >= data.len() {
-            // Not smaller: as it is, and the compressor forgets it.
-            d.deflater.discard_last();
-            return self.send_plain(op, data, fragment);
-        }
-        if !bound_fits {
-            let need = self.writer.fragmented_len(d.scratch.len(), f);
-            if let Err(e) = self.room_for(need) {
-                if let Some(d) = self.deflate.as_deref_mut() {
-                    d.deflater.discard_last();
-                }
-                return Err(e);
+        if !d.is_refused(text, data) {
+            d.forget_refused();
+            d.scratch.clear();
+            d.deflater.compress(data, &mut d.scratch)?;
+            if d.scratch.len() >= data.len() {
+                // Not smaller: as it is, and the compressor forgets it.
+                d.deflater.discard_last();
+                return self.send_plain(op, data, fragment);
             }
         }
-        let Some(d) = self.deflate.as_deref() else {
+        let need = self.writer.fragmented_len(d.scratch.len(), f);
+        if let Err(e) = self.room_for(need) {
+            if let Some(d) = self.deflate.as_deref_mut() {
+                match e {
+                    ConnectionError::Backpressure | ConnectionError::MessageTooLarge { .. } => {
+                        d.keep_refused(text, data)
+                    }
+                    _ => d.forget_refused(),
+                }
+            }
+            return Err(e);
+        }
+        let Some(d) = self.deflate.as_deref_mut() else {
             return Err(ConnectionError::Encode(crate::ws::EncodeError::Compression));
         };
+        d.sent();
         Ok(self
             .writer
             .write_compressed_fragmented(text, &d.scratch, f, &mut self.out)?)
