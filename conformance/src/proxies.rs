@@ -134,4 +134,10 @@ impl Microsocks {
     pub fn addr(&self) -> SocketAddr {
         self.process.addr()
     }
+
+    /// What it logged so far: a line `client[N] IP: connected to TARGET:PORT` for
+    /// each tunnel, TARGET as it was asked for (an address, or the name it resolved).
+    pub fn log_text(&self) -> String {
+        self.process.log_text()
+    }
 }

@@ -2,9 +2,10 @@
 //! Debian's tinyproxy (HTTP `CONNECT`, Basic auth) and microsocks (SOCKS5, with and
 //! without username/password). Through each: `ws://` and `wss://` to tickwire's own
 //! server, `http://` and `https://` REST requests to nginx, blocking and on tokio, and
-//! the pool. Targets are named `localhost`, so the proxy resolves them. Refusals (a
-//! wrong password: 407 from tinyproxy, a failed RFC 1929 login from microsocks) are
-//! typed errors naming the proxy.
+//! the pool. Targets are named `localhost`: through `socks5h://` and HTTP the proxy
+//! resolves them, through `socks5://` tickwire does and sends the address (microsocks'
+//! log shows which it was asked for). Refusals (a wrong password: 407 from tinyproxy, a
+//! failed RFC 1929 login from microsocks) are typed errors naming the proxy.
 
 use std::net::SocketAddr;
 use std::thread;
@@ -33,6 +34,10 @@ fn proxies(test: &str) -> Option<Proxies> {
     let list = vec![
         ("tinyproxy", Proxy::http(&tiny.url()).unwrap()),
         ("microsocks", Proxy::socks5(&socks.url()).unwrap()),
+        (
+            "microsocks socks5h",
+            Proxy::socks5(&socks.url().replace("socks5://", "socks5h://")).unwrap(),
+        ),
         ("microsocks+auth", Proxy::socks5(&socks_auth.url()).unwrap()),
     ];
     Some(Proxies {
@@ -240,6 +245,50 @@ fn tokio_ws_and_rest_through_each_proxy() {
                 .unwrap();
             assert_eq!(resp.body(), Nginx::SMALL.as_bytes());
         });
+    }
+}
+
+/// microsocks is asked for `127.0.0.1` through `socks5://` (resolved here) and for
+/// `localhost` through `socks5h://` (the name), blocking and on tokio.
+#[test]
+fn socks5_sends_microsocks_an_address_and_socks5h_the_name() {
+    let test = "socks5_sends_microsocks_an_address_and_socks5h_the_name";
+    let Some(socks) = skip_or_fail(test, Microsocks::start(None)) else {
+        return;
+    };
+    let local = Proxy::socks5(&socks.url()).unwrap();
+    let remote = Proxy::socks5(&socks.url().replace("socks5://", "socks5h://")).unwrap();
+    assert_eq!(
+        (local.kind(), remote.kind()),
+        (ProxyKind::Socks5, ProxyKind::Socks5h)
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    for (proxy, asked) in [(local, "127.0.0.1"), (remote, "localhost")] {
+        let (port, h) = echo_server(None, 2);
+        let url = format!("ws://localhost:{port}/");
+        let mut c = ws::ClientBuilder::new()
+            .proxy(proxy.clone())
+            .connect(&url)
+            .unwrap_or_else(|e| panic!("{asked}: {e}"));
+        ws_roundtrip(&mut c, asked);
+        rt.block_on(async {
+            let mut c = tickwire::tokio::ws::ClientBuilder::new()
+                .proxy(proxy.clone())
+                .connect(&url)
+                .await
+                .unwrap_or_else(|e| panic!("{asked}: {e}"));
+            c.send_text(asked).await.unwrap();
+            assert_eq!(c.recv().await.unwrap(), Some(Message::Text(asked)));
+            c.close(ws::CloseCode::NORMAL, "").await.unwrap();
+            while c.recv().await.unwrap().is_some() {}
+        });
+        h.join().unwrap();
+        let line = format!("connected to {asked}:{port}");
+        let log = socks.log_text();
+        assert_eq!(log.matches(&line).count(), 2, "{line:?} twice in:\n{log}");
     }
 }
 

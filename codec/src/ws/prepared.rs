@@ -69,6 +69,10 @@ pub struct PreparedMessage {
 pub(crate) struct CompressedFrame {
     pub(crate) frame: Arc<[u8]>,
     pub(crate) window_bits: u8,
+    /// Compressing did not make the payload smaller: every connection sends the
+    /// uncompressed frame (RFC 7692 allows it for any message, and it leaves each
+    /// connection's compressor as it was).
+    pub(crate) plain: bool,
 }
 
 impl PreparedMessage {
@@ -121,7 +125,9 @@ impl PreparedMessage {
     /// `server_max_window_bits` window, for the connections that negotiated
     /// permessage-deflate without server context takeover (see the
     /// [module docs](self#permessage-deflate-feature-deflate)). Allocates a compressor
-    /// for the call (about 64 KiB at 15 bits).
+    /// for the call (about 64 KiB at 15 bits). A payload that does not get smaller
+    /// keeps only its uncompressed frame, which every connection then sends as it is,
+    /// whatever it negotiated ([`compressed_frame`](Self::compressed_frame) is `None`).
     #[cfg(feature = "deflate")]
     pub fn with_deflate(
         mut self,
@@ -131,12 +137,21 @@ impl PreparedMessage {
         let mut z = Deflater::new(config.server_max_window_bits, true, config.level, 0);
         let mut payload = alloc::vec::Vec::new();
         z.compress(self.payload(), &mut payload)?;
+        if payload.len() >= self.payload().len() {
+            self.compressed = Some(CompressedFrame {
+                frame: self.frame.clone(),
+                window_bits: z.window_bits(),
+                plain: true,
+            });
+            return Ok(self);
+        }
         let mut frame = vec![0u8; header_len(payload.len(), false) + payload.len()];
         let n = FrameWriter::server().encode_compressed(self.text, &payload, &mut frame)?;
         frame.truncate(n);
         self.compressed = Some(CompressedFrame {
             frame: frame.into(),
             window_bits: z.window_bits(),
+            plain: false,
         });
         Ok(self)
     }
@@ -144,7 +159,10 @@ impl PreparedMessage {
     /// The compressed frame, if [`with_deflate`](Self::with_deflate) made one.
     #[cfg(feature = "deflate")]
     pub fn compressed_frame(&self) -> Option<&[u8]> {
-        self.compressed.as_ref().map(|c| &*c.frame)
+        self.compressed
+            .as_ref()
+            .filter(|c| !c.plain)
+            .map(|c| &*c.frame)
     }
 
     /// The compressed frame, if it is valid for a connection that sends with
@@ -157,6 +175,9 @@ impl PreparedMessage {
         no_context_takeover: bool,
     ) -> Option<&[u8]> {
         let c = self.compressed.as_ref()?;
+        if c.plain {
+            return Some(&self.frame);
+        }
         let fits =
             c.window_bits <= window_bits || self.payload().len() <= 1usize << window_bits.min(15);
         (no_context_takeover && fits).then_some(&*c.frame)

@@ -154,7 +154,10 @@ impl ProxyRules {
     /// `http://`, `all_proxy` / `ALL_PROXY` for either when its own is unset, and
     /// `no_proxy` / `NO_PROXY` for targets that go direct (the lowercase form wins when
     /// both are set, as with curl). A value that is not a proxy URL
-    /// ([`Proxy::parse`]) is an error.
+    /// ([`Proxy::parse`]) is an error. Each value's scheme picks the protocol, as in
+    /// curl: `http://` (or none) for `CONNECT`, `socks5://` for SOCKS5 with target
+    /// names resolved here, `socks5h://` for SOCKS5 with names resolved by the proxy
+    /// (`ALL_PROXY=socks5h://127.0.0.1:1080`).
     ///
     /// ```
     /// use tickwire::proxy::ProxyRules;
@@ -228,6 +231,20 @@ mod tests {
         assert_eq!(r.for_target("h", 443, true).unwrap().host(), "sec");
         let plain = r.for_target("h", 80, false).unwrap();
         assert_eq!((plain.host(), plain.kind()), ("all", ProxyKind::Socks5));
+        // socks5h:// in any of the variables: the proxy resolves the names.
+        let r = ProxyRules::from_vars(vars(&[
+            ("all_proxy", "socks5h://all:1080"),
+            ("HTTPS_PROXY", "socks5://sec:1080"),
+        ]))
+        .unwrap();
+        assert_eq!(
+            r.for_target("h", 80, false).unwrap().kind(),
+            ProxyKind::Socks5h
+        );
+        assert_eq!(
+            r.for_target("h", 443, true).unwrap().kind(),
+            ProxyKind::Socks5
+        );
         // Lowercase wins over uppercase.
         let r = ProxyRules::from_vars(vars(&[
             ("http_proxy", "http://lower:1"),

@@ -96,7 +96,7 @@ impl fmt::Display for ProxyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let what = match self.protocol {
             ProxyKind::Http => "HTTP proxy",
-            ProxyKind::Socks5 => "SOCKS5 proxy",
+            ProxyKind::Socks5 | ProxyKind::Socks5h => "SOCKS5 proxy",
         };
         write!(f, "{what} {}", self.proxy)?;
         if !self.target.is_empty() {
@@ -115,7 +115,7 @@ impl fmt::Display for ProxyError {
                         "Proxy Authentication Required"
                     }
                 ),
-                ProxyKind::Socks5 => {
+                ProxyKind::Socks5 | ProxyKind::Socks5h => {
                     write!(f, "username/password refused (status {status})")
                 }
             },
@@ -158,6 +158,13 @@ fn socks_reply(code: u8) -> &'static str {
 }
 
 impl ProxyErrorKind {
+    /// A SOCKS5 refusal that concerns the address asked for (network or host
+    /// unreachable, connection refused, TTL expired): a target resolved here to several
+    /// addresses goes on with the next one.
+    pub(crate) fn tries_next_address(&self) -> bool {
+        matches!(self, ProxyErrorKind::SocksReply(3..=6))
+    }
+
     /// A socket error during the handshake (a reset is the proxy closing on us).
     pub(crate) fn from_io(e: &io::Error) -> ProxyErrorKind {
         match e.kind() {

@@ -4,7 +4,10 @@
 //! exchange then run through it exactly as over a direct connection.
 //!
 //! - [`Proxy`]: one proxy (`Proxy::http("http://user:pw@10.0.0.1:3128")?`,
-//!   `Proxy::socks5("socks5://127.0.0.1:1080")?`), given to a builder's `.proxy(..)`;
+//!   `Proxy::socks5("socks5://127.0.0.1:1080")?`), given to a builder's `.proxy(..)`.
+//!   `socks5://` resolves the target's name here and sends the proxy its address;
+//!   `socks5h://` sends the name for the proxy to resolve (curl's and reqwest's
+//!   convention: DNS goes where the scheme says);
 //! - [`ProxyRules`]: which proxy serves which target; a builder's `.proxy_from_env()`
 //!   reads them from `HTTPS_PROXY` / `HTTP_PROXY` / `ALL_PROXY` / `NO_PROXY` (and the
 //!   lowercase forms), never without being asked;
@@ -29,8 +32,19 @@ use std::fmt;
 pub enum ProxyKind {
     /// HTTP/1.1 `CONNECT host:port` (plain TCP to the proxy).
     Http,
-    /// SOCKS5 (RFC 1928), the target's name resolved by the proxy.
+    /// SOCKS5 (RFC 1928), `socks5://`: the target's name is resolved here and the
+    /// proxy is sent its address (ATYP 1 or 4), as curl and reqwest do.
     Socks5,
+    /// SOCKS5 with the name resolved by the proxy, `socks5h://`: the target's name is
+    /// sent as it is (ATYP 3), and no DNS query leaves this host for it.
+    Socks5h,
+}
+
+impl ProxyKind {
+    /// SOCKS5, whoever resolves the name.
+    pub fn is_socks5(self) -> bool {
+        matches!(self, ProxyKind::Socks5 | ProxyKind::Socks5h)
+    }
 }
 
 /// One proxy: its protocol, address and credentials.
@@ -93,14 +107,22 @@ impl Proxy {
     }
 
     /// A SOCKS5 proxy: `socks5://[user:password@]host[:port]` or `socks5h://...`
-    /// (port 1080 by default; the scheme may be left out). Target host names are
-    /// always sent to the proxy to resolve (both schemes behave as `socks5h`).
+    /// (port 1080 by default; the scheme may be left out, meaning `socks5://`).
+    ///
+    /// The scheme says who resolves the target's host name, as in curl and reqwest:
+    /// with `socks5://` ([`ProxyKind::Socks5`]) it is resolved here and the proxy is
+    /// sent the address (the first the resolver gives); with `socks5h://`
+    /// ([`ProxyKind::Socks5h`]) the name goes to the proxy, which resolves it (use it
+    /// when only the proxy's side can resolve the target, or DNS must not leave this
+    /// host). An IP address target is sent as such either way.
     ///
     /// ```
     /// use tickwire::proxy::{Proxy, ProxyKind};
     ///
-    /// let proxy = Proxy::socks5("socks5h://127.0.0.1")?; // port 1080 by default
-    /// assert_eq!((proxy.kind(), proxy.port()), (ProxyKind::Socks5, 1080));
+    /// let proxy = Proxy::socks5("socks5://127.0.0.1")?; // port 1080 by default
+    /// assert_eq!((proxy.kind(), proxy.port()), (ProxyKind::Socks5, 1080)); // names resolved here
+    /// let remote_dns = Proxy::socks5("socks5h://127.0.0.1:1080")?;
+    /// assert_eq!(remote_dns.kind(), ProxyKind::Socks5h); // names resolved by the proxy
     /// let rest = tickwire::rest::Client::builder().proxy(proxy);
     /// # Ok::<(), tickwire::proxy::ProxyUrlError>(())
     /// ```
@@ -116,6 +138,7 @@ impl Proxy {
     /// use tickwire::proxy::{Proxy, ProxyKind};
     ///
     /// assert_eq!(Proxy::parse("socks5://10.0.0.1:1081")?.kind(), ProxyKind::Socks5);
+    /// assert_eq!(Proxy::parse("socks5h://10.0.0.1:1081")?.kind(), ProxyKind::Socks5h);
     /// assert_eq!(Proxy::parse("proxy.internal:3128")?.kind(), ProxyKind::Http); // as curl reads it
     /// # Ok::<(), tickwire::proxy::ProxyUrlError>(())
     /// ```
@@ -130,10 +153,11 @@ impl Proxy {
             Some((scheme, rest)) => {
                 let kind = match scheme.to_ascii_lowercase().as_str() {
                     "http" => ProxyKind::Http,
-                    "socks5" | "socks5h" => ProxyKind::Socks5,
+                    "socks5" => ProxyKind::Socks5,
+                    "socks5h" => ProxyKind::Socks5h,
                     other => return Err(ProxyUrlError::Scheme(other.to_owned())),
                 };
-                if want.is_some_and(|w| w != kind) {
+                if want.is_some_and(|w| w.is_socks5() != kind.is_socks5()) {
                     return Err(ProxyUrlError::Scheme(scheme.to_owned()));
                 }
                 (kind, rest)
@@ -153,7 +177,7 @@ impl Proxy {
         };
         let default_port = match kind {
             ProxyKind::Http => 80,
-            ProxyKind::Socks5 => 1080,
+            ProxyKind::Socks5 | ProxyKind::Socks5h => 1080,
         };
         let (host, port) = split_host_port(hostport, default_port).ok_or_else(malformed)?;
         Ok(Proxy {
@@ -189,11 +213,45 @@ impl Proxy {
         self.auth.as_ref().map(|(u, p)| (u.as_str(), p.as_str()))
     }
 
-    /// The handshake that opens a tunnel through this proxy to `host:port`.
+    /// Whether the connector must resolve `host` itself and give [`tunnel`](Self::tunnel)
+    /// an address: a host name through a `socks5://` proxy.
+    pub(crate) fn resolves_here(&self, host: &str) -> bool {
+        self.kind == ProxyKind::Socks5 && bare_host(host).parse::<std::net::IpAddr>().is_err()
+    }
+
+    /// What to ask the proxy to connect to, in turn: `host` itself, or, when the name
+    /// was resolved here ([`resolves_here`](Self::resolves_here)), each of `resolved`
+    /// (their IP addresses, once each, in the resolver's order). A tunnel refused for
+    /// one address ([`ProxyErrorKind::tries_next_address`]) goes on with the next, as a
+    /// direct connection tries each address.
+    pub(crate) fn tunnel_targets(
+        &self,
+        host: &str,
+        resolved: Option<&[std::net::SocketAddr]>,
+    ) -> Vec<String> {
+        match resolved {
+            Some(addrs) if !addrs.is_empty() => {
+                let mut ips: Vec<std::net::IpAddr> = Vec::with_capacity(addrs.len());
+                for a in addrs {
+                    if !ips.contains(&a.ip()) {
+                        ips.push(a.ip());
+                    }
+                }
+                ips.iter().map(ToString::to_string).collect()
+            }
+            _ => vec![host.to_owned()],
+        }
+    }
+
+    /// The handshake that opens a tunnel through this proxy to `host:port` (for a
+    /// `socks5://` proxy, `host` is the address the connector resolved: see
+    /// [`resolves_here`](Self::resolves_here)).
     pub(crate) fn tunnel(&self, host: &str, port: u16) -> tunnel::Tunnel {
         match self.kind {
             ProxyKind::Http => tunnel::Tunnel::http_connect(host, port, self.auth()),
-            ProxyKind::Socks5 => tunnel::Tunnel::socks5(host, port, self.auth()),
+            ProxyKind::Socks5 | ProxyKind::Socks5h => {
+                tunnel::Tunnel::socks5(bare_host(host), port, self.auth())
+            }
         }
     }
 
@@ -247,6 +305,13 @@ macro_rules! proxy_options {
 
 pub(crate) use proxy_options;
 
+/// A host without the brackets of an IPv6 literal.
+fn bare_host(host: &str) -> &str {
+    host.strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host)
+}
+
 /// `host:port`, IPv6 in brackets.
 pub(crate) fn join_host_port(host: &str, port: u16) -> String {
     if host.contains(':') {
@@ -295,6 +360,37 @@ mod tests {
     use super::*;
 
     #[test]
+    fn tunnel_targets_are_each_address_once_or_the_name() {
+        let local = Proxy::socks5("socks5://127.0.0.1:1080").unwrap();
+        let addrs: Vec<std::net::SocketAddr> = ["[::1]:80", "127.0.0.1:80", "[::1]:80"]
+            .iter()
+            .map(|a| a.parse().unwrap())
+            .collect();
+        assert_eq!(
+            local.tunnel_targets("localhost", Some(&addrs)),
+            ["::1", "127.0.0.1"]
+        );
+        assert_eq!(local.tunnel_targets("h", None), ["h"]);
+    }
+
+    /// `socks5://` resolves names here (the connector hands the tunnel an address),
+    /// `socks5h://` sends them; IP literals are sent as addresses by both.
+    #[test]
+    fn who_resolves_the_target() {
+        let local = Proxy::socks5("socks5://127.0.0.1:1080").unwrap();
+        let remote = Proxy::socks5("socks5h://127.0.0.1:1080").unwrap();
+        assert!(local.resolves_here("example.com"));
+        assert!(!local.resolves_here("10.0.0.1"));
+        assert!(!local.resolves_here("[::1]"));
+        assert!(!remote.resolves_here("example.com"));
+        assert!(
+            !Proxy::http("http://p:1")
+                .unwrap()
+                .resolves_here("example.com")
+        );
+    }
+
+    #[test]
     fn parses_http_and_socks_urls() {
         let p = Proxy::http("http://user:p%40ss@127.0.0.1:8888/").unwrap();
         assert_eq!(p.kind(), ProxyKind::Http);
@@ -303,7 +399,7 @@ mod tests {
         let p = Proxy::socks5("socks5h://[::1]").unwrap();
         assert_eq!(
             (p.kind(), p.host(), p.port()),
-            (ProxyKind::Socks5, "::1", 1080)
+            (ProxyKind::Socks5h, "::1", 1080)
         );
         assert_eq!(p.addr(), "[::1]:1080");
         assert_eq!(p.auth(), None);
@@ -313,6 +409,13 @@ mod tests {
             Proxy::parse("SOCKS5://h:9").unwrap().kind(),
             ProxyKind::Socks5
         );
+        assert_eq!(
+            Proxy::parse("SOCKS5H://h:9").unwrap().kind(),
+            ProxyKind::Socks5h
+        );
+        assert_eq!(Proxy::socks5("h:9").unwrap().kind(), ProxyKind::Socks5);
+        assert!(Proxy::http("socks5h://h:1").is_err());
+        assert!(Proxy::socks5("http://h:1").is_err());
         // The password never shows in Debug.
         let p = Proxy::http("http://u:secret@h:1").unwrap();
         assert!(!format!("{p:?}").contains("secret"));

@@ -69,15 +69,29 @@ pub(crate) fn dial(
     let Some(proxy) = rules.and_then(|r| r.for_target(host, port, secure)) else {
         return connect_any(host, port, opts, deadline);
     };
-    let mut tcp = connect_any(proxy.host(), proxy.port(), opts, deadline)
-        .map_err(|e| DialError::Proxy(proxy_connect_error(proxy, e, host, port)))?;
-    let result = drive(&mut tcp, proxy.tunnel(host, port), deadline);
-    result.map_err(|k| DialError::Proxy(proxy.error(k, host, port)))?;
-    let reset =
-        |e: io::Error| DialError::Proxy(proxy.error(ProxyErrorKind::from_io(&e), host, port));
-    tcp.set_read_timeout(None).map_err(reset)?;
-    tcp.set_write_timeout(None).map_err(reset)?;
-    Ok(tcp)
+    // socks5://: the target's name is resolved here and each address asked for in turn.
+    let resolved = match proxy.resolves_here(host) {
+        true => Some(DialError::resolved(host, (host, port).to_socket_addrs())?),
+        false => None,
+    };
+    let mut refused = ProxyErrorKind::Closed;
+    for target in proxy.tunnel_targets(host, resolved.as_deref()) {
+        let mut tcp = connect_any(proxy.host(), proxy.port(), opts, deadline)
+            .map_err(|e| DialError::Proxy(proxy_connect_error(proxy, e, host, port)))?;
+        match drive(&mut tcp, proxy.tunnel(&target, port), deadline) {
+            Ok(()) => {
+                let reset = |e: io::Error| {
+                    DialError::Proxy(proxy.error(ProxyErrorKind::from_io(&e), host, port))
+                };
+                tcp.set_read_timeout(None).map_err(reset)?;
+                tcp.set_write_timeout(None).map_err(reset)?;
+                return Ok(tcp);
+            }
+            Err(k) if k.tries_next_address() => refused = k,
+            Err(k) => return Err(DialError::Proxy(proxy.error(k, host, port))),
+        }
+    }
+    Err(DialError::Proxy(proxy.error(refused, host, port)))
 }
 
 /// Failing to reach the proxy itself is a proxy error (it names the proxy, and the

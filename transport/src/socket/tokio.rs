@@ -27,19 +27,35 @@ pub(crate) async fn dial(
     let Some(proxy) = rules.and_then(|r| r.for_target(host, port, secure)) else {
         return bounded(deadline, (host, port), connect_any(host, port, opts)).await;
     };
-    let target = (proxy.host(), proxy.port());
-    let tcp = bounded(deadline, target, connect_any(target.0, target.1, opts))
-        .await
-        .map_err(|e| DialError::Proxy(proxy_connect_error(proxy, e, host, port)))?;
-    let handshake = drive(&tcp, proxy.tunnel(host, port));
-    let result = match deadline {
-        None => handshake.await,
-        Some(d) => ::tokio::time::timeout_at(d.into(), handshake)
-            .await
-            .unwrap_or(Err(ProxyErrorKind::Timeout)),
+    // socks5://: the target's name is resolved here and each address asked for in turn.
+    let resolved = match proxy.resolves_here(host) {
+        true => {
+            let lookup =
+                async { DialError::resolved(host, ::tokio::net::lookup_host((host, port)).await) };
+            Some(bounded(deadline, (host, port), lookup).await?)
+        }
+        false => None,
     };
-    result.map_err(|k| DialError::Proxy(proxy.error(k, host, port)))?;
-    Ok(tcp)
+    let mut refused = ProxyErrorKind::Closed;
+    for target in proxy.tunnel_targets(host, resolved.as_deref()) {
+        let at = (proxy.host(), proxy.port());
+        let tcp = bounded(deadline, at, connect_any(at.0, at.1, opts))
+            .await
+            .map_err(|e| DialError::Proxy(proxy_connect_error(proxy, e, host, port)))?;
+        let handshake = drive(&tcp, proxy.tunnel(&target, port));
+        let result = match deadline {
+            None => handshake.await,
+            Some(d) => ::tokio::time::timeout_at(d.into(), handshake)
+                .await
+                .unwrap_or(Err(ProxyErrorKind::Timeout)),
+        };
+        match result {
+            Ok(()) => return Ok(tcp),
+            Err(k) if k.tries_next_address() => refused = k,
+            Err(k) => return Err(DialError::Proxy(proxy.error(k, host, port))),
+        }
+    }
+    Err(DialError::Proxy(proxy.error(refused, host, port)))
 }
 
 /// `fut` by `deadline` ([`DialError::Timeout`] for `target` after it).

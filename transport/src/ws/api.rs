@@ -463,7 +463,12 @@ macro_rules! builder_options {
             /// Fail the connection with `Error::DeadPeer` (closed locally as 1006, no
             /// close frame) when nothing was received for `t` (default: never). Pair it
             /// with a shorter [`keepalive`](Self::keepalive). It bounds every wait of
-            /// the connection; evented users call `handle_timeout` at `timeout_at`.
+            /// the connection: a `recv`, and a send or flush stuck behind a peer that
+            /// stopped reading, which ends with `Error::DeadPeer` even without a
+            /// [`write_timeout`](Self::write_timeout). (What the peer sends while a
+            /// send waits is read by the next receive: a peer that sends but reads
+            /// nothing of ours for `t` counts as dead too.) Evented users call
+            /// `handle_timeout` at `timeout_at`.
             ///
             /// ```
             /// # let mut server = tickwire::ws::Server::bind("127.0.0.1:0")?;
@@ -492,9 +497,11 @@ macro_rules! builder_options {
             /// permessage-deflate (RFC 7692; feature `deflate`): a client offers it
             /// with `config`'s parameters, a server accepts a client's offer with them.
             /// Compression is on when both sides agreed (the connection's `deflate()`);
-            /// messages from `config.threshold` bytes up then go out compressed, and
-            /// compressed messages are inflated within the message limit. A server that
-            /// sends [`PreparedMessage`](crate::ws::PreparedMessage)s to many clients
+            /// messages from `config.threshold` bytes up then go out compressed when that
+            /// makes them smaller (otherwise as they are: incompressible data costs no
+            /// extra byte), whatever the write buffer's size at the time, and compressed
+            /// messages are inflated within the message limit. A server that sends
+            /// [`PreparedMessage`](crate::ws::PreparedMessage)s to many clients
             /// takes [`DeflateConfig::fan_out`](tickwire_codec::ws::deflate::DeflateConfig::fan_out),
             /// so that the frame compressed once goes to every connection (see
             /// [`crate::ws`], "Fan-out").

@@ -200,13 +200,22 @@ impl<S: Stream> Io<S> {
     }
 
     /// Write everything, waiting for writability until `deadline`. `Ok(false)`: timed
-    /// out. Without a deadline, in a blocking socket's `write(2)` (one syscall).
+    /// out. Without a deadline and no codec timer running, in a blocking socket's
+    /// `write(2)` (one syscall).
+    ///
+    /// Once the handshake is over the codec's timers bound every wait too: a wait that
+    /// reaches [`Sender::poll_timeout`] runs [`Sender::handle_timeout`], so a keepalive
+    /// ping is queued when due and a peer that stopped reading (nothing received within
+    /// the dead-peer timeout) ends the send with [`Error::DeadPeer`] (the close
+    /// timeout's [`Error::CloseTimeout`] likewise).
     pub fn write_all<M: Masking>(
         &mut self,
         tx: &mut Tx<M>,
         mut deadline: Deadline,
-    ) -> io::Result<bool> {
+    ) -> Result<bool, Error> {
+        let timers = tx.state() != State::Handshake;
         if matches!(deadline, Deadline::After(None))
+            && !(timers && tx.poll_timeout().is_some())
             && self.sock_blocking()?
             && self.write_out(tx)?
         {
@@ -216,8 +225,27 @@ impl<S: Stream> Io<S> {
             if self.write_some(tx)? {
                 return Ok(true);
             }
-            if !self.wait(deadline.get(), true)? {
-                return Ok(false);
+            let mine = deadline.get();
+            let timer = if timers {
+                tx.poll_timeout().map(clock::to_std)
+            } else {
+                None
+            };
+            let until = match (mine, timer) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            if !self.wait(until, true)? {
+                let now = Instant::now();
+                if mine.is_some_and(|d| now >= d) {
+                    return Ok(false);
+                }
+                if let Err(e) = tx.handle_timeout(clock::from_std(now)) {
+                    // The codec dropped what was queued for a gone peer: shut the write
+                    // half (best effort) and report why.
+                    let _ = self.write_some(tx);
+                    return Err(e.into());
+                }
             }
         }
     }

@@ -17,6 +17,10 @@
 //! One message to many connections: [`PreparedMessage`] is encoded once and sent with
 //! [`ServerConnection::send_prepared`] on each.
 //!
+//! A client that stays connected: [`Reconnecting`] connects, runs a hook on every
+//! (re)connection (to subscribe), and on a lost connection reports the [`Cause`] and
+//! connects again after a [`Backoff`] with jitter.
+//!
 //! Buffers are allocated when a connection is set up, never per message; received
 //! messages borrow the read buffer ([`Message`]). A server connection's buffers start
 //! small and grow on demand up to the configured sizes, and an evented one gives the
@@ -26,6 +30,7 @@
 //! [`mio::event::Source`]: https://docs.rs/mio/1/mio/event/trait.Source.html
 
 mod api;
+pub(crate) mod backoff;
 mod class;
 mod client;
 pub(crate) mod conn;
@@ -34,6 +39,7 @@ pub(crate) mod error;
 mod grow;
 pub(crate) mod options;
 mod prepared;
+mod reconnect;
 mod sender;
 mod server;
 mod shutdown;
@@ -43,10 +49,12 @@ pub mod url;
 pub(crate) mod wait;
 
 pub use crate::error::ErrorClass;
+pub use backoff::{Backoff, Schedule};
 pub use client::{Client, ClientBuilder};
 #[doc(hidden)]
 pub use doc_pair::doc_pair;
 pub use error::Error;
+pub use reconnect::{Cause, Disconnect, Event, Reconnecting, ReconnectingBuilder};
 pub use sender::Sender;
 pub use server::{Server, ServerBuilder, ServerConnection};
 pub use shutdown::ShutdownHandle;

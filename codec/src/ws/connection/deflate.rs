@@ -8,11 +8,15 @@
 //!   (close 1007). The message is then delivered borrowed from that buffer. Every other
 //!   message stays where the reader put it, zero-copy.
 //! - Sending ([`Send`]): a data message at or above the threshold is compressed into a
-//!   reusable buffer and framed with RSV1; below it, it goes out as it is. The room
-//!   check uses the compressed size's bound *before* compressing, so a message refused
-//!   for room never touched the compressor's context (a retry compresses against the
-//!   same context the peer has); when only the uncompressed message fits, it goes out
-//!   uncompressed, which RFC 7692 always allows.
+//!   reusable buffer and framed with RSV1 when that makes it smaller; otherwise (and
+//!   below the threshold) it goes out as it is, which RFC 7692 allows for any message,
+//!   so incompressible data costs nothing on the wire. The output buffer's room never
+//!   decides: the room is checked for what will be sent. A message refused for room
+//!   after it was compressed keeps its compressed bytes (and a copy to recognise it):
+//!   sent again, it goes out without compressing twice, in the context it was
+//!   compressed in. A message sent uncompressed, or a refused one dropped for another,
+//!   starts the compressor afresh ([`Deflater::discard_last`]): its window then holds
+//!   less than the peer's, never something the peer lacks.
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
@@ -72,7 +76,14 @@ impl Recv {
 #[derive(Debug)]
 pub(super) struct Send {
     pub(super) deflater: Deflater,
+    /// The last message compressed; while `refused`, one refused for room, waiting to
+    /// be sent again.
     pub(super) scratch: Vec<u8>,
+    /// A copy of the refused message as it was given (compared with the next message,
+    /// byte for byte), and whether it was text; `None`: nothing refused waits.
+    refused: Option<(bool, Vec<u8>)>,
+    /// Storage of the last refused copy, kept for the next.
+    spare: Vec<u8>,
 }
 
 /// What a prepared message needs to know of the sending stream, copied out of it when
@@ -104,7 +115,43 @@ impl Send {
         Box::new(Send {
             deflater,
             scratch: Vec::new(),
+            refused: None,
+            spare: Vec::new(),
         })
+    }
+
+    /// Whether `data` is the message refused for room, sent again: its compressed
+    /// bytes in `scratch` are then still right (same bytes, same context).
+    pub(super) fn is_refused(&self, text: bool, data: &[u8]) -> bool {
+        matches!(&self.refused, Some((t, d)) if *t == text && d[..] == *data)
+    }
+
+    /// The message just compressed into `scratch` was refused for room: keep it for a
+    /// retry (the compressor's context already holds it).
+    pub(super) fn keep_refused(&mut self, text: bool, data: &[u8]) {
+        if self.is_refused(text, data) {
+            return;
+        }
+        let mut copy = core::mem::take(&mut self.spare);
+        copy.clear();
+        copy.extend_from_slice(data);
+        self.refused = Some((text, copy));
+    }
+
+    /// Another message comes first: the refused one is dropped, and the compressor
+    /// forgets it.
+    pub(super) fn forget_refused(&mut self) {
+        if let Some((_, copy)) = self.refused.take() {
+            self.spare = copy;
+            self.deflater.discard_last();
+        }
+    }
+
+    /// `scratch` goes out now.
+    pub(super) fn sent(&mut self) {
+        if let Some((_, copy)) = self.refused.take() {
+            self.spare = copy;
+        }
     }
 }
 
@@ -435,5 +482,217 @@ mod tests {
         c.send_text(&big).unwrap();
         pump(&mut c, &mut s);
         assert_eq!(s.poll_message(), Ok(Some(Message::Text(&big))));
+    }
+
+    /// Bytes from a xorshift stream: incompressible.
+    fn noise(len: usize, seed: u32) -> Vec<u8> {
+        let mut x = seed | 1;
+        (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                x as u8
+            })
+            .collect()
+    }
+
+    /// Incompressible messages go out exactly as they would without compression
+    /// (RSV1 clear, not a byte more), at every level and with or without context
+    /// takeover; compressible messages around them still refer back into what the
+    /// peer inflated, and everything arrives intact (issue 38).
+    #[test]
+    fn incompressible_messages_go_out_as_they_are() {
+        for (level, no_takeover) in [(1, false), (6, false), (1, true), (9, false)] {
+            let cfg = DeflateConfig {
+                level,
+                client_no_context_takeover: no_takeover,
+                server_no_context_takeover: no_takeover,
+                ..DeflateConfig::default()
+            };
+            let (mut c, mut s) = pair(settings(Some(cfg), 1 << 20), settings(Some(cfg), 1 << 20));
+            let text = json(3000, 9);
+            for (i, len) in [100usize, 1000, 5000, 20000, 60000].into_iter().enumerate() {
+                let data = noise(len, i as u32 + 1);
+                c.send_binary(&data).unwrap();
+                let wire = c.transmit().to_vec();
+                let plain = crate::ws::frame::header_len(len, true) + len;
+                assert_eq!(wire.len(), plain, "level {level}: {len} noise bytes");
+                assert!(
+                    !frames_any(&wire)[0].1,
+                    "RSV1 set on an uncompressed message"
+                );
+                pump(&mut c, &mut s);
+                assert_eq!(s.poll_message(), Ok(Some(Message::Binary(&data))));
+                // The server too (unmasked), then compressible text both ways, which
+                // with context takeover refers back across the plain messages.
+                s.send_binary(&data).unwrap();
+                assert_eq!(s.transmit().len(), header(len) + len);
+                assert!(!frames_any(s.transmit())[0].1);
+                pump(&mut s, &mut c);
+                assert_eq!(c.poll_message(), Ok(Some(Message::Binary(&data))));
+                c.send_text(&text).unwrap();
+                let wire = c.transmit().len();
+                // Compressed, from a fresh window after the plain message (the peer's
+                // holds more, never less, than the compressor's).
+                assert!(wire < text.len() / 2, "{wire}");
+                pump(&mut c, &mut s);
+                // Sent again at once, it refers back into the last one.
+                c.send_text(&text).unwrap();
+                let again = c.transmit().len();
+                if !no_takeover {
+                    assert!(again < 100, "the repeated text refers back: {again} bytes");
+                }
+                assert!(s.poll_message() == Ok(Some(Message::Text(&text))));
+                pump(&mut c, &mut s);
+                assert_eq!(s.poll_message(), Ok(Some(Message::Text(&text))));
+                s.send_text(&text).unwrap();
+                pump(&mut s, &mut c);
+                assert_eq!(c.poll_message(), Ok(Some(Message::Text(&text))));
+            }
+        }
+    }
+
+    /// The header length of an unmasked frame of `len` payload bytes.
+    fn header(len: usize) -> usize {
+        crate::ws::frame::header_len(len, false)
+    }
+
+    /// (fin, rsv1, opcode, whole frame length) of the first frame of `wire`, any
+    /// payload length.
+    fn frames_any(wire: &[u8]) -> Vec<(bool, bool, u8, usize)> {
+        let (b0, b1) = (wire[0], wire[1]);
+        let (len, mut at) = match b1 & 0x7f {
+            126 => (usize::from(u16::from_be_bytes([wire[2], wire[3]])), 4),
+            127 => {
+                let mut b = [0u8; 8];
+                b.copy_from_slice(&wire[2..10]);
+                (u64::from_be_bytes(b) as usize, 10)
+            }
+            n => (usize::from(n), 2),
+        };
+        if b1 & 0x80 != 0 {
+            at += 4;
+        }
+        vec![(b0 & 0x80 != 0, b0 & 0x40 != 0, b0 & 0x0f, at + len)]
+    }
+
+    /// Whether a message is compressed never depends on the output buffer's size now:
+    /// a server whose write buffer starts small and grows on demand (as the transport
+    /// grows it: to what `MessageTooLarge` asks) sends every message of a compressible
+    /// corpus compressed, up to messages near its limit, and the peer inflates them all
+    /// (the compressor stays in step with it across refusals).
+    #[test]
+    fn a_small_buffer_never_decides_whether_a_message_is_compressed() {
+        for no_takeover in [false, true] {
+            let cfg = DeflateConfig {
+                level: 1,
+                server_no_context_takeover: no_takeover,
+                ..DeflateConfig::default()
+            };
+            let big = 1 << 20;
+            let (mut c, mut s) = pair(settings(Some(cfg), big), settings(Some(cfg), big));
+            // The server's buffer as a growing transport starts it.
+            let old = s.replace_write_storage(vec![0; 4096]).unwrap();
+            assert_eq!(old.len(), 1 << 16);
+            let mut grown = 0;
+            for (i, len) in [500usize, 3900, 4000, 7000, 20_000, 40_000, 60_000]
+                .into_iter()
+                .enumerate()
+            {
+                let text = json(len, i as u32);
+                loop {
+                    match s.send_text(&text) {
+                        Ok(()) => break,
+                        Err(ConnectionError::MessageTooLarge { len: need, .. }) => {
+                            // Asked for the compressed size, not the plain one nor
+                            // the bound.
+                            assert!(need < len / 2, "{need} for {len}");
+                            s.replace_write_storage(vec![0; need + CONTROL_ROOM])
+                                .unwrap();
+                            grown += 1;
+                        }
+                        Err(ConnectionError::Backpressure) => pump(&mut s, &mut c),
+                        Err(e) => panic!("{e:?}"),
+                    }
+                }
+                let f = frames_any(s.transmit());
+                assert!(f[0].1, "{len} bytes went out uncompressed");
+                assert!(f[0].3 < len / 2, "{len} bytes went out as {}", f[0].3);
+                pump(&mut s, &mut c);
+                let got = c.poll_message();
+                assert!(
+                    got == Ok(Some(Message::Text(&text))),
+                    "{len}: {:?} after a frame of {}",
+                    got.map(|m| m.map(|m| m.payload().len())),
+                    f[0].3
+                );
+            }
+            assert!(grown > 0, "the buffer had to grow");
+            // A message whose bound does not fit the room but whose compressed form
+            // does goes out compressed without any refusal.
+            let room = s.sender().room();
+            let text = json(room - 100, 77);
+            assert!(Deflater::max_compressed_len(text.len()) > room);
+            s.send_text(&text).unwrap();
+            assert!(frames_any(s.transmit())[0].1);
+            pump(&mut s, &mut c);
+            assert!(c.poll_message() == Ok(Some(Message::Text(&text))));
+        }
+    }
+
+    /// A message refused for room after it was compressed goes out, when sent again,
+    /// as compressed then: the same bytes a connection with room would have sent (the
+    /// context it was compressed in is kept, and it is not compressed twice). Another
+    /// message sent instead makes the compressor forget the refused one; the peer
+    /// inflates everything right either way.
+    #[test]
+    fn a_refused_message_keeps_its_context_and_is_compressed_once() {
+        let cfg = DeflateConfig::default();
+        let big = settings(Some(cfg), 1 << 16);
+        let (b, a, c) = (json(3000, 1), json(30_000, 1), json(20_000, 5));
+        // What a server with room sends: `b`, then `a` referring back into it.
+        let (_c2, mut s2) = pair(big.clone(), big.clone());
+        s2.send_text(&b).unwrap();
+        s2.handle_written(s2.transmit().len());
+        s2.send_text(&a).unwrap();
+        let with_room = s2.transmit().to_vec();
+        // A server whose buffer is too small for `a` compressed.
+        let (mut cl, mut s) = pair(big.clone(), big);
+        s.send_text(&b).unwrap();
+        pump(&mut s, &mut cl);
+        assert!(cl.poll_message() == Ok(Some(Message::Text(&b))));
+        s.replace_write_storage(vec![0; 1024]).unwrap();
+        let need = match s.send_text(&a) {
+            Err(ConnectionError::MessageTooLarge { len, .. }) => len,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            need,
+            with_room.len(),
+            "asked for the compressed frame's size"
+        );
+        s.replace_write_storage(vec![0; need + CONTROL_ROOM])
+            .unwrap();
+        s.send_text(&a).unwrap();
+        assert_eq!(
+            s.transmit(),
+            &with_room[..],
+            "the frame a server with room sends"
+        );
+        pump(&mut s, &mut cl);
+        assert!(cl.poll_message() == Ok(Some(Message::Text(&a))));
+        // Refused again, then another message instead: the refused one is forgotten.
+        s.replace_write_storage(vec![0; 1024]).unwrap();
+        assert!(matches!(
+            s.send_text(&a),
+            Err(ConnectionError::MessageTooLarge { .. })
+        ));
+        s.replace_write_storage(vec![0; 1 << 16]).unwrap();
+        for m in [&c, &a, &b] {
+            s.send_text(m).unwrap();
+            pump(&mut s, &mut cl);
+            assert!(cl.poll_message() == Ok(Some(Message::Text(m))));
+        }
     }
 }

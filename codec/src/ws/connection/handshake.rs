@@ -205,13 +205,13 @@ where
         self.hs = Hs::Done;
         self.hs_got = 0;
         self.tx.state = State::Open;
-        self.timers.handshake = None;
-        self.timers.rx = true;
+        self.tx.timers.handshake = None;
+        self.tx.timers.rx = true;
     }
 
     fn fail_handshake(&mut self, e: HandshakeError) -> ConnectionError {
         self.hs = Hs::Done;
-        self.timers.handshake = None;
+        self.tx.timers.handshake = None;
         self.tx.finish(true);
         ConnectionError::Handshake(e)
     }

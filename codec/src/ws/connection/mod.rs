@@ -85,6 +85,7 @@ use core::time::Duration;
 #[doc(hidden)]
 pub use doc_pair::{DocBuf, doc_pair, doc_pump};
 pub use handshake::Answer;
+use sender::Timers;
 pub use sender::{CONTROL_ROOM, Sender};
 
 use self::handshake::Hs;
@@ -240,23 +241,6 @@ pub(crate) enum Timer {
     At(Instant),
 }
 
-/// The connection's clocks.
-#[derive(Debug, Clone, Copy)]
-struct Timers {
-    /// The opening handshake's deadline.
-    handshake: Option<Instant>,
-    /// Bytes arrived since the last `handle_timeout` (keepalive and dead peer re-arm).
-    rx: bool,
-    /// The next keepalive ping.
-    ping: Option<Instant>,
-    /// The dead-peer deadline.
-    dead: Option<Instant>,
-    keepalive: Option<Duration>,
-    dead_peer: Option<Duration>,
-    /// The latest instant the caller passed.
-    last_now: Instant,
-}
-
 /// One WebSocket connection, client or server: see the [module docs](self).
 #[derive(Debug)]
 pub struct Connection<R, W, M> {
@@ -268,7 +252,6 @@ pub struct Connection<R, W, M> {
     /// Handshake bytes arrived since the last look.
     hs_new: bool,
     max_head_len: usize,
-    timers: Timers,
     /// The subprotocol agreed on (empty: none).
     protocol: heapless::String<MAX_OFFERED_PROTOCOLS_LEN>,
     /// permessage-deflate as configured (offered by a client, accepted by a server).
@@ -300,20 +283,25 @@ where
         let writer = writer.with_fragment_size(settings.fragment_size);
         Connection {
             reader: FrameReader::with_config(role, read, settings.limits),
-            tx: Sender::new(writer, write, settings.auto_pong, settings.close_timeout),
+            tx: Sender::new(
+                writer,
+                write,
+                settings.auto_pong,
+                settings.close_timeout,
+                Timers {
+                    handshake: settings.handshake_timeout.map(|t| now + t),
+                    rx: false,
+                    ping: None,
+                    dead: None,
+                    keepalive: settings.keepalive,
+                    dead_peer: settings.dead_peer_timeout,
+                    last_now: now,
+                },
+            ),
             hs,
             hs_got: 0,
             hs_new: false,
             max_head_len: settings.max_head_len,
-            timers: Timers {
-                handshake: settings.handshake_timeout.map(|t| now + t),
-                rx: false,
-                ping: None,
-                dead: None,
-                keepalive: settings.keepalive,
-                dead_peer: settings.dead_peer_timeout,
-                last_now: now,
-            },
             protocol: heapless::String::new(),
             #[cfg(feature = "deflate")]
             deflate_config: settings.deflate,
@@ -503,24 +491,9 @@ where
     /// When [`handle_timeout`](Self::handle_timeout) should run next (`None`: no timer
     /// runs). An instant that already passed means now.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let t = &self.timers;
         match self.tx.state {
-            State::Handshake => t.handshake,
-            State::Open => {
-                if t.keepalive.is_none() && t.dead_peer.is_none() {
-                    None
-                } else if t.rx {
-                    Some(t.last_now)
-                } else {
-                    earliest(t.ping, t.dead)
-                }
-            }
-            State::Closing => match self.tx.close_timer {
-                Timer::Off => None,
-                Timer::Due => Some(t.last_now),
-                Timer::At(at) => Some(at),
-            },
-            State::Closed => None,
+            State::Handshake => self.tx.timers.handshake,
+            _ => self.tx.poll_timeout(),
         }
     }
 
@@ -556,7 +529,7 @@ where
     #[inline]
     pub fn handle_read(&mut self, n: usize) {
         if self.tx.failed {
-            self.timers.rx = true;
+            self.tx.timers.rx = true;
             return;
         }
         if matches!(self.hs, Hs::Done) {
@@ -565,7 +538,7 @@ where
             self.hs_got += n;
             self.hs_new = true;
         }
-        self.timers.rx = true;
+        self.tx.timers.rx = true;
     }
 
     /// Copy in as much of `bytes` as fits (for callers whose bytes are already in
@@ -612,45 +585,18 @@ where
     /// ping when due. An error ends the connection (a handshake or close timeout, a dead
     /// peer); the write half then waits to be shut.
     pub fn handle_timeout(&mut self, now: Instant) -> Result<(), ConnectionError> {
-        let t = &mut self.timers;
-        t.last_now = t.last_now.max(now);
-        match self.tx.state {
-            State::Handshake => {
-                if t.handshake.is_some_and(|at| now >= at) {
-                    self.hs = Hs::Done;
-                    self.timers.handshake = None;
-                    self.tx.finish(true);
-                    return Err(ConnectionError::HandshakeTimeout);
-                }
+        if self.tx.state == State::Handshake {
+            let t = &mut self.tx.timers;
+            t.last_now = t.last_now.max(now);
+            if t.handshake.is_some_and(|at| now >= at) {
+                t.handshake = None;
+                self.hs = Hs::Done;
+                self.tx.finish(true);
+                return Err(ConnectionError::HandshakeTimeout);
             }
-            State::Open => {
-                if core::mem::take(&mut t.rx) {
-                    t.ping = t.keepalive.map(|k| now + k);
-                    t.dead = t.dead_peer.map(|d| now + d);
-                }
-                if t.dead.is_some_and(|at| now >= at) {
-                    self.tx.discard_output();
-                    self.tx.finish(true);
-                    return Err(ConnectionError::DeadPeer);
-                }
-                if let (Some(at), Some(k)) = (t.ping, t.keepalive)
-                    && now >= at
-                {
-                    t.ping = Some(now + k);
-                    self.tx.queue_keepalive();
-                }
-            }
-            State::Closing => match self.tx.close_timer {
-                Timer::Due => self.tx.close_timer = Timer::At(now + self.tx.close_timeout),
-                Timer::At(at) if now >= at => {
-                    self.tx.finish(true);
-                    return Err(ConnectionError::CloseTimeout);
-                }
-                _ => {}
-            },
-            State::Closed => {}
+            return Ok(());
         }
-        Ok(())
+        self.tx.handle_timeout(now)
     }
 
     // ---- mutators: what the application asks ----
@@ -911,13 +857,5 @@ where
         self.tx.deflate_plan = Some(deflate::SendPlan::of(&deflater));
         self.tx.deflate = Some(deflate::Send::new(deflater));
         self.negotiated = Some(n);
-    }
-}
-
-/// The earlier of two optional instants.
-fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
     }
 }

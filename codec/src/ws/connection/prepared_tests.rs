@@ -375,4 +375,35 @@ mod deflate {
         z.compress(long.payload(), &mut payload).unwrap();
         assert!(long.compressed_frame().unwrap().ends_with(&payload));
     }
+
+    /// A payload that compressing does not make smaller keeps only its plain frame:
+    /// every connection sends it as it is, with or without server context takeover,
+    /// and the connection's own stream goes on in step with the peer's.
+    #[test]
+    fn an_incompressible_prepared_message_goes_out_plain_everywhere() {
+        let mut x = 0x9e37_79b9u32;
+        let noise: Vec<u8> = (0..3000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                x as u8
+            })
+            .collect();
+        for cfg in [no_takeover(), DeflateConfig::default()] {
+            let msg = PreparedMessage::binary(&noise).with_deflate(&cfg).unwrap();
+            assert_eq!(msg.compressed_frame(), None);
+            let (mut c, mut s) = pair_with(&with(cfg), &with(cfg), 5);
+            for _ in 0..2 {
+                s.send_prepared(&msg).unwrap();
+                assert_eq!(s.transmit(), msg.frame());
+                pump(&mut s, &mut c);
+                assert_eq!(c.poll_message(), Ok(Some(Message::Binary(&noise))));
+                s.send_text(&tick(2000)).unwrap();
+                assert!(s.transmit().len() < 1000);
+                pump(&mut s, &mut c);
+                assert_eq!(c.poll_message(), Ok(Some(Message::Text(&tick(2000)))));
+            }
+        }
+    }
 }

@@ -11,6 +11,7 @@ use core::time::Duration;
 
 use super::{ConnectionError, State, Timer};
 use crate::buf::WriteBuf;
+use crate::time::Instant;
 use crate::ws::frame::{MAX_CONTROL_PAYLOAD, OpCode, Role, header_len};
 use crate::ws::{CloseCode, FrameWriter, Masking, Message};
 
@@ -55,6 +56,25 @@ struct HeldClose {
     reason: Held,
 }
 
+/// The connection's clocks. They live in the sending half so that a send waiting for a
+/// peer that stopped reading is bounded by them too (the transport lends only this half
+/// while a received message borrows the reader).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Timers {
+    /// The opening handshake's deadline.
+    pub handshake: Option<Instant>,
+    /// Bytes arrived since the last `handle_timeout` (keepalive and dead peer re-arm).
+    pub rx: bool,
+    /// The next keepalive ping.
+    pub ping: Option<Instant>,
+    /// The dead-peer deadline.
+    pub dead: Option<Instant>,
+    pub keepalive: Option<Duration>,
+    pub dead_peer: Option<Duration>,
+    /// The latest instant the caller passed.
+    pub last_now: Instant,
+}
+
 /// Whether the write half should be shut once everything queued is out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Shutdown {
@@ -77,6 +97,7 @@ pub struct Sender<W, M> {
     auto_pong: bool,
     pub(super) close_timeout: Duration,
     pub(super) close_timer: Timer,
+    pub(super) timers: Timers,
     /// permessage-deflate's sending stream, once negotiated.
     #[cfg(feature = "deflate")]
     pub(super) deflate: Option<alloc::boxed::Box<super::deflate::Send>>,
@@ -86,7 +107,13 @@ pub struct Sender<W, M> {
 }
 
 impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
-    pub(super) fn new(writer: FrameWriter<M>, out: W, auto_pong: bool, close: Duration) -> Self {
+    pub(super) fn new(
+        writer: FrameWriter<M>,
+        out: W,
+        auto_pong: bool,
+        close: Duration,
+        timers: Timers,
+    ) -> Self {
         Sender {
             writer,
             out: WriteBuf::new(out),
@@ -98,6 +125,7 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
             auto_pong,
             close_timeout: close,
             close_timer: Timer::Off,
+            timers,
             #[cfg(feature = "deflate")]
             deflate: None,
             #[cfg(feature = "deflate")]
@@ -108,6 +136,73 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
     /// Where the connection stands.
     pub fn state(&self) -> State {
         self.state
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) should run next (`None`: no timer
+    /// runs); the same as the connection's
+    /// [`poll_timeout`](super::Connection::poll_timeout) once the handshake is over. A
+    /// driver whose send waits for the socket waits at most until then, so a peer that
+    /// stopped reading cannot hold a send longer than the dead-peer timeout.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let t = &self.timers;
+        match self.state {
+            State::Handshake => t.handshake,
+            State::Open => {
+                if t.keepalive.is_none() && t.dead_peer.is_none() {
+                    None
+                } else if t.rx {
+                    Some(t.last_now)
+                } else {
+                    earliest(t.ping, t.dead)
+                }
+            }
+            State::Closing => match self.close_timer {
+                Timer::Off => None,
+                Timer::Due => Some(t.last_now),
+                Timer::At(at) => Some(at),
+            },
+            State::Closed => None,
+        }
+    }
+
+    /// Time passed: enforce the close and dead-peer timeouts and queue a keepalive ping
+    /// when due (the opening handshake's timeout is the
+    /// [`Connection`](super::Connection)'s: a sending half exists only once it is over).
+    /// An error ends the connection; the write half then waits to be shut. A driver
+    /// calls it from a send that waited until [`poll_timeout`](Self::poll_timeout), as
+    /// [`Connection::handle_timeout`](super::Connection::handle_timeout) from a receive.
+    pub fn handle_timeout(&mut self, now: Instant) -> Result<(), ConnectionError> {
+        let t = &mut self.timers;
+        t.last_now = t.last_now.max(now);
+        match self.state {
+            State::Handshake | State::Closed => {}
+            State::Open => {
+                if core::mem::take(&mut t.rx) {
+                    t.ping = t.keepalive.map(|k| now + k);
+                    t.dead = t.dead_peer.map(|d| now + d);
+                }
+                if t.dead.is_some_and(|at| now >= at) {
+                    self.discard_output();
+                    self.finish(true);
+                    return Err(ConnectionError::DeadPeer);
+                }
+                if let (Some(at), Some(k)) = (t.ping, t.keepalive)
+                    && now >= at
+                {
+                    t.ping = Some(now + k);
+                    self.queue_keepalive();
+                }
+            }
+            State::Closing => match self.close_timer {
+                Timer::Due => self.close_timer = Timer::At(now + self.close_timeout),
+                Timer::At(at) if now >= at => {
+                    self.finish(true);
+                    return Err(ConnectionError::CloseTimeout);
+                }
+                _ => {}
+            },
+        }
+        Ok(())
     }
 
     /// Bytes queued for the peer and not yet written.
@@ -278,11 +373,21 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
         Ok(self.writer.write_binary(data, &mut self.out)?)
     }
 
-    /// A data message on a connection that negotiated permessage-deflate: compressed
-    /// (RSV1) at or above the threshold when the compressed size's bound fits, else as
-    /// it is (see [`super::deflate`]). Compressed once, then split into frames of at
-    /// most `fragment` payload bytes (`None`: the configured fragment size), RSV1 on
-    /// the first (RFC 7692 §6.1).
+    /// A data message on a connection that negotiated permessage-deflate (see
+    /// [`super::deflate`]): at or above the threshold it is compressed once, then sent
+    /// compressed (RSV1 on the first frame, RFC 7692 §6.1) only if that is smaller
+    /// than the message as it is; otherwise, and below the threshold, it goes out
+    /// uncompressed, which RFC 7692 allows for any message. Frames of at most
+    /// `fragment` payload bytes (`None`: the configured fragment size).
+    ///
+    /// Whether it is compressed never depends on the output buffer's room now: the
+    /// room is checked for what will be sent. A message refused for room after it was
+    /// compressed keeps its compressed bytes: sent again (the caller grew the buffer,
+    /// or wrote out, and retries), it goes out as compressed then, against the context
+    /// it was compressed in, without compressing twice. Any other message first makes
+    /// the compressor forget the refused one, as a message sent uncompressed does
+    /// ([`Deflater::discard_last`]): the compressor never remembers what the peer did
+    /// not inflate.
     #[cfg(feature = "deflate")]
     #[cold]
     #[inline(never)]
@@ -292,29 +397,62 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
         data: &[u8],
         fragment: Option<usize>,
     ) -> Result<(), ConnectionError> {
-        use crate::ws::deflate::Deflater;
         let f = fragment.unwrap_or(self.writer.fragment_size());
+        let op = if text { OpCode::Text } else { OpCode::Binary };
         let compress = self
             .deflate
             .as_ref()
-            .is_some_and(|d| d.deflater.should_compress(data.len()))
-            && self
-                .room_for(
-                    self.writer
-                        .fragmented_len(Deflater::max_compressed_len(data.len()), f),
-                )
-                .is_ok();
-        if compress && let Some(d) = self.deflate.as_deref_mut() {
+            .is_some_and(|d| d.deflater.should_compress(data.len()));
+        if !compress {
+            return self.send_plain(op, data, fragment);
+        }
+        if self.state != State::Open {
+            // Refused before the compressor sees it.
+            return self.no_room(0);
+        }
+        let Some(d) = self.deflate.as_deref_mut() else {
+            return self.send_plain(op, data, fragment);
+        };
+        if !d.is_refused(text, data) {
+            d.forget_refused();
             d.scratch.clear();
             d.deflater.compress(data, &mut d.scratch)?;
-            return Ok(self.writer.write_compressed_fragmented(
-                text,
-                &d.scratch,
-                f,
-                &mut self.out,
-            )?);
+            if d.scratch.len() >= data.len() {
+                // Not smaller: as it is, and the compressor forgets it.
+                d.deflater.discard_last();
+                return self.send_plain(op, data, fragment);
+            }
         }
-        let op = if text { OpCode::Text } else { OpCode::Binary };
+        let need = self.writer.fragmented_len(d.scratch.len(), f);
+        if let Err(e) = self.room_for(need) {
+            if let Some(d) = self.deflate.as_deref_mut() {
+                match e {
+                    ConnectionError::Backpressure | ConnectionError::MessageTooLarge { .. } => {
+                        d.keep_refused(text, data)
+                    }
+                    _ => d.forget_refused(),
+                }
+            }
+            return Err(e);
+        }
+        let Some(d) = self.deflate.as_deref_mut() else {
+            return Err(ConnectionError::Encode(crate::ws::EncodeError::Compression));
+        };
+        d.sent();
+        Ok(self
+            .writer
+            .write_compressed_fragmented(text, &d.scratch, f, &mut self.out)?)
+    }
+
+    /// A data message as it is, in frames of at most `fragment` bytes (`None`: the
+    /// configured fragment size).
+    #[cfg(feature = "deflate")]
+    fn send_plain(
+        &mut self,
+        op: OpCode,
+        data: &[u8],
+        fragment: Option<usize>,
+    ) -> Result<(), ConnectionError> {
         if let Some(f) = fragment {
             return self.send_fragmented_plain(op, data, f);
         }
@@ -627,5 +765,13 @@ impl<W: AsRef<[u8]> + AsMut<[u8]>, M: Masking> Sender<W, M> {
             }
             _ => false,
         }
+    }
+}
+
+/// The earlier of two optional instants.
+fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }

@@ -322,6 +322,56 @@ fn a_silent_peer_is_declared_dead() {
 }
 
 #[test]
+fn a_send_stuck_behind_a_peer_that_stopped_reading_ends_as_dead_peer() {
+    // The sending half alone (what a transport holds while a message borrows the
+    // reader) keeps the dead-peer clock: its output full, nothing received.
+    let settings = Settings {
+        keepalive: Some(Duration::from_secs(5)),
+        dead_peer_timeout: Some(Duration::from_secs(15)),
+        ..Settings::default()
+    };
+    let (_c, mut s) = open_pair(Settings::default(), settings);
+    s.handle_timeout(at(0)).unwrap();
+    while s.send_binary(&[0x55; 500]).is_ok() {}
+    assert_eq!(
+        s.send_binary(&[0x55; 500]),
+        Err(ConnectionError::Backpressure)
+    );
+    let tx = s.sender();
+    assert_eq!(tx.poll_timeout(), Some(at(5)));
+    tx.handle_timeout(at(5)).unwrap(); // a keepalive ping finds no room: nothing queued
+    assert_eq!(tx.poll_timeout(), Some(at(10)));
+    tx.handle_timeout(at(10)).unwrap();
+    assert_eq!(tx.poll_timeout(), Some(at(15)));
+    assert_eq!(tx.handle_timeout(at(15)), Err(ConnectionError::DeadPeer));
+    assert!(
+        tx.transmit().is_empty(),
+        "what was queued for a dead peer is dropped"
+    );
+    assert_eq!(s.state(), State::Closed);
+    assert!(s.is_failed());
+    assert_eq!(s.poll_timeout(), None);
+}
+
+#[test]
+fn the_sender_and_the_connection_share_one_clock() {
+    let settings = Settings {
+        dead_peer_timeout: Some(Duration::from_secs(15)),
+        ..Settings::default()
+    };
+    let (mut c, mut s) = open_pair(Settings::default(), settings);
+    s.handle_timeout(at(0)).unwrap();
+    c.send_text("alive").unwrap();
+    pump(&mut c, &mut s);
+    // Bytes read count at the next handle_timeout, whichever half runs it.
+    assert_eq!(s.sender().poll_timeout(), Some(at(0)));
+    s.sender().handle_timeout(at(10)).unwrap();
+    assert_eq!(s.poll_timeout(), Some(at(25)));
+    assert_eq!(s.handle_timeout(at(24)), Ok(()));
+    assert_eq!(s.handle_timeout(at(25)), Err(ConnectionError::DeadPeer));
+}
+
+#[test]
 fn a_live_peer_is_not_declared_dead() {
     let settings = Settings {
         dead_peer_timeout: Some(Duration::from_secs(15)),

@@ -175,6 +175,18 @@ impl Deflater {
         }
     }
 
+    /// The message just compressed was not sent compressed (it went out as it is,
+    /// or not at all): the peer's window lacks it. With context takeover the stream
+    /// then starts afresh: a compressor whose window holds less than the peer's never
+    /// refers to what the peer lacks, and the peer's stream goes on at a block
+    /// boundary, so nothing else changes. (Without context takeover the stream was
+    /// reset after the message already.)
+    pub fn discard_last(&mut self) {
+        if !self.no_context_takeover {
+            self.z.reset();
+        }
+    }
+
     /// One sync-flushed deflate call: (bytes written, bytes consumed, no error).
     fn step(&mut self, input: &[u8], out: &mut [MaybeUninit<u8>]) -> (usize, usize, bool) {
         let step = self.z.compress(input, out, SYNC_FLUSH);

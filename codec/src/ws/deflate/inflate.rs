@@ -1,6 +1,7 @@
 //! Inflater: one raw DEFLATE stream for the messages a peer compressed
 //! (RFC 7692 §7.2.2), inflated into caller memory bounded by the message limit.
 
+use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::mem::MaybeUninit;
 
@@ -31,6 +32,9 @@ pub struct Inflater {
     z: ZInflate,
     window_bits: u8,
     no_context_takeover: bool,
+    /// The window, copied out while the stream restarts after a DEFLATE block with
+    /// BFINAL set (allocated the first time a peer does that).
+    window: Option<Box<[u8; 1 << 15]>>,
 }
 
 impl core::fmt::Debug for Inflater {
@@ -68,6 +72,7 @@ impl Inflater {
             z: ZInflate::new(window_bits),
             window_bits,
             no_context_takeover,
+            window: None,
         }
     }
 
@@ -94,9 +99,8 @@ impl Inflater {
     pub fn inflate_into(&mut self, payload: &[u8], out: &mut [u8]) -> Result<usize, Error> {
         let mut sink = SliceSink { out, done: 0 };
         let r = self.run(payload, &mut sink);
-        let done = sink.done;
-        self.finish(r, &out[..done])?;
-        Ok(done)
+        self.finish(r)?;
+        Ok(sink.done)
     }
 
     /// Inflate one message's `payload` (as received: without the tail),
@@ -117,7 +121,7 @@ impl Inflater {
             hint: payload.len(),
         };
         let r = self.run(payload, &mut sink);
-        self.finish(r, &out[start..])?;
+        self.finish(r)?;
         Ok(out.len() - start)
     }
 
@@ -161,11 +165,17 @@ impl Inflater {
             }
             inputs[which] = &input[used.min(input.len())..];
             if step.ended() {
-                // The sender ended its stream (a BFINAL block). What follows
-                // is ignored, as zlib's users do: RFC 7692 §7.2.3.4's example
-                // itself has a byte there (an empty block's header, so that
-                // the tail completes it).
-                return Ok(true);
+                // The sender ended a DEFLATE stream: a block with BFINAL set, which
+                // RFC 7692 §7.2.3.3 allows in place of a sync flush. The message goes
+                // on if payload follows (a conforming sender's empty stored block, the
+                // `0x00` RFC 7692 §7.2.3.4 shows, or more compressed blocks): a new
+                // stream over the same window, so that nothing of a message is ever
+                // dropped. Only our own tail left: the message ends with the stream.
+                if which == 1 || inputs[0].is_empty() {
+                    return Ok(true);
+                }
+                self.restart()?;
+                continue;
             }
             if inputs[which].is_empty() {
                 if which == 0 {
@@ -185,21 +195,29 @@ impl Inflater {
         }
     }
 
-    /// After a message: reset as the parameters ask, or after an error.
-    /// `output` is the message's inflated bytes (for a stream the peer ended).
-    fn finish(&mut self, r: Result<bool, Error>, output: &[u8]) -> Result<(), Error> {
+    /// Start a new DEFLATE stream that keeps the window: what the peer's compressor
+    /// may still refer back to (its context across a BFINAL block).
+    fn restart(&mut self) -> Result<(), Error> {
+        let window = self.window.get_or_insert_with(|| Box::new([0; 1 << 15]));
+        let n = self.z.get_dictionary(window);
+        self.z.reset();
+        if n > 0 && !self.z.set_dictionary(&window[..n]) {
+            return Err(Error::InvalidCompressedData);
+        }
+        Ok(())
+    }
+
+    /// After a message: reset as the parameters ask, or after an error. A stream the
+    /// peer ended (a BFINAL block) starts again with the window it keeps, unless it
+    /// resets its context after each message anyway.
+    fn finish(&mut self, r: Result<bool, Error>) -> Result<(), Error> {
         match r {
             Ok(false) if !self.no_context_takeover => Ok(()),
-            Ok(ended) => {
+            Ok(true) if !self.no_context_takeover => self.restart().inspect_err(|_| {
                 self.z.reset();
-                if ended && !self.no_context_takeover {
-                    // The peer ended its stream but keeps its context: carry
-                    // the window over (what this message gives of it).
-                    let w = (1usize << self.window_bits).min(output.len());
-                    if w > 0 && !self.z.set_dictionary(&output[output.len() - w..]) {
-                        return Err(Error::InvalidCompressedData);
-                    }
-                }
+            }),
+            Ok(_) => {
+                self.z.reset();
                 Ok(())
             }
             Err(e) => {

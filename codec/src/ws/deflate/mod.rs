@@ -53,6 +53,8 @@ pub mod params;
 mod zstream;
 
 #[cfg(test)]
+mod bfinal_tests;
+#[cfg(test)]
 mod tests;
 
 pub use compress::Deflater;

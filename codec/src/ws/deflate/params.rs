@@ -42,7 +42,9 @@ pub struct DeflateConfig {
     /// The server resets its compressor after every message.
     pub server_no_context_takeover: bool,
     /// Payloads shorter than this many bytes are sent uncompressed (RSV1 clear),
-    /// which RFC 7692 always allows.
+    /// which RFC 7692 always allows. From it up, a message goes out compressed when
+    /// that makes it smaller, else as it is (a connection with context takeover then
+    /// starts its compressor afresh, so the peer's window stays a superset).
     pub threshold: usize,
     /// zlib compression level, 0 (stored) to 9 (best). The default, 1, is
     /// zlib-rs's quick strategy: on ~100-byte JSON messages with context

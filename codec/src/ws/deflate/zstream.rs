@@ -21,8 +21,8 @@ use core::mem::MaybeUninit;
 
 use libz_rs_sys::{
     Z_BUF_ERROR, Z_DEFAULT_STRATEGY, Z_DEFLATED, Z_OK, Z_STREAM_END, deflate, deflateEnd,
-    deflateInit2_, deflateReset, inflate, inflateEnd, inflateInit2_, inflateReset,
-    inflateSetDictionary, z_stream, zlibVersion,
+    deflateInit2_, deflateReset, inflate, inflateEnd, inflateGetDictionary, inflateInit2_,
+    inflateReset, inflateSetDictionary, z_stream, zlibVersion,
 };
 
 pub(super) use libz_rs_sys::Z_SYNC_FLUSH as SYNC_FLUSH;
@@ -206,6 +206,21 @@ impl ZDeflate {
     }
 }
 
+#[cfg(test)]
+impl ZDeflate {
+    /// Preset the window (right after a reset): tests build streams whose
+    /// later parts refer back across a BFINAL block, as a sender that keeps
+    /// its context does. False on a zlib error.
+    pub fn set_dictionary(&mut self, dict: &[u8]) -> bool {
+        let Ok(len) = c_uint::try_from(dict.len()) else {
+            return false;
+        };
+        // SAFETY: the stream was initialized by `new`; `dict` is valid for
+        // `len` bytes and only read.
+        unsafe { libz_rs_sys::deflateSetDictionary(&mut self.s, dict.as_ptr(), len) == Z_OK }
+    }
+}
+
 // SAFETY: the stream owns its state (allocated by `zalloc`, reachable only through
 // `s`); the pointers are only used inside `&mut self` calls (next_in/next_out are cleared
 // after each), and zalloc/zfree are plain functions over the global allocator. zlib-rs
@@ -256,6 +271,17 @@ impl ZInflate {
     pub fn reset(&mut self) {
         // SAFETY: the stream was initialized by `new`.
         unsafe { inflateReset(&mut self.s) };
+    }
+
+    /// Copy the window (the last up to 2^window_bits bytes inflated) into `out`, which
+    /// must hold at least that many; returns how many were copied.
+    pub fn get_dictionary(&self, out: &mut [u8; 1 << 15]) -> usize {
+        let mut len: c_uint = 0;
+        // SAFETY: the stream was initialized by `new`; `out` is writable for 32768
+        // bytes, the most a window (at most 15 bits) holds, and `len` is a valid
+        // pointer to write the length to.
+        unsafe { inflateGetDictionary(&self.s, out.as_mut_ptr(), &mut len) };
+        (len as usize).min(out.len())
     }
 
     /// Preset the window (right after a reset); false on a zlib error.

@@ -60,6 +60,33 @@ pub(crate) fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant
     }
 }
 
+/// One wait of a send (or flush) for a writable socket, bounded by the write deadline
+/// `write` and by the codec's next timer `timer_at` (keepalive, dead peer, close): `Ok`
+/// to try the write again; [`Error::WriteTimeout`](crate::ws::Error::WriteTimeout) once
+/// the write deadline passed; when the timer is due, `handle_timeout(now)` runs it and
+/// its error ends the wait (a peer that stopped reading: `Error::DeadPeer` within the
+/// dead-peer timeout).
+pub(crate) async fn wait_writable(
+    ready: &super::readiness::Readiness,
+    write: &mut Lazy,
+    timer_at: Option<Instant>,
+    handle_timeout: impl FnOnce(Instant) -> Result<(), crate::ws::Error>,
+) -> Result<(), crate::ws::Error> {
+    let write_at = write.get();
+    let interest = ::tokio::io::Interest::WRITABLE;
+    if !ready
+        .wait_for(interest, earliest(write_at, timer_at))
+        .await?
+    {
+        let now = Instant::now();
+        if write_at.is_some_and(|at| now >= at) {
+            return Err(crate::ws::Error::WriteTimeout);
+        }
+        handle_timeout(now)?;
+    }
+    Ok(())
+}
+
 macro_rules! async_api {
     ($ty:ty) => {
         impl $ty {
@@ -282,11 +309,17 @@ macro_rules! async_api {
                 loop {
                     match op(self) {
                         Err($crate::ws::Error::Backpressure) => {
-                            // Writable only (see `finish_close`).
-                            let writable = ::tokio::io::Interest::WRITABLE;
-                            if !self.ready.wait_for(writable, deadline.get()).await? {
-                                return Err($crate::ws::Error::WriteTimeout);
-                            }
+                            // Writable only (see `finish_close`); the codec's timers
+                            // bound the wait too (a dead peer).
+                            let at = self.ws.timeout_at();
+                            let ws = &mut self.ws;
+                            $crate::tokio::ws::api::wait_writable(
+                                &self.ready,
+                                &mut deadline,
+                                at,
+                                |now| ws.handle_timeout(now),
+                            )
+                            .await?;
                         }
                         Err(e) => return Err(e),
                         // The evented op already wrote what the socket took.
@@ -418,12 +451,15 @@ macro_rules! async_api {
             /// ```
             pub async fn flush(&mut self) -> Result<(), $crate::ws::Error> {
                 let mut deadline = $crate::tokio::ws::api::Lazy::After(self.timeouts.write);
-                // Writable only (see `finish_close`).
-                let writable = ::tokio::io::Interest::WRITABLE;
+                // Writable only (see `finish_close`); the codec's timers bound the
+                // wait too (a peer that stopped reading: `Error::DeadPeer`).
                 while !self.ws.flush_some()? {
-                    if !self.ready.wait_for(writable, deadline.get()).await? {
-                        return Err($crate::ws::Error::WriteTimeout);
-                    }
+                    let at = self.ws.timeout_at();
+                    let ws = &mut self.ws;
+                    $crate::tokio::ws::api::wait_writable(&self.ready, &mut deadline, at, |now| {
+                        ws.handle_timeout(now)
+                    })
+                    .await?;
                 }
                 Ok(())
             }

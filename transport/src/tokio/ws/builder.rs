@@ -184,7 +184,9 @@ macro_rules! forward_options {
             }
 
             /// Fail the connection with `Error::DeadPeer` when nothing was received for
-            /// `t` (default: never; see the blocking builder).
+            /// `t` (default: never; see the blocking builder). It bounds sends and
+            /// flushes too: one stuck behind a peer that stopped reading ends with
+            /// `Error::DeadPeer`, with or without a write timeout.
             ///
             /// ```
             /// # #[tokio::main(flavor = "current_thread")]

@@ -376,3 +376,17 @@ impl std::os::fd::AsRawFd for Client {
         self.ws.as_raw_fd()
     }
 }
+
+impl Client {
+    /// `recv` up to the message, for [`Reconnecting`](super::Reconnecting): `Ok(true)`
+    /// when one is ready ([`ready_message`](Self::ready_message)), `Ok(false)` where
+    /// `recv` says `Ok(None)`.
+    pub(crate) async fn recv_ready_crate(&mut self) -> Result<bool, Error> {
+        self.recv_ready().await
+    }
+
+    /// The message [`recv_ready_crate`](Self::recv_ready_crate) made ready.
+    pub(crate) fn ready_message(&self) -> Option<crate::ws::Message<'_>> {
+        self.ws.conn.ws.message()
+    }
+}

@@ -30,15 +30,18 @@ mod builder;
 mod client;
 mod doc_pair;
 pub(crate) mod readiness;
+mod reconnect;
 mod server;
 mod split;
 #[cfg(feature = "futures")]
 mod stream;
 
+pub use crate::ws::{Backoff, Cause, Disconnect, Event, Schedule};
 pub use crate::ws::{CloseCode, CloseFrame, Error, Message, PreparedMessage};
 pub use client::{Client, ClientBuilder};
 #[doc(hidden)]
 pub use doc_pair::doc_pair;
+pub use reconnect::{Reconnecting, ReconnectingBuilder};
 pub use server::{Server, ServerBuilder, ServerConnection};
 pub use split::{ReadHalf, WriteHalf};
 #[cfg(feature = "futures")]

@@ -232,12 +232,7 @@ macro_rules! halves {
                         op(&mut conn).map(|()| conn.wants_write())
                     };
                     match r {
-                        Err(Error::Backpressure) => {
-                            let at = deadline.get();
-                            if !self.shared.ready.wait_for(Interest::WRITABLE, at).await? {
-                                return Err(Error::WriteTimeout);
-                            }
-                        }
+                        Err(Error::Backpressure) => self.wait_writable(&mut deadline).await?,
                         Err(e) => return Err(e),
                         Ok(false) => return Ok(()),
                         Ok(true) => return self.flush().await,
@@ -354,12 +349,19 @@ macro_rules! halves {
             pub async fn flush(&mut self) -> Result<(), Error> {
                 let mut deadline = Lazy::After(self.shared.timeouts.write);
                 while !self.shared.lock().flush_some()? {
-                    let at = deadline.get();
-                    if !self.shared.ready.wait_for(Interest::WRITABLE, at).await? {
-                        return Err(Error::WriteTimeout);
-                    }
+                    self.wait_writable(&mut deadline).await?;
                 }
                 Ok(())
+            }
+
+            /// One wait for a writable socket within the write deadline and the
+            /// connection's timers (a peer that stopped reading: `Error::DeadPeer`).
+            async fn wait_writable(&self, deadline: &mut Lazy) -> Result<(), Error> {
+                let at = self.shared.lock().timeout_at();
+                super::api::wait_writable(&self.shared.ready, deadline, at, |now| {
+                    self.shared.lock().handle_timeout(now)
+                })
+                .await
             }
 
             /// Whether bytes wait to be written.

@@ -141,14 +141,23 @@ fn poll_deadline(timer: &mut Timer, at: Option<Instant>, cx: &mut Context<'_>) -
     }
 }
 
-/// Write everything buffered.
-fn poll_flush_all<C: Parts>(conn: &mut C, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+/// Write everything buffered. The connection's timers bound the wait (a peer that
+/// stopped reading ends it with `Error::DeadPeer`).
+fn poll_flush_all<C: Parts>(
+    conn: &mut C,
+    timer: &mut Timer,
+    cx: &mut Context<'_>,
+) -> Poll<Result<(), Error>> {
     loop {
         let (ready, ws) = conn.parts();
         if ws.flush()? {
             return Poll::Ready(Ok(()));
         }
-        ready!(poll_ready(ready, true, cx))?;
+        if poll_ready(ready, true, cx)?.is_ready() {
+            continue;
+        }
+        ready!(poll_deadline(timer, ws.timeout_at(), cx));
+        ws.handle_timeout(Instant::now())?;
     }
 }
 
@@ -188,7 +197,8 @@ impl<C: Parts + Unpin> Sink<OwnedMessage> for Messages<C> {
     /// Ready once the write buffer is flushed (so any message that fits the buffer
     /// can be queued).
     fn poll_ready(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        poll_flush_all(&mut self.get_mut().conn, cx)
+        let this = self.get_mut();
+        poll_flush_all(&mut this.conn, &mut this.timer, cx)
     }
 
     fn start_send(self: Pin<&mut Self>, item: OwnedMessage) -> Result<(), Error> {
@@ -197,19 +207,20 @@ impl<C: Parts + Unpin> Sink<OwnedMessage> for Messages<C> {
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        poll_flush_all(&mut self.get_mut().conn, cx)
+        let this = self.get_mut();
+        poll_flush_all(&mut this.conn, &mut this.timer, cx)
     }
 
     /// Start the close handshake (1000, once) and flush it.
     fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
         let this = self.get_mut();
-        ready!(poll_flush_all(&mut this.conn, cx))?;
+        ready!(poll_flush_all(&mut this.conn, &mut this.timer, cx))?;
         let (_, ws) = this.conn.parts();
         if !ws.is_closed() {
             // A no-op once closing.
             ws.close(Some(CloseCode::NORMAL), "")?;
         }
-        poll_flush_all(&mut this.conn, cx)
+        poll_flush_all(&mut this.conn, &mut this.timer, cx)
     }
 }
 
