@@ -71,41 +71,9 @@ const STEPS: &[Step] = &[
         args: &["doc-examples"],
         env: &[],
     },
-    // The transport without its default `tls` feature (ws:// and http:// only; no
-    // rustls, ring or webpki-roots): lints and tests, async adapter included.
-    cargo(
-        "clippy transport without tls",
-        &[
-            "clippy",
-            "-p",
-            "tickwire",
-            "--all-targets",
-            "--no-default-features",
-            "--features",
-            "tokio,futures",
-            "--",
-            "-D",
-            "warnings",
-        ],
-    ),
-    // The library alone as a user builds it (no feature unification with perf or
-    // conformance): default features, and none at all.
-    cargo(
-        "clippy transport alone",
-        &["clippy", "-p", "tickwire", "--", "-D", "warnings"],
-    ),
-    cargo(
-        "clippy transport alone, no features",
-        &[
-            "clippy",
-            "-p",
-            "tickwire",
-            "--no-default-features",
-            "--",
-            "-D",
-            "warnings",
-        ],
-    ),
+    // The transport's tests without its default `tls` feature (ws:// and http:// only;
+    // no rustls, ring or webpki-roots), async adapter included; the lints of each
+    // feature alone and of none are ci/each-feature.sh's (below).
     cargo(
         "test transport without tls",
         &[
@@ -115,6 +83,24 @@ const STEPS: &[Step] = &[
             "--no-default-features",
             "--features",
             "tokio,futures",
+        ],
+    ),
+    // The async API over any executor alone (futures-io, no tokio, no tls).
+    cargo(
+        "test futures-io alone",
+        &[
+            "test",
+            "-p",
+            "tickwire",
+            "--no-default-features",
+            "--features",
+            "futures-io",
+            "--test",
+            "futures_io_smol",
+            "--test",
+            "futures_io_nexus",
+            "--test",
+            "futures_io_rest",
         ],
     ),
     // DPDK (tickwire-bypass feature `dpdk`, off by default; needs Debian's dpdk-dev): the
