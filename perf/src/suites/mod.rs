@@ -10,6 +10,7 @@ pub mod codec;
 pub mod fanout;
 pub mod loopback;
 pub mod rest;
+pub mod tail;
 pub mod tls;
 pub mod tokio_loopback;
 
@@ -44,6 +45,7 @@ pub fn all(setup: &Setup) -> Vec<Case<'static>> {
     bypass_xdp::register(setup, &mut v);
     tokio_loopback::register(setup, &mut v);
     fanout::register(setup, &mut v);
+    tail::register(setup, &mut v);
     v
 }
 
