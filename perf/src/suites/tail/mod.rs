@@ -165,6 +165,9 @@ struct Sender {
     /// later of its due time and the previous write's return. Zero when the sender ran
     /// when it should; a stall of its core (preempted while it waited) shows here.
     late: Histogram<u64>,
+    /// How far behind its schedule each message left (a burst's own queueing included:
+    /// its k-th message waits for k writes).
+    behind: Histogram<u64>,
     /// Time in each `write` (the kernel's loopback path, which also wakes the
     /// receiver; a stall inside the call shows here).
     write: Histogram<u64>,
@@ -183,6 +186,7 @@ impl Feed {
             }
             let mut s = Sender {
                 late: new_histogram(),
+                behind: new_histogram(),
                 write: new_histogram(),
             };
             let mut frame = Frame::new();
@@ -209,6 +213,7 @@ impl Feed {
                 if k >= sched.warm {
                     s.late
                         .saturating_record(now.saturating_sub(due.max(free)) * SCALE);
+                    s.behind.saturating_record((now - due) * SCALE);
                     s.write.saturating_record((done - now) * SCALE);
                 }
                 free = done;
@@ -312,6 +317,8 @@ pub struct Run {
     pub latency: Histogram<u64>,
     /// The sender's lateness during the run (see `Sender::late`), ticks x [`SCALE`].
     pub lateness: Histogram<u64>,
+    /// How far behind its schedule each message left, ticks x [`SCALE`].
+    pub behind: Histogram<u64>,
     /// The sender's time in each `write` during the run, ticks x [`SCALE`].
     pub write: Histogram<u64>,
     /// Messages that arrived before their stamp (cross-core TSC offset).
@@ -333,6 +340,7 @@ fn finish(library: &str, rec: Recorder, feed: Feed) -> Measurement {
         library: library.to_owned(),
         latency: rec.hist.clone(),
         lateness: sender.late,
+        behind: sender.behind,
         write: sender.write,
         early: rec.early,
     };
