@@ -11,8 +11,13 @@
 //! the entry stays in the set for the life of the runtime, still aimed at the
 //! connection's registration (and, had the number been reused by another socket in
 //! between, the removal would have taken that socket's entry instead): the test fails.
-//! Linux only (`/proc`).
+//! Checked for the client, the server's connection, split halves in both drop orders, a
+//! failed handshake, the listener, the REST client's connection, and the task that
+//! finishes an https:// close the socket could not take at once. Linux only (`/proc`).
 #![cfg(all(feature = "tokio", target_os = "linux"))]
+
+#[cfg(feature = "tls")]
+mod tls_util;
 
 use std::fs;
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -322,4 +327,70 @@ fn one_descriptor_per_tokio_connection() {
             "every descriptor closed with its owner"
         );
     });
+}
+
+/// An https:// connection dropped while the socket cannot take its close_notify (the
+/// server stopped reading): a task finishes the close, registering the socket again on
+/// its runtime; when it gives up (the close timeout), that registration too leaves the
+/// reactor before the socket closes.
+#[cfg(feature = "tls")]
+#[test]
+fn the_tls_close_task_unregisters_before_closing() {
+    use std::sync::mpsc;
+    use std::time::Instant;
+    use tickwire::tls::TlsStream;
+
+    let _one = one_at_a_time();
+    let ca = tls_util::Ca::new("test CA");
+    let server_tls = ca.server(&["localhost"]).server_config();
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    // A TLS server that completes the handshake, then reads nothing until told to end.
+    let server = std::thread::spawn(move || {
+        let (s, _) = l.accept().unwrap();
+        let mut s = TlsStream::server(s, &server_tls).unwrap();
+        while !s.handshake().unwrap() {}
+        let _ = done_rx.recv();
+    });
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut c = rest::Client::builder()
+            .tls(ca.client_config())
+            .close_timeout(Duration::from_millis(300))
+            .so_sndbuf(32 << 10)
+            .request_buffer(32 << 20)
+            .connect(&format!("https://localhost:{port}/"))
+            .await
+            .unwrap();
+        let ino = socket_inode(c.local_addr().unwrap(), false);
+        let probe = probe(ino);
+        assert_eq!(watched(ino), 1, "registered");
+        // More than the loopback socket buffers hold: the request is given up (its
+        // future dropped) with the socket full; the connection itself has not failed.
+        let big = vec![b'x'; 16 << 20];
+        let r = tokio::time::timeout(Duration::from_secs(2), c.post("/up").body(&big).send());
+        assert!(r.await.is_err(), "the server reads nothing");
+        drop(big);
+        c.disconnect();
+        // The close task registers the socket again and waits for room.
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(watched(ino), 1, "the close task waits on the socket");
+        let deadline = Instant::now() + T;
+        while watched(ino) != 0 {
+            assert!(
+                Instant::now() < deadline,
+                "the close task's registration is still in the reactor's epoll set"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        drop(probe);
+    });
+    done_tx.send(()).unwrap();
+    server.join().unwrap();
 }
