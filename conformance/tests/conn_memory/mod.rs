@@ -277,13 +277,6 @@ fn raise_nofile(need: usize) {
     );
 }
 
-/// How many sockets this process may open, after raising the open-file limit for
-/// `want` of them (see [`raise_nofile`]): what is left of the hard limit after room for
-/// everything else.
-pub fn socket_budget(want: usize) -> usize {
-    open_files_max(want).saturating_sub(1024 + 64)
-}
-
 /// Raise the open-file limit to the hard limit, first raising that to `need` sockets
 /// and then some where that is allowed (root); returns the limit.
 fn open_files_max(need: usize) -> usize {
@@ -443,9 +436,8 @@ mod tokio_server {
     /// once all are open and a sample after each `per_round` echoes; then serve until
     /// killed.
     pub fn run(conns: usize, per_round: usize) {
-        // Two descriptors a connection: the socket, and the duplicate its tokio
-        // readiness registers.
-        raise_nofile(2 * conns);
+        // One descriptor a connection: tokio's reactor watches the socket itself.
+        raise_nofile(conns);
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

@@ -261,6 +261,15 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
+    // The tail scenario's own table, quietness verdict and per-row plots.
+    match suites::tail::verdict::report(&dir) {
+        Ok(Some(text)) => println!("\n{text}\nwrote {}", dir.join("tail.md").display()),
+        Ok(None) => {}
+        Err(e) => {
+            eprintln!("bench: writing the tail report to {}: {e}", dir.display());
+            return ExitCode::FAILURE;
+        }
+    }
     ExitCode::SUCCESS
 }
 

@@ -59,14 +59,8 @@ fn main() -> ExitCode {
     let idle = Plan { rounds: 0, ..plan };
     let tt = conn_memory::run(&[], Peer::TokioTungstenite, idle);
     let full = conn_memory::run(&[], Peer::TickwireFullBuffers, plan);
-    // tickwire's tokio server, idle: two descriptors a connection (the socket and the
-    // duplicate its readiness registers), so as many as the open-file limit allows.
-    let tk_idle = Plan {
-        conns: plan
-            .conns
-            .min(conn_memory::socket_budget(2 * plan.conns) / 2),
-        ..idle
-    };
+    // tickwire's tokio server, idle: one descriptor a connection, as the mio server.
+    let tk_idle = idle;
     let tk = conn_memory::run(&[], Peer::TickwireTokio, tk_idle);
     let mut md = String::new();
     let _ = writeln!(

@@ -14,6 +14,7 @@ pub mod executors;
 pub mod fanout;
 pub mod loopback;
 pub mod rest;
+pub mod tail;
 pub mod tls;
 pub mod tokio_loopback;
 
@@ -52,6 +53,7 @@ pub fn all(setup: &Setup) -> Vec<Case<'static>> {
     tokio_loopback::register(setup, &mut v);
     executors::register(setup, &mut v);
     fanout::register(setup, &mut v);
+    tail::register(setup, &mut v);
     v
 }
 

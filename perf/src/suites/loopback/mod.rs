@@ -88,7 +88,7 @@ pub(crate) fn tcp_pair() -> (TcpStream, TcpStream) {
 }
 
 /// The payload of message `i` (binary, distinct per message).
-fn payload(len: usize, i: u64) -> Vec<u8> {
+pub(crate) fn payload(len: usize, i: u64) -> Vec<u8> {
     let mut rng = crate::inputs::SplitMix64::new(i);
     (0..len).map(|_| rng.next_u64() as u8).collect()
 }

@@ -177,3 +177,12 @@ pub fn stream_check(ws: &mut NxClient<TcpStream>, want: &[u8]) {
         other => unexpected(&other),
     }
 }
+
+/// Receive one binary message and hand it to `f`.
+#[inline(always)]
+pub fn with_binary(ws: &mut NxClient<TcpStream>, f: impl FnOnce(&[u8])) {
+    match ws.recv() {
+        Ok(Some(NxMessage::Binary(b))) => f(b),
+        other => unexpected(&other),
+    }
+}

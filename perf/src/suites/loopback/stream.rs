@@ -131,17 +131,7 @@ pub(crate) fn spawn_sender(
 ) -> std::thread::JoinHandle<()> {
     spawn_pinned(peer, move || {
         if handshake {
-            let req = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n\
-                       Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
-                       Sec-WebSocket-Version: 13\r\n\r\n";
-            sock.write_all(req.as_bytes()).expect("write the handshake");
-            let mut resp = Vec::new();
-            let mut byte = [0u8; 1];
-            while !resp.ends_with(b"\r\n\r\n") {
-                sock.read_exact(&mut byte).expect("read the 101 response");
-                resp.push(byte[0]);
-            }
-            assert!(resp.starts_with(b"HTTP/1.1 101"), "handshake refused");
+            client_handshake(&mut sock);
         }
         let bytes = block();
         while !stop.load(Ordering::Relaxed) {
@@ -150,6 +140,22 @@ pub(crate) fn spawn_sender(
             }
         }
     })
+}
+
+/// A client's opening handshake on `sock` by hand (request written, the 101 response
+/// read to its end), for a sender of pre-encoded frames to a WebSocket server.
+pub(crate) fn client_handshake(sock: &mut TcpStream) {
+    let req = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n\
+               Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+               Sec-WebSocket-Version: 13\r\n\r\n";
+    sock.write_all(req.as_bytes()).expect("write the handshake");
+    let mut resp = Vec::new();
+    let mut byte = [0u8; 1];
+    while !resp.ends_with(b"\r\n\r\n") {
+        sock.read_exact(&mut byte).expect("read the 101 response");
+        resp.push(byte[0]);
+    }
+    assert!(resp.starts_with(b"HTTP/1.1 101"), "handshake refused");
 }
 
 pub(crate) fn per_sample(cfg: &RunConfig) -> RunConfig {

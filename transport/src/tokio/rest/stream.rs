@@ -9,6 +9,7 @@
 //! that waits also waits for writable while it is there.
 
 use std::io::{self, Read, Write};
+use std::mem::ManuallyDrop;
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
@@ -39,7 +40,9 @@ pub(super) enum ConnStream {
 #[derive(Debug)]
 pub(super) struct AsyncStream {
     stream: ConnStream,
-    ready: Readiness,
+    /// The registration of `stream`'s socket, dropped by hand in `drop` before the
+    /// socket is closed or handed on (see [`Readiness`]'s "Drop order").
+    ready: ManuallyDrop<Readiness>,
     /// The last read took all the socket held (a short read; for TLS
     /// [`TlsStream::is_drained`]): the next read waits for readiness first instead of
     /// reading into `WouldBlock`, as tokio's own sockets do (the reactor remembers an
@@ -61,40 +64,53 @@ pub(super) struct AsyncStream {
 /// connection, then the FIN. When the socket cannot take it now, a task on the current
 /// runtime finishes the close, waiting for writability within the close timeout.
 impl Drop for AsyncStream {
-    #[cfg(not(feature = "tls"))]
-    fn drop(&mut self) {}
-
-    #[cfg(feature = "tls")]
     fn drop(&mut self) {
-        let ConnStream::Tls(tls) = std::mem::replace(&mut self.stream, ConnStream::Gone) else {
-            return;
-        };
-        let mut tls = tls;
-        if matches!(tls.close_notify(), Ok(false))
-            && let Ok(runtime) = ::tokio::runtime::Handle::try_current()
+        // SAFETY: taken once, here; `self.ready` is not used again.
+        drop(unsafe { ManuallyDrop::take(&mut self.ready) });
+        // The socket is closed after this (with `self.stream`), or by the close task.
+        #[cfg(feature = "tls")]
         {
-            let deadline = Instant::now().checked_add(self.close_timeout);
-            runtime.spawn(finish_close(tls, deadline));
-            return;
+            let ConnStream::Tls(tls) = std::mem::replace(&mut self.stream, ConnStream::Gone) else {
+                return;
+            };
+            let mut tls = tls;
+            if matches!(tls.close_notify(), Ok(false))
+                && let Ok(runtime) = ::tokio::runtime::Handle::try_current()
+            {
+                let deadline = Instant::now().checked_add(self.close_timeout);
+                runtime.spawn(finish_close(tls, deadline));
+                return;
+            }
+            // Done (or failed, or no runtime to wait on): shut the write half and discard
+            // unread bytes, without waiting.
+            let _ = tls.close_until(Instant::now());
         }
-        // Done (or failed, or no runtime to wait on): shut the write half and discard
-        // unread bytes, without waiting.
-        let _ = tls.close_until(Instant::now());
     }
 }
 
 /// The rest of a TLS close the socket could not take at once: close_notify as the
-/// socket becomes writable, until `deadline`; then the FIN.
+/// socket becomes writable, until `deadline`; then the FIN. The socket is registered
+/// again, on the runtime the task runs on.
 #[cfg(feature = "tls")]
-async fn finish_close(mut tls: Box<TlsStream<TcpStream>>, deadline: Option<Instant>) {
-    if let Ok(ready) = Readiness::new(tls.get_ref()) {
-        while matches!(tls.close_notify(), Ok(false)) {
+async fn finish_close(tls: Box<TlsStream<TcpStream>>, deadline: Option<Instant>) {
+    /// The stream and its registration, dropped in that order whether the task ends
+    /// or is dropped with its runtime.
+    struct Closing {
+        ready: Option<Readiness>,
+        tls: Box<TlsStream<TcpStream>>,
+    }
+    let mut c = Closing { ready: None, tls };
+    // SAFETY: `c` owns the socket and drops `ready` first (field order).
+    c.ready = unsafe { Readiness::new(c.tls.get_ref()) }.ok();
+    if let Some(ready) = &c.ready {
+        while matches!(c.tls.close_notify(), Ok(false)) {
             if !matches!(ready.wait_for(Interest::WRITABLE, deadline).await, Ok(true)) {
                 break;
             }
         }
     }
-    let _ = tls.close_until(Instant::now());
+    c.ready = None;
+    let _ = c.tls.close_until(Instant::now());
 }
 
 impl AsyncStream {
@@ -110,11 +126,13 @@ impl AsyncStream {
         deadline: Option<Instant>,
         close_timeout: Duration,
     ) -> Result<AsyncStream, Error> {
-        let ready = Readiness::new(&tcp).map_err(Error::io)?;
         if !secure {
+            // SAFETY: the stream takes the socket and `ready` at once, and drops
+            // `ready` first (`AsyncStream`'s `Drop`).
+            let ready = unsafe { Readiness::new(&tcp) }.map_err(Error::io)?;
             return Ok(AsyncStream {
                 stream: ConnStream::Tcp(tcp),
-                ready,
+                ready: ManuallyDrop::new(ready),
                 drained: false,
                 spin: Spinner::new(RecvMode::Sleep),
                 quickack: false,
@@ -127,13 +145,12 @@ impl AsyncStream {
             Err(Error::TlsDisabled)
         }
         #[cfg(feature = "tls")]
-        Self::tls_handshake(tcp, ready, tls, host, deadline, close_timeout).await
+        Self::tls_handshake(tcp, tls, host, deadline, close_timeout).await
     }
 
     #[cfg(feature = "tls")]
     async fn tls_handshake(
         tcp: TcpStream,
-        ready: Readiness,
         tls: &ClientTls,
         host: &str,
         deadline: Option<Instant>,
@@ -141,6 +158,10 @@ impl AsyncStream {
     ) -> Result<AsyncStream, Error> {
         let config = tls.clone().unwrap_or_else(TlsConfig::shared_default);
         let mut tls = TlsStream::client(tcp, &config, host)?;
+        // SAFETY: `tls` owns the socket; `ready`, declared after it, is dropped before
+        // it on every early return, and moves with it into the stream, whose `Drop`
+        // drops it first.
+        let ready = unsafe { Readiness::new(tls.get_ref()) }.map_err(Error::io)?;
         loop {
             match tls.handshake() {
                 Ok(true) => break,
@@ -174,7 +195,7 @@ impl AsyncStream {
         }
         Ok(AsyncStream {
             stream: ConnStream::Tls(Box::new(tls)),
-            ready,
+            ready: ManuallyDrop::new(ready),
             drained: false,
             spin: Spinner::new(RecvMode::Sleep),
             quickack: false,

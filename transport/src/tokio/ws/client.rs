@@ -208,7 +208,9 @@ impl ClientBuilder {
         // tokio's readiness remembers an arrival until it is seen: after a short read
         // the next recv waits for it instead of reading into `WouldBlock`.
         conn.io.sticky_readiness = true;
-        let ready = Readiness::new(conn.io.stream.tcp())?;
+        // SAFETY: `conn` owns the socket and outlives `ready` (declared after it, dropped
+        // first), and so does the `Client` below (`ready` is its first field).
+        let ready = unsafe { Readiness::new(conn.io.stream.tcp()) }?;
         // The codec runs the handshake; this loop only waits for the socket or its timer.
         while !conn.handshake_step(|ws| ws.poll_handshake())? {
             let deadline = conn.timeout_at();
@@ -239,6 +241,7 @@ impl ClientBuilder {
 /// `current_thread` runtime in a `LocalSet`.
 #[derive(Debug)]
 pub struct Client {
+    /// The registration of `ws`'s socket: declared first, so dropped first.
     ready: Readiness,
     ws: ws::Client,
     timeouts: Timeouts,

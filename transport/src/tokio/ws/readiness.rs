@@ -1,15 +1,28 @@
 //! Socket readiness from tokio's reactor for a socket the connection owns.
 //!
 //! The socket itself stays in the [`crate::ws`] connection (it reads and writes it
-//! with non-blocking calls); a duplicate of its descriptor, owned here, is registered
-//! with the reactor (readiness belongs to the shared socket, so either descriptor
-//! reports it, and owning ours keeps the registration valid whatever the order of
-//! drops). The
-//! protocol is always: try the operation, and when it would block, [`Readiness::wait`]
-//! (which clears what it reports, so the next try is a real retry).
+//! with non-blocking calls); its descriptor is registered with the reactor as it is,
+//! with no duplicate, so a tokio connection costs one descriptor. The protocol is
+//! always: try the operation, and when it would block, [`Readiness::wait`] (which
+//! clears what it reports, so the next try is a real retry).
+//!
+//! # Drop order
+//!
+//! A registration names a descriptor *number*, so it must be removed while that
+//! number is still the socket: every owner of a [`Readiness`] drops it before the
+//! socket (declared before it in the struct, or dropped by hand in a `Drop`). The other
+//! order goes wrong two ways. If the socket's file is still open elsewhere (a
+//! descriptor the user duplicated through `AsFd`), closing ours leaves the file in
+//! the reactor's epoll set, the removal fails with `EBADF`, and the entry stays for the
+//! life of the runtime, its wake-ups aimed at a registration tokio then keeps alive
+//! forever (a leak per connection, and spurious events). If the number is reused first
+//! (another task accepting on a multi-thread runtime), the removal succeeds on the new
+//! socket's entry, and that connection never wakes again.
+//! `tests/tokio_descriptors.rs` checks every owner (the reactor's epoll set must not
+//! hold the socket after a drop, even with a duplicate keeping its file open).
 
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::task::{Context, Poll};
 use std::time::Instant;
 
@@ -19,16 +32,23 @@ use ::tokio::io::unix::AsyncFd;
 /// A socket's registration in the current tokio runtime.
 #[derive(Debug)]
 pub(crate) struct Readiness {
-    fd: AsyncFd<OwnedFd>,
+    /// The socket's descriptor, not owned: see the module's "Drop order".
+    fd: AsyncFd<RawFd>,
 }
 
 impl Readiness {
-    /// Register (a duplicate of) `socket`'s descriptor, readable and writable,
-    /// edge-triggered. Must run inside a tokio runtime (it panics otherwise).
-    pub fn new(socket: &impl AsFd) -> io::Result<Readiness> {
-        let fd = socket.as_fd().try_clone_to_owned()?;
-        // SAFETY: `fd` is owned by the `AsyncFd` (it stays open, and is the same
-        // descriptor, until the `AsyncFd` is dropped); we never take it out.
+    /// Register `socket`'s descriptor, readable and writable, edge-triggered. Must run
+    /// inside a tokio runtime (it panics otherwise).
+    ///
+    /// # Safety
+    ///
+    /// `socket`'s descriptor must stay open, and be the same socket, until the
+    /// returned `Readiness` is dropped: its owner drops it before the socket (see the
+    /// module's "Drop order").
+    pub unsafe fn new(socket: &impl AsFd) -> io::Result<Readiness> {
+        let fd = socket.as_fd().as_raw_fd();
+        // SAFETY: the caller keeps `fd` open, the same socket, while the `AsyncFd`
+        // lives (tokio's contract for `register_with_interest`).
         let fd =
             unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE | Interest::WRITABLE) }
                 .map_err(io::Error::from)?;

@@ -169,7 +169,9 @@ impl ServerBuilder {
     pub fn listener(&self, listener: TcpListener) -> Result<Server, Error> {
         let timeouts = timeouts(&self.inner);
         let ws = self.inner.listener(listener.into_std()?)?;
-        let ready = Readiness::new(ws.mio_listener())?;
+        // SAFETY: `ws` owns the listener, and `ready` is dropped before it (the
+        // `Server`'s first field).
+        let ready = unsafe { Readiness::new(ws.mio_listener()) }?;
         Ok(Server {
             ready,
             ws,
@@ -218,6 +220,7 @@ fn timeouts(b: &ws::ServerBuilder) -> Timeouts {
 /// An async WebSocket server: a listener and the settings for its connections.
 #[derive(Debug)]
 pub struct Server {
+    /// The registration of `ws`'s listener: declared first, so dropped first.
     ready: Readiness,
     ws: ws::Server,
     timeouts: Timeouts,
@@ -359,6 +362,7 @@ impl Server {
 /// An accepted async WebSocket connection (server role: frames sent are not masked).
 #[derive(Debug)]
 pub struct ServerConnection {
+    /// The registration of `ws`'s socket: declared first, so dropped first.
     ready: Readiness,
     ws: ws::ServerConnection,
     timeouts: Timeouts,
@@ -368,7 +372,9 @@ async_api!(ServerConnection);
 
 impl ServerConnection {
     fn new(mut ws: ws::ServerConnection, timeouts: Timeouts) -> Result<Self, Error> {
-        let ready = Readiness::new(ws.mio_stream())?;
+        // SAFETY: `ws` owns the socket, and `ready` is dropped before it (the
+        // connection's first field).
+        let ready = unsafe { Readiness::new(ws.mio_stream()) }?;
         // tokio's readiness remembers an arrival until it is seen: after a short read
         // the next recv waits for it instead of reading into `WouldBlock`.
         ws.conn.io.sticky_readiness = true;

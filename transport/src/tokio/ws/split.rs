@@ -50,6 +50,7 @@ use crate::ws::{self, CloseCode, Error, Message, PreparedMessage};
 /// What both halves share.
 #[derive(Debug)]
 struct Shared<C> {
+    /// The registration of `conn`'s socket: declared first, so dropped first.
     ready: Readiness,
     conn: Mutex<C>,
     timeouts: Timeouts,
@@ -487,6 +488,8 @@ impl super::Client {
     /// # }
     /// ```
     pub fn split(self) -> (ReadHalf<ws::Client>, WriteHalf<ws::Client>) {
+        // Nothing here can fail before `Shared` holds them again (its field order drops
+        // the registration first).
         let (ready, mut conn, timeouts) = self.into_parts();
         let reader = take_reader(&mut conn.conn);
         split(reader, ready, conn, timeouts)
@@ -521,6 +524,7 @@ impl super::ServerConnection {
         Error,
     > {
         self.handshake().await?;
+        // As in `Client::split`: nothing can fail before `Shared` holds them again.
         let (ready, mut conn, timeouts) = self.into_parts();
         let reader = take_reader(&mut conn.conn);
         Ok(split(reader, ready, conn, timeouts))
