@@ -283,7 +283,9 @@ fn instructions_mode(
         };
     }
     if counted.is_empty() {
-        eprintln!("bench: no selected row runs under --instructions (loopback rows do not)");
+        eprintln!(
+            "bench: no selected row runs under --instructions (loopback rows do not, but for the blocking receive stream)"
+        );
         return ExitCode::from(2);
     }
     let dir = args.out.clone().unwrap_or_else(report::default_out_dir);

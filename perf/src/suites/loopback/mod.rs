@@ -14,6 +14,10 @@
 //!   role, so it unmasks) and a sample is B messages, reported per message
 //!   (and as messages per second).
 //!
+//! The blocking receive-stream rows also run under `--instructions` (both
+//! threads, user space): per message, the receiver's work plus its share of
+//! each `read` call and of the sender's loop, which writes ~64 KiB at a time.
+//!
 //! The raw-socket floor moves the same byte counts as the WebSocket frames
 //! (masked client frame one way, unmasked server frame back) with plain
 //! `write`/`read` calls: what nobody's framing can beat.
@@ -39,11 +43,12 @@ pub fn register(setup: &Setup, v: &mut Vec<Case<'static>>) {
     let peer = peer_core(setup);
     let first = v.len();
     rtt::cases(peer, v);
-    stream::cases(peer, v);
-    // Their cost is syscalls and another thread: not for `--instructions`.
+    // Their cost is syscalls and another thread's wake-ups: not for `--instructions`.
     for c in &mut v[first..] {
         c.counts = false;
     }
+    // The blocking receive-stream rows are counted (see `stream`).
+    stream::cases(peer, v);
 }
 
 /// The core of the peer thread: the second of `--cores`, else the next one.
