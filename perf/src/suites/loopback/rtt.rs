@@ -26,6 +26,8 @@ const NOTE_TW_BUSY: &str = "the same blocking send_binary + recv, both ends buil
                             sleeping in read(2)";
 const NOTE_TUNG: &str = "WebSocket::send(Message::Binary) + read over std TcpStream (TCP_NODELAY) against a \
                          tungstenite echo server on the other core; default config, no handshake";
+const NOTE_TUNG_BUSY: &str = "the same on non-blocking sockets at both ends, spinning on its WouldBlock \
+                              error (reads; a send that would block is flushed until it went)";
 const NOTE_RAW: &str = "the floor: write the masked frame's byte count, read the echo's byte count \
                         (plain blocking TcpStream, TCP_NODELAY, no framing)";
 const NOTE_RAW_BUSY: &str =
@@ -88,6 +90,16 @@ pub(super) fn cases(peer: usize, v: &mut Vec<Case<'static>>) {
                 tickwire(cfg, peer, n, true, None)
             })
             // A busy-polling echo spins on the peer core even while its row waits for its turn.
+            .sequential(),
+        );
+        v.push(
+            Case::new(
+                s.clone(),
+                "tungstenite 0.30",
+                false,
+                NOTE_TUNG_BUSY,
+                move |cfg| tungstenite_busy(cfg, peer, n),
+            )
             .sequential(),
         );
         for (lib, v07) in [(nexus::LIB, false), (nexus::LIB_07, true)] {
@@ -257,6 +269,79 @@ fn tungstenite(cfg: &RunConfig, peer: usize, n: usize) -> Measurement {
                 unexpected(&e);
             }
             match ws.read() {
+                Ok(TMessage::Binary(b)) if b.len() == p.len() => {
+                    std::hint::black_box(touch(&b));
+                }
+                other => unexpected(&other),
+            }
+        },
+    );
+    drop(ws);
+    echo.join().expect("echo thread");
+    m
+}
+
+/// tungstenite on a non-blocking socket: `read`, spinning on `WouldBlock`.
+fn tung_read_spin(ws: &mut TSocket<TcpStream>) -> Result<TMessage, tungstenite::Error> {
+    loop {
+        match ws.read() {
+            Err(tungstenite::Error::Io(e)) if e.kind() == ErrorKind::WouldBlock => {
+                std::hint::spin_loop()
+            }
+            r => return r,
+        }
+    }
+}
+
+/// tungstenite on a non-blocking socket: `send`, then `flush` until nothing waits.
+fn tung_send_spin(ws: &mut TSocket<TcpStream>, m: TMessage) -> Result<(), tungstenite::Error> {
+    let mut r = ws.send(m);
+    loop {
+        match r {
+            Err(tungstenite::Error::Io(e)) if e.kind() == ErrorKind::WouldBlock => {
+                std::hint::spin_loop();
+                r = ws.flush();
+            }
+            r => return r,
+        }
+    }
+}
+
+/// The busy-poll round trip with tungstenite at both ends (non-blocking sockets).
+fn tungstenite_busy(cfg: &RunConfig, peer: usize, n: usize) -> Measurement {
+    let (c, s) = tcp_pair();
+    c.set_nonblocking(true).expect("mode");
+    s.set_nonblocking(true).expect("mode");
+    let echo = spawn_pinned(peer, move || {
+        let mut ws = TSocket::from_raw_socket(s, TRole::Server, None);
+        loop {
+            match tung_read_spin(&mut ws) {
+                Ok(TMessage::Binary(b)) => {
+                    if tung_send_spin(&mut ws, TMessage::Binary(b)).is_err() {
+                        return;
+                    }
+                }
+                Ok(_) => {}
+                Err(_) => return,
+            }
+        }
+    });
+    let mut ws = TSocket::from_raw_socket(c, TRole::Client, None);
+    let p = Bytes::from(payload(n, 1));
+    tung_send_spin(&mut ws, TMessage::Binary(p.clone())).expect("send");
+    match tung_read_spin(&mut ws) {
+        Ok(TMessage::Binary(b)) => assert_eq!(b, p, "echo"),
+        other => unexpected(&other),
+    }
+    let m = bench_batch(
+        &one(cfg),
+        &mut ws,
+        |_| {},
+        |ws, _| {
+            if let Err(e) = tung_send_spin(ws, TMessage::Binary(p.clone())) {
+                unexpected(&e);
+            }
+            match tung_read_spin(ws) {
                 Ok(TMessage::Binary(b)) if b.len() == p.len() => {
                     std::hint::black_box(touch(&b));
                 }
