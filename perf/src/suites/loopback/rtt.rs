@@ -7,11 +7,11 @@ use std::net::TcpStream;
 use std::time::Duration;
 
 use tickwire::socket::RecvMode;
-use tickwire::ws::{Client, ClientBuilder, Message, Sender, ServerBuilder, ServerConnection};
+use tickwire::ws::{Client, ClientBuilder, Message, Sender, ServerConnection};
 use tungstenite::Bytes;
 use tungstenite::protocol::{Message as TMessage, Role as TRole, WebSocket as TSocket};
 
-use super::{nexus, payload, spawn_pinned, tcp_pair, wire_len};
+use super::{nexus, payload, spawn_pinned, tcp_pair, tung_read, tung_send, tw_server, wire_len};
 use crate::harness::{Measurement, RunConfig, bench_batch};
 use crate::suites::{Case, touch, unexpected};
 
@@ -61,7 +61,7 @@ pub(super) fn cases(peer: usize, v: &mut Vec<Case<'static>>) {
             "tungstenite 0.30",
             false,
             NOTE_TUNG,
-            move |cfg| tungstenite(cfg, peer, n),
+            move |cfg| tungstenite(cfg, peer, n, false),
         ));
         v.push(Case::new(
             s.clone(),
@@ -98,7 +98,7 @@ pub(super) fn cases(peer: usize, v: &mut Vec<Case<'static>>) {
                 "tungstenite 0.30",
                 false,
                 NOTE_TUNG_BUSY,
-                move |cfg| tungstenite_busy(cfg, peer, n),
+                move |cfg| tungstenite(cfg, peer, n, true),
             )
             .sequential(),
         );
@@ -202,10 +202,7 @@ fn tickwire(
     } else {
         RecvMode::Sleep
     };
-    let mut server = ServerBuilder::new()
-        .recv_mode(mode)
-        .bind("127.0.0.1:0")
-        .expect("bind 127.0.0.1");
+    let mut server = tw_server(busy);
     let url = format!("ws://{}/", server.local_addr().expect("local addr"));
     let echo = spawn_pinned(peer, move || {
         let mut c = server.accept().expect("accept");
@@ -237,14 +234,17 @@ fn tickwire(
     m
 }
 
-fn tungstenite(cfg: &RunConfig, peer: usize, n: usize) -> Measurement {
+/// tungstenite at both ends; `busy`: on non-blocking sockets, spinning on `WouldBlock`.
+fn tungstenite(cfg: &RunConfig, peer: usize, n: usize, busy: bool) -> Measurement {
     let (c, s) = tcp_pair();
+    c.set_nonblocking(busy).expect("mode");
+    s.set_nonblocking(busy).expect("mode");
     let echo = spawn_pinned(peer, move || {
         let mut ws = TSocket::from_raw_socket(s, TRole::Server, None);
         loop {
-            match ws.read() {
+            match tung_read(&mut ws) {
                 Ok(TMessage::Binary(b)) => {
-                    if ws.send(TMessage::Binary(b)).is_err() {
+                    if tung_send(&mut ws, TMessage::Binary(b)).is_err() {
                         return;
                     }
                 }
@@ -255,8 +255,8 @@ fn tungstenite(cfg: &RunConfig, peer: usize, n: usize) -> Measurement {
     });
     let mut ws = TSocket::from_raw_socket(c, TRole::Client, None);
     let p = Bytes::from(payload(n, 1));
-    ws.send(TMessage::Binary(p.clone())).expect("send");
-    match ws.read() {
+    tung_send(&mut ws, TMessage::Binary(p.clone())).expect("send");
+    match tung_read(&mut ws) {
         Ok(TMessage::Binary(b)) => assert_eq!(b, p, "echo"),
         other => unexpected(&other),
     }
@@ -265,83 +265,10 @@ fn tungstenite(cfg: &RunConfig, peer: usize, n: usize) -> Measurement {
         &mut ws,
         |_| {},
         |ws, _| {
-            if let Err(e) = ws.send(TMessage::Binary(p.clone())) {
+            if let Err(e) = tung_send(ws, TMessage::Binary(p.clone())) {
                 unexpected(&e);
             }
-            match ws.read() {
-                Ok(TMessage::Binary(b)) if b.len() == p.len() => {
-                    std::hint::black_box(touch(&b));
-                }
-                other => unexpected(&other),
-            }
-        },
-    );
-    drop(ws);
-    echo.join().expect("echo thread");
-    m
-}
-
-/// tungstenite on a non-blocking socket: `read`, spinning on `WouldBlock`.
-fn tung_read_spin(ws: &mut TSocket<TcpStream>) -> Result<TMessage, tungstenite::Error> {
-    loop {
-        match ws.read() {
-            Err(tungstenite::Error::Io(e)) if e.kind() == ErrorKind::WouldBlock => {
-                std::hint::spin_loop()
-            }
-            r => return r,
-        }
-    }
-}
-
-/// tungstenite on a non-blocking socket: `send`, then `flush` until nothing waits.
-fn tung_send_spin(ws: &mut TSocket<TcpStream>, m: TMessage) -> Result<(), tungstenite::Error> {
-    let mut r = ws.send(m);
-    loop {
-        match r {
-            Err(tungstenite::Error::Io(e)) if e.kind() == ErrorKind::WouldBlock => {
-                std::hint::spin_loop();
-                r = ws.flush();
-            }
-            r => return r,
-        }
-    }
-}
-
-/// The busy-poll round trip with tungstenite at both ends (non-blocking sockets).
-fn tungstenite_busy(cfg: &RunConfig, peer: usize, n: usize) -> Measurement {
-    let (c, s) = tcp_pair();
-    c.set_nonblocking(true).expect("mode");
-    s.set_nonblocking(true).expect("mode");
-    let echo = spawn_pinned(peer, move || {
-        let mut ws = TSocket::from_raw_socket(s, TRole::Server, None);
-        loop {
-            match tung_read_spin(&mut ws) {
-                Ok(TMessage::Binary(b)) => {
-                    if tung_send_spin(&mut ws, TMessage::Binary(b)).is_err() {
-                        return;
-                    }
-                }
-                Ok(_) => {}
-                Err(_) => return,
-            }
-        }
-    });
-    let mut ws = TSocket::from_raw_socket(c, TRole::Client, None);
-    let p = Bytes::from(payload(n, 1));
-    tung_send_spin(&mut ws, TMessage::Binary(p.clone())).expect("send");
-    match tung_read_spin(&mut ws) {
-        Ok(TMessage::Binary(b)) => assert_eq!(b, p, "echo"),
-        other => unexpected(&other),
-    }
-    let m = bench_batch(
-        &one(cfg),
-        &mut ws,
-        |_| {},
-        |ws, _| {
-            if let Err(e) = tung_send_spin(ws, TMessage::Binary(p.clone())) {
-                unexpected(&e);
-            }
-            match tung_read_spin(ws) {
+            match tung_read(ws) {
                 Ok(TMessage::Binary(b)) if b.len() == p.len() => {
                     std::hint::black_box(touch(&b));
                 }

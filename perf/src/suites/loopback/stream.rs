@@ -31,11 +31,10 @@ use std::net::TcpStream;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use tickwire::socket::RecvMode;
-use tickwire::ws::{Message, ServerBuilder};
+use tickwire::ws::Message;
 use tungstenite::protocol::{Message as TMessage, Role as TRole, WebSocket as TSocket};
 
-use super::{STREAM_SIZE, nexus, payload, spawn_pinned, tcp_pair, wire_len};
+use super::{STREAM_SIZE, nexus, payload, spawn_pinned, tcp_pair, tung_read, tw_server, wire_len};
 use crate::harness::{Measurement, RunConfig, bench_batch};
 use crate::inputs::{OP_BINARY, push_frame};
 use crate::suites::{Case, touch, unexpected};
@@ -187,15 +186,7 @@ fn payloads() -> Vec<Vec<u8>> {
 }
 
 fn tickwire(cfg: &RunConfig, peer: usize, busy: bool) -> Measurement {
-    let mode = if busy {
-        RecvMode::Spin
-    } else {
-        RecvMode::Sleep
-    };
-    let mut server = ServerBuilder::new()
-        .recv_mode(mode)
-        .bind("127.0.0.1:0")
-        .expect("bind 127.0.0.1");
+    let mut server = tw_server(busy);
     let sock = TcpStream::connect(server.local_addr().expect("local addr")).expect("connect");
     sock.set_nodelay(true).expect("nodelay");
     let stop = Arc::new(AtomicBool::new(false));
@@ -230,19 +221,6 @@ fn tickwire(cfg: &RunConfig, peer: usize, busy: bool) -> Measurement {
     drop(c);
     sender.join().expect("sender thread");
     m
-}
-
-/// One tungstenite `read`, spinning on `WouldBlock` (a non-blocking socket).
-#[inline(always)]
-fn tung_read(ws: &mut TSocket<TcpStream>) -> Result<TMessage, tungstenite::Error> {
-    loop {
-        match ws.read() {
-            Err(tungstenite::Error::Io(e)) if e.kind() == ErrorKind::WouldBlock => {
-                std::hint::spin_loop()
-            }
-            r => return r,
-        }
-    }
 }
 
 fn tungstenite(cfg: &RunConfig, peer: usize, busy: bool) -> Measurement {
