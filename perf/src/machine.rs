@@ -111,3 +111,11 @@ pub fn core_cycles_per_tick() -> Option<f64> {
 pub fn pin(id: usize) -> bool {
     core_affinity::set_for_current(core_affinity::CoreId { id })
 }
+
+/// The load average over 1, 5 and 15 minutes (`/proc/loadavg`, Linux), as written
+/// there; `None` elsewhere.
+pub fn load_average() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let fields: Vec<&str> = text.split_whitespace().take(3).collect();
+    (fields.len() == 3).then(|| fields.join(" "))
+}

@@ -435,7 +435,10 @@ fn protocol_error_gets_a_1002_close() {
             // A failed connection answers every later call with the cause.
             let again = s.recv().await;
             assert!(
-                matches!(again, Err(Error::Protocol(ProtocolError::ReservedOpcode(3)))),
+                matches!(
+                    again,
+                    Err(Error::Protocol(ProtocolError::ReservedOpcode(3)))
+                ),
                 "{again:?}"
             );
         });

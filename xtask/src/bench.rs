@@ -5,6 +5,9 @@
 //! `<!-- bench:start -->` and `<!-- bench:end -->`) from the run's `target/bench/bench-readme.md`
 //! and the instruction counts of the same rows (`--instructions`, which needs valgrind).
 //!
+//! `--check-readme` (alone) runs nothing: it fails when the README's table names a row
+//! (scenario and library) that the bench's `--list` no longer has (CI runs it).
+//!
 //! After every run (not `--list`) it also writes `target/bench/build-features.md`: the features
 //! that the bench binary's build has on in tickwire's own dependency tree beyond a user's build of
 //! `tickwire` (workspace feature unification), which `--readme` puts under the table.
@@ -20,6 +23,12 @@ const END: &str = "<!-- bench:end -->";
 
 pub fn main(args: &[String]) -> Result<ExitCode, String> {
     let ws = Workspace::locate()?;
+    if args.iter().any(|a| a == "--check-readme") {
+        if args.len() != 1 {
+            return Err("--check-readme takes no other argument".into());
+        }
+        return check_readme(&ws);
+    }
     let readme = args.iter().any(|a| a == "--readme");
     let forward: Vec<&String> = args.iter().filter(|a| *a != "--readme").collect();
     if readme
@@ -95,6 +104,109 @@ pub fn main(args: &[String]) -> Result<ExitCode, String> {
         println!("rewrote the performance block of README.md");
     }
     Ok(code)
+}
+
+/// `cargo xtask bench --check-readme`: every row README.md's performance table names (a
+/// scenario and a library, in the timed table and in the instruction counts under it) is
+/// still a row of the bench, so the table never shows a row nobody can re-run. Cheap: the
+/// bench binary's `--list` in a debug build (the rows do not depend on the profile), no
+/// measurement. Rows the harness adds itself (the timer's overhead) are not cases.
+fn check_readme(ws: &Workspace) -> Result<ExitCode, String> {
+    let path = ws.root.join("README.md");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let named = readme_rows(&text)
+        .ok_or_else(|| format!("{} has no {START} ... {END} block", path.display()))?;
+    let out = Command::new(workspace::cargo())
+        .args([
+            "run",
+            "--quiet",
+            "-p",
+            "tickwire-perf",
+            "--bin",
+            "bench",
+            "--",
+            "--list",
+        ])
+        .current_dir(&ws.root)
+        .output()
+        .map_err(|e| format!("cannot run the bench's --list: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "bench --list failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let listed = listed_rows(&String::from_utf8_lossy(&out.stdout));
+    let missing: Vec<&(String, String)> = named
+        .iter()
+        .filter(|(scenario, library)| {
+            scenario != HARNESS_SCENARIO && !listed.contains(&(scenario.clone(), library.clone()))
+        })
+        .collect();
+    println!(
+        "README.md's performance table names {} rows; the bench has {}",
+        named.len(),
+        listed.len()
+    );
+    if missing.is_empty() {
+        println!("every row the README names is a row of the bench");
+        return Ok(ExitCode::SUCCESS);
+    }
+    for (scenario, library) in &missing {
+        eprintln!("  not in the bench: {scenario} | {library}");
+    }
+    eprintln!(
+        "{} README row(s) are no longer in the bench (renamed or removed): regenerate the table \
+         (`cargo xtask bench --full --readme`) or keep the rows",
+        missing.len()
+    );
+    Ok(ExitCode::FAILURE)
+}
+
+/// The scenario of the rows the harness adds to every run (not cases of a suite).
+const HARNESS_SCENARIO: &str = "timer overhead";
+
+/// The (scenario, library) pairs of the Markdown tables between the bench markers: the
+/// timed table (a blank scenario cell repeats the one above) and the instruction counts;
+/// header and separator lines are skipped. `None` without the markers.
+fn readme_rows(text: &str) -> Option<BTreeSet<(String, String)>> {
+    let a = text.find(START)? + START.len();
+    let b = a + text[a..].find(END)?;
+    let mut rows = BTreeSet::new();
+    let mut scenario = String::new();
+    for line in text[a..b].lines() {
+        let line = line.trim();
+        if !line.starts_with('|') {
+            scenario.clear();
+            continue;
+        }
+        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        let [first, library, ..] = cells[..] else {
+            continue;
+        };
+        if first == "scenario" || first.starts_with("---") {
+            continue;
+        }
+        if !first.is_empty() {
+            scenario = first.to_string();
+        }
+        if !scenario.is_empty() && !library.is_empty() {
+            rows.insert((scenario.clone(), library.to_string()));
+        }
+    }
+    Some(rows)
+}
+
+/// `bench --list` lines (`scenario | library`, `  (baseline)` after a baseline) as pairs.
+fn listed_rows(text: &str) -> BTreeSet<(String, String)> {
+    text.lines()
+        .filter_map(|line| {
+            let (scenario, library) = line.rsplit_once(" | ")?;
+            let library = library.trim_end().trim_end_matches("(baseline)").trim_end();
+            Some((scenario.trim().to_string(), library.to_string()))
+        })
+        .collect()
 }
 
 /// The package the note compares against: what a user adds to their Cargo.toml.
@@ -290,6 +402,40 @@ mod tests {
             ]
         );
         assert!(feature_diff(&user, &user).is_empty());
+    }
+
+    #[test]
+    fn readme_rows_are_read_from_both_tables() {
+        let t = "intro | not | a row\n<!-- bench:start -->\nGenerated ...\n\n\
+                 | scenario | library | p50 (ticks) | p99 |\n|---|---|---:|---:|\n\
+                 | timer overhead | empty batch, per op | 1.2 | 1.2 |\n\
+                 | ws parse | tickwire | 11.3 | 21.9 |\n|  | nexus-net 0.4.2 | 30 | 31 |\n\
+                 \nInstructions per operation:\n\n\
+                 | scenario | library | instructions/op | vs tickwire |\n|---|---|---:|---:|\n\
+                 | tcp stream (blocking) | raw TCP (floor) | 17.0 | 0.10x |\n\
+                 <!-- bench:end -->\n| other | table |\n";
+        let rows = readme_rows(t).unwrap();
+        let want: BTreeSet<(String, String)> = [
+            ("timer overhead", "empty batch, per op"),
+            ("ws parse", "tickwire"),
+            ("ws parse", "nexus-net 0.4.2"),
+            ("tcp stream (blocking)", "raw TCP (floor)"),
+        ]
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+        assert_eq!(rows, want);
+        assert_eq!(readme_rows("no markers"), None);
+        let listed = listed_rows(
+            "ws parse | tickwire  (baseline)\nws parse | nexus-net 0.4.2\n\
+             REST a | b, c | tickwire (RequestWriter + Client::send)  (baseline)\n",
+        );
+        assert!(listed.contains(&("ws parse".into(), "tickwire".into())));
+        assert!(listed.contains(&("ws parse".into(), "nexus-net 0.4.2".into())));
+        assert!(listed.contains(&(
+            "REST a | b, c".into(),
+            "tickwire (RequestWriter + Client::send)".into()
+        )));
     }
 
     #[test]

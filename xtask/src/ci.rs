@@ -64,6 +64,14 @@ const STEPS: &[Step] = &[
         ],
     ),
     cargo("test", &["test", "--workspace"]),
+    // Runs this very binary: every row README.md's performance table names is still a row
+    // of the bench (`bench --list` in a debug build; nothing is measured).
+    Step {
+        name: "bench rows named in README",
+        program: "<self>",
+        args: &["bench", "--check-readme"],
+        env: &[],
+    },
     // Runs this very binary: every entry point has a code example in its rustdoc.
     Step {
         name: "doc examples",

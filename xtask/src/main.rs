@@ -37,7 +37,9 @@ commands:
         quick run by default, a table with ratios against each peer, Markdown, JSON and SVG
         plots under target/bench/. --instructions: instructions per op under callgrind.
         --readme: after the run, rewrite README.md's block between the bench markers
-        (timed table plus the instruction counts of the same rows).
+        (timed table plus the instruction counts of the same rows). --check-readme (alone):
+        fail if README.md's table names a row the bench no longer has (`--list` of a debug
+        build; nothing is measured; a CI step).
   soak [--conns N] [--rounds R] [--messages M] [--margin-mib X]
         cargo run --release -p tickwire-perf --bin conn_memory -- ARGS...: resident memory
         per idle connection (10,000 on one server poll loop, tickwire beside

@@ -393,10 +393,20 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
     /// are needed. An error is final, as for [`next`](Self::next).
     #[inline]
     pub fn advance(&mut self) -> Result<bool, Error> {
-        match self.whole_frame()? {
-            Some(_) => Ok(true),
-            None => self.advance_general(),
+        if self.advance_fast()? {
+            return Ok(true);
         }
+        self.advance_general()
+    }
+
+    /// The fast half of [`advance`](Self::advance): `Ok(true)` when the next
+    /// message is a whole unfragmented text or binary frame already buffered
+    /// (unmasked, validated, consumed: [`message`](Self::message) has it);
+    /// `Ok(false)`, with nothing changed, for everything else, which
+    /// `advance` hands to its general path. Errors as `advance`'s.
+    #[inline(always)]
+    pub fn advance_fast(&mut self) -> Result<bool, Error> {
+        Ok(self.whole_frame()?.is_some())
     }
 
     /// [`advance`](Self::advance) for everything the fast path leaves:

@@ -98,6 +98,10 @@ fn main() -> ExitCode {
         }
     }
     rep.context("date", format!("{} UTC", report::utc_now()));
+    let started = Instant::now();
+    if let Some(load) = machine::load_average() {
+        rep.context("load (start)", load);
+    }
     rep.context(
         "unit",
         format!(
@@ -221,6 +225,13 @@ fn main() -> ExitCode {
         }
         eprintln!("    ({:.1} s)", t.elapsed().as_secs_f64());
     }
+    if let Some(load) = machine::load_average() {
+        rep.context("load (end)", load);
+    }
+    rep.context(
+        "duration",
+        format!("{:.1} min", started.elapsed().as_secs_f64() / 60.0),
+    );
     if let Some(c) = machine::core_cycles_per_tick() {
         rep.context(
             "core clock (end)",
@@ -292,7 +303,9 @@ fn instructions_mode(
         };
     }
     if counted.is_empty() {
-        eprintln!("bench: no selected row runs under --instructions (loopback rows do not)");
+        eprintln!(
+            "bench: no selected row runs under --instructions (loopback rows do not, but for the blocking receive stream)"
+        );
         return ExitCode::from(2);
     }
     let dir = args.out.clone().unwrap_or_else(report::default_out_dir);

@@ -26,6 +26,9 @@ pub enum RecvMode {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Spinner {
     mode: RecvMode,
+    /// `mode` is not [`RecvMode::Sleep`]: one flag for the receive path to test (an
+    /// enum with a `Duration` inside compares in several instructions).
+    spins: bool,
     /// `SpinFor`: when the current wait started spinning.
     since: Option<Instant>,
     /// The budget of the current wait is spent: sleep.
@@ -36,6 +39,7 @@ impl Spinner {
     pub fn new(mode: RecvMode) -> Spinner {
         Spinner {
             mode,
+            spins: mode != RecvMode::Sleep,
             since: None,
             spent: false,
         }
@@ -45,7 +49,7 @@ impl Spinner {
     #[inline]
     pub fn reset(&mut self) {
         // Nothing to reset in the default mode: no stores on its receive path.
-        if self.mode != RecvMode::Sleep {
+        if self.spins {
             self.since = None;
             self.spent = false;
         }
@@ -54,7 +58,7 @@ impl Spinner {
     /// Whether reads should stay non-blocking now (spinning, budget left).
     #[inline]
     pub fn active(&self) -> bool {
-        self.mode != RecvMode::Sleep && !self.spent
+        self.spins && !self.spent
     }
 
     /// A read found nothing. `Some(true)`: read again now (when the budget just ran

@@ -112,7 +112,18 @@ impl<S: Stream> Io<S> {
 
     /// Blocking mode only: put the socket in blocking mode, so the next read or write
     /// sleeps in the kernel. `Ok(false)`: not in blocking mode, or not supported.
+    #[inline]
     fn sock_blocking(&mut self) -> io::Result<bool> {
+        // The steady state of blocking mode: blocking already, no call.
+        if self.sock_blocking && !self.spin.active() {
+            return Ok(true);
+        }
+        self.make_sock_blocking()
+    }
+
+    /// [`sock_blocking`](Self::sock_blocking) when the socket may have to change mode.
+    #[inline(never)]
+    fn make_sock_blocking(&mut self) -> io::Result<bool> {
         if self.spin.active() {
             self.sock_nonblocking()?;
             return Ok(false);
@@ -696,8 +707,23 @@ impl<S: Stream, M: Masking> Conn<S, M> {
     /// codec ([`Connection::message`]), `Ok(false)` where `recv` says `Ok(None)`.
     #[inline]
     pub fn recv_ready(&mut self, wait: bool) -> Result<bool, Error> {
+        // The feed's common case, a whole data message already buffered: nothing to
+        // read, wait for, answer or flush (the codec decides, in `advance_data`).
+        match self.ws.advance_data() {
+            Ok(true) => return Ok(true),
+            Ok(false) => {}
+            Err(e) => return Err(self.failed(e)),
+        }
         let r = self.read_message(wait);
         r.map_err(|e| self.name(e))
+    }
+
+    /// [`fail`](Self::fail), the error named: off the hot path.
+    #[cold]
+    #[inline(never)]
+    fn failed(&mut self, e: ConnectionError) -> Error {
+        let e = self.fail(e);
+        self.name(e)
     }
 
     /// [`recv_ready`](Self::recv_ready), its error not named yet.
@@ -705,6 +731,12 @@ impl<S: Stream, M: Masking> Conn<S, M> {
         let mut read_deadline = Deadline::After(self.io.read_timeout);
         self.io.spin.reset();
         loop {
+            // A whole data message (after a read): returned as it is.
+            match self.ws.advance_data() {
+                Ok(true) => return Ok(true),
+                Ok(false) => {}
+                Err(e) => return Err(self.fail(e)),
+            }
             match self.ws.advance() {
                 Ok(true) => {
                     let Some((msg, tx)) = self.ws.message_with_sender() else {
@@ -756,7 +788,8 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                 }
                 // Start the deadline (one clock read per waiting recv, not per message).
                 read_deadline.get();
-                if !self.io.set_rcvtimeo(left)? {
+                // No read timeout, none set on the socket: nothing to do.
+                if (left.is_some() || self.io.rcvtimeo.is_some()) && !self.io.set_rcvtimeo(left)? {
                     // No receive timeout here: wait on the poll instead.
                     block = left.is_none();
                 }

@@ -757,7 +757,12 @@ impl ServerConnection {
     }
 
     /// Whether messages flow: drives the handshake first (blocking mode: to its end).
+    #[inline]
     fn opened(&mut self) -> Result<bool, Error> {
+        // Open already (the common case): no call.
+        if !self.is_handshaking() {
+            return Ok(true);
+        }
         self.try_handshake()
     }
 

@@ -743,6 +743,46 @@ where
     /// connection when there is none).
     #[inline]
     pub fn advance(&mut self) -> Result<bool, ConnectionError> {
+        if self.advance_data()? {
+            return Ok(true);
+        }
+        // Open, nothing buffered (the last read ended on a message boundary): no frame
+        // to find, no call.
+        if self.tx.state == State::Open && self.reader.buffered() == 0 {
+            return Ok(false);
+        }
+        self.advance_general()
+    }
+
+    /// The fast half of [`advance`](Self::advance), for a driver's hot path: `Ok(true)`
+    /// when the next message is a whole unfragmented text or binary frame already
+    /// buffered on an open connection, which is then ready for
+    /// [`message`](Self::message) (such a message is delivered as it is: no answer, no
+    /// state change); `Ok(false)`, with nothing changed, for everything else (no whole
+    /// frame buffered, a control frame, fragments, the handshake, closing): call
+    /// `advance`. An error is `advance`'s, with its close frame queued.
+    #[inline(always)]
+    pub fn advance_data(&mut self) -> Result<bool, ConnectionError> {
+        if self.tx.state != State::Open {
+            return Ok(false);
+        }
+        match self.reader.advance_fast() {
+            Ok(ready) => Ok(ready),
+            Err(e) => Err(self.protocol_error(e)),
+        }
+    }
+
+    /// The peer broke the protocol: fail with its close code.
+    #[cold]
+    #[inline(never)]
+    fn protocol_error(&mut self, e: crate::ws::Error) -> ConnectionError {
+        self.tx.fail(Some(e.close_code()));
+        ConnectionError::Protocol(e)
+    }
+
+    /// [`advance`](Self::advance) beyond its fast half.
+    #[inline(never)]
+    fn advance_general(&mut self) -> Result<bool, ConnectionError> {
         loop {
             match self.tx.state {
                 State::Open => {}
@@ -771,10 +811,7 @@ where
             match self.reader.advance() {
                 Ok(true) => {}
                 Ok(false) => return Ok(false),
-                Err(e) => {
-                    self.tx.fail(Some(e.close_code()));
-                    return Err(ConnectionError::Protocol(e));
-                }
+                Err(e) => return Err(self.protocol_error(e)),
             }
             let deliver = match self.reader.message() {
                 Some(msg) => self.tx.on_message(&msg),
@@ -786,8 +823,7 @@ where
                     && let Some(c) = self.reader.compressed()
                     && let Err(e) = d.inflate(c, self.reader.max_message_size())
                 {
-                    self.tx.fail(Some(e.close_code()));
-                    return Err(ConnectionError::Protocol(e));
+                    return Err(self.protocol_error(e));
                 }
                 return Ok(true);
             }

@@ -515,3 +515,50 @@ fn sends_are_refused_outside_the_open_state() {
     );
     assert_eq!(c.state(), State::Open);
 }
+
+/// `advance_data`, the drivers' fast half of `advance`, takes whole data frames on an
+/// open connection only, and leaves everything else untouched for `advance`.
+#[test]
+fn advance_data_takes_only_whole_data_messages_of_an_open_connection() {
+    let (mut c, mut s) = open();
+    // Nothing buffered, then a ping: not for the fast half; `advance` answers the ping.
+    assert_eq!(s.advance_data(), Ok(false));
+    c.send_ping(b"p").unwrap();
+    c.send_binary(&[9; 200]).unwrap();
+    pump(&mut c, &mut s);
+    assert_eq!(s.advance_data(), Ok(false));
+    assert!(!s.wants_write());
+    assert_eq!(s.advance(), Ok(true));
+    assert_eq!(s.message(), Some(Message::Ping(b"p")));
+    assert!(s.wants_write(), "the pong is queued by advance");
+    // The binary message behind it (16-bit length) is the fast half's.
+    assert_eq!(s.advance_data(), Ok(true));
+    assert_eq!(s.message(), Some(Message::Binary(&[9; 200])));
+    // Half a frame: not yet.
+    c.send_text("split").unwrap();
+    let wire = c.transmit().to_vec();
+    c.handle_written(wire.len());
+    s.feed(&wire[..4]);
+    assert_eq!(s.advance_data(), Ok(false));
+    s.feed(&wire[4..]);
+    assert_eq!(s.advance_data(), Ok(true));
+    assert_eq!(s.message(), Some(Message::Text("split")));
+    // Invalid UTF-8: the protocol error, with its close frame (1007) queued.
+    let mut bad = vec![0x81, 0x80 | 2, 1, 2, 3, 4];
+    bad.extend([0xC3 ^ 1, 0x28 ^ 2]);
+    s.feed(&bad);
+    let e = s.advance_data().unwrap_err();
+    assert!(matches!(
+        e,
+        ConnectionError::Protocol(crate::ws::Error::InvalidUtf8)
+    ));
+    assert_eq!(s.state(), State::Closing);
+    assert!(s.wants_write());
+    // Closing: data is `advance`'s to discard, never the fast half's.
+    let (mut c, mut s) = open();
+    s.close(CloseCode::NORMAL, "").unwrap();
+    c.send_text("late").unwrap();
+    pump(&mut c, &mut s);
+    assert_eq!(s.advance_data(), Ok(false));
+    assert_eq!(s.advance(), Ok(false));
+}

@@ -14,6 +14,10 @@
 //!   role, so it unmasks) and a sample is B messages, reported per message
 //!   (and as messages per second).
 //!
+//! The blocking receive-stream rows also run under `--instructions` (both
+//! threads, user space): per message, the receiver's work plus its share of
+//! each `read` call and of the sender's loop, which writes ~64 KiB at a time.
+//!
 //! The raw-socket floor moves the same byte counts as the WebSocket frames
 //! (masked client frame one way, unmasked server frame back) with plain
 //! `write`/`read` calls: what nobody's framing can beat.
@@ -22,8 +26,13 @@ pub(crate) mod nexus;
 pub(crate) mod rtt;
 pub(crate) mod stream;
 
+use std::io::ErrorKind;
 use std::net::{TcpListener, TcpStream};
 use std::thread::JoinHandle;
+
+use tickwire::socket::RecvMode;
+use tickwire::ws::{Server, ServerBuilder};
+use tungstenite::protocol::{Message as TMessage, WebSocket as TSocket};
 
 use super::{Case, Setup};
 use crate::machine;
@@ -39,11 +48,12 @@ pub fn register(setup: &Setup, v: &mut Vec<Case<'static>>) {
     let peer = peer_core(setup);
     let first = v.len();
     rtt::cases(peer, v);
-    stream::cases(peer, v);
-    // Their cost is syscalls and another thread: not for `--instructions`.
+    // Their cost is syscalls and another thread's wake-ups: not for `--instructions`.
     for c in &mut v[first..] {
         c.counts = false;
     }
+    // The blocking receive-stream rows are counted (see `stream`).
+    stream::cases(peer, v);
 }
 
 /// The core of the peer thread: the second of `--cores`, else the next one.
@@ -85,6 +95,52 @@ pub(crate) fn tcp_pair() -> (TcpStream, TcpStream) {
     c.set_nodelay(true).expect("nodelay");
     s.set_nodelay(true).expect("nodelay");
     (c, s)
+}
+
+/// A tickwire server on 127.0.0.1, its connections receiving in busy-poll mode
+/// (`RecvMode::Spin`) when `busy`, else sleeping in the kernel (the default).
+pub(crate) fn tw_server(busy: bool) -> Server {
+    let mode = if busy {
+        RecvMode::Spin
+    } else {
+        RecvMode::Sleep
+    };
+    ServerBuilder::new()
+        .recv_mode(mode)
+        .bind("127.0.0.1:0")
+        .expect("bind 127.0.0.1")
+}
+
+/// tungstenite's `read`, spinning on `WouldBlock` (which only a non-blocking socket gives).
+#[inline(always)]
+pub(crate) fn tung_read(ws: &mut TSocket<TcpStream>) -> Result<TMessage, tungstenite::Error> {
+    loop {
+        match ws.read() {
+            Err(tungstenite::Error::Io(e)) if e.kind() == ErrorKind::WouldBlock => {
+                std::hint::spin_loop()
+            }
+            r => return r,
+        }
+    }
+}
+
+/// tungstenite's `send`, then `flush` until nothing waits (a non-blocking socket's
+/// `WouldBlock`; a blocking socket sends at once).
+#[inline(always)]
+pub(crate) fn tung_send(
+    ws: &mut TSocket<TcpStream>,
+    m: TMessage,
+) -> Result<(), tungstenite::Error> {
+    let mut r = ws.send(m);
+    loop {
+        match r {
+            Err(tungstenite::Error::Io(e)) if e.kind() == ErrorKind::WouldBlock => {
+                std::hint::spin_loop();
+                r = ws.flush();
+            }
+            r => return r,
+        }
+    }
 }
 
 /// The payload of message `i` (binary, distinct per message).

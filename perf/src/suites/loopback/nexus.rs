@@ -37,6 +37,10 @@ pub const NOTE_STREAM: &str = "receiver: ws::ClientBuilder::accept (server side 
                                Client::recv (blocking): read_from into its 1 MiB ReadBuf, unmask + checks; \
                                sender (same for every row): pre-encoded masked frames, ~64 KiB per write";
 
+/// Note of the busy-poll receive-stream row.
+pub const NOTE_STREAM_BUSY: &str = "the same on a non-blocking socket (set_nonblocking(true) after the \
+                                    handshake), spinning on recv's Ok(None)";
+
 /// The round-trip rows' code for one nexus-net version (`$nx`: its crate name
 /// here), in module `$m`: the APIs used are the same in 0.4.2 and 0.7.2.
 macro_rules! round_trip_rows {
@@ -161,20 +165,27 @@ pub fn stream_receiver(sock: TcpStream) -> NxClient<TcpStream> {
         .expect("accept + handshake")
 }
 
-/// Receive one message of `len` bytes; its last byte.
+/// Receive one message of `len` bytes (`busy`: spinning on `Ok(None)`, which a
+/// non-blocking socket's `WouldBlock` gives); its last byte.
 #[inline(always)]
-pub fn stream_recv(ws: &mut NxClient<TcpStream>, len: usize) -> u64 {
-    match ws.recv() {
-        Ok(Some(NxMessage::Binary(b))) if b.len() == len => touch(b),
-        other => unexpected(&other),
+pub fn stream_recv(ws: &mut NxClient<TcpStream>, len: usize, busy: bool) -> u64 {
+    loop {
+        match ws.recv() {
+            Ok(Some(NxMessage::Binary(b))) if b.len() == len => return touch(b),
+            Ok(None) if busy => std::hint::spin_loop(),
+            other => unexpected(&other),
+        }
     }
 }
 
-/// Receive one message; it must be `want`.
-pub fn stream_check(ws: &mut NxClient<TcpStream>, want: &[u8]) {
-    match ws.recv() {
-        Ok(Some(NxMessage::Binary(b))) => assert_eq!(b, want),
-        other => unexpected(&other),
+/// Receive one message (spinning as [`stream_recv`]); it must be `want`.
+pub fn stream_check(ws: &mut NxClient<TcpStream>, want: &[u8], busy: bool) {
+    loop {
+        match ws.recv() {
+            Ok(Some(NxMessage::Binary(b))) => return assert_eq!(b, want),
+            Ok(None) if busy => std::hint::spin_loop(),
+            other => unexpected(&other),
+        }
     }
 }
 

@@ -7,11 +7,11 @@ use std::net::TcpStream;
 use std::time::Duration;
 
 use tickwire::socket::RecvMode;
-use tickwire::ws::{Client, ClientBuilder, Message, Sender, ServerBuilder, ServerConnection};
+use tickwire::ws::{Client, ClientBuilder, Message, Sender, ServerConnection};
 use tungstenite::Bytes;
 use tungstenite::protocol::{Message as TMessage, Role as TRole, WebSocket as TSocket};
 
-use super::{nexus, payload, spawn_pinned, tcp_pair, wire_len};
+use super::{nexus, payload, spawn_pinned, tcp_pair, tung_read, tung_send, tw_server, wire_len};
 use crate::harness::{Measurement, RunConfig, bench_batch};
 use crate::suites::{Case, touch, unexpected};
 
@@ -26,6 +26,8 @@ const NOTE_TW_BUSY: &str = "the same blocking send_binary + recv, both ends buil
                             sleeping in read(2)";
 const NOTE_TUNG: &str = "WebSocket::send(Message::Binary) + read over std TcpStream (TCP_NODELAY) against a \
                          tungstenite echo server on the other core; default config, no handshake";
+const NOTE_TUNG_BUSY: &str = "the same on non-blocking sockets at both ends, spinning on its WouldBlock \
+                              error (reads; a send that would block is flushed until it went)";
 const NOTE_RAW: &str = "the floor: write the masked frame's byte count, read the echo's byte count \
                         (plain blocking TcpStream, TCP_NODELAY, no framing)";
 const NOTE_RAW_BUSY: &str =
@@ -59,7 +61,7 @@ pub(super) fn cases(peer: usize, v: &mut Vec<Case<'static>>) {
             "tungstenite 0.30",
             false,
             NOTE_TUNG,
-            move |cfg| tungstenite(cfg, peer, n),
+            move |cfg| tungstenite(cfg, peer, n, false),
         ));
         v.push(Case::new(
             s.clone(),
@@ -88,6 +90,16 @@ pub(super) fn cases(peer: usize, v: &mut Vec<Case<'static>>) {
                 tickwire(cfg, peer, n, true, None)
             })
             // A busy-polling echo spins on the peer core even while its row waits for its turn.
+            .sequential(),
+        );
+        v.push(
+            Case::new(
+                s.clone(),
+                "tungstenite 0.30",
+                false,
+                NOTE_TUNG_BUSY,
+                move |cfg| tungstenite(cfg, peer, n, true),
+            )
             .sequential(),
         );
         for (lib, v07) in [(nexus::LIB, false), (nexus::LIB_07, true)] {
@@ -190,10 +202,7 @@ fn tickwire(
     } else {
         RecvMode::Sleep
     };
-    let mut server = ServerBuilder::new()
-        .recv_mode(mode)
-        .bind("127.0.0.1:0")
-        .expect("bind 127.0.0.1");
+    let mut server = tw_server(busy);
     let url = format!("ws://{}/", server.local_addr().expect("local addr"));
     let echo = spawn_pinned(peer, move || {
         let mut c = server.accept().expect("accept");
@@ -225,14 +234,17 @@ fn tickwire(
     m
 }
 
-fn tungstenite(cfg: &RunConfig, peer: usize, n: usize) -> Measurement {
+/// tungstenite at both ends; `busy`: on non-blocking sockets, spinning on `WouldBlock`.
+fn tungstenite(cfg: &RunConfig, peer: usize, n: usize, busy: bool) -> Measurement {
     let (c, s) = tcp_pair();
+    c.set_nonblocking(busy).expect("mode");
+    s.set_nonblocking(busy).expect("mode");
     let echo = spawn_pinned(peer, move || {
         let mut ws = TSocket::from_raw_socket(s, TRole::Server, None);
         loop {
-            match ws.read() {
+            match tung_read(&mut ws) {
                 Ok(TMessage::Binary(b)) => {
-                    if ws.send(TMessage::Binary(b)).is_err() {
+                    if tung_send(&mut ws, TMessage::Binary(b)).is_err() {
                         return;
                     }
                 }
@@ -243,8 +255,8 @@ fn tungstenite(cfg: &RunConfig, peer: usize, n: usize) -> Measurement {
     });
     let mut ws = TSocket::from_raw_socket(c, TRole::Client, None);
     let p = Bytes::from(payload(n, 1));
-    ws.send(TMessage::Binary(p.clone())).expect("send");
-    match ws.read() {
+    tung_send(&mut ws, TMessage::Binary(p.clone())).expect("send");
+    match tung_read(&mut ws) {
         Ok(TMessage::Binary(b)) => assert_eq!(b, p, "echo"),
         other => unexpected(&other),
     }
@@ -253,10 +265,10 @@ fn tungstenite(cfg: &RunConfig, peer: usize, n: usize) -> Measurement {
         &mut ws,
         |_| {},
         |ws, _| {
-            if let Err(e) = ws.send(TMessage::Binary(p.clone())) {
+            if let Err(e) = tung_send(ws, TMessage::Binary(p.clone())) {
                 unexpected(&e);
             }
-            match ws.read() {
+            match tung_read(ws) {
                 Ok(TMessage::Binary(b)) if b.len() == p.len() => {
                     std::hint::black_box(touch(&b));
                 }

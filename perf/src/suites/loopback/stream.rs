@@ -13,21 +13,28 @@
 //! tickwire (and nexus-net) the sender first does a real opening handshake
 //! with the server.
 //!
-//! Two floors: the same `read` calls as tickwire's reader without the
-//! parse, on a blocking socket and on a non-blocking one spinning on
-//! `WouldBlock`. The first can come out above tickwire on a loaded machine:
-//! a receiver faster than the sender sleeps, and every sender write must
-//! then wake it, on the sender's core.
+//! Two scenarios: blocking (every receiver sleeps in `read(2)` when it has
+//! no whole frame) and busy-poll (every receiver reads a non-blocking socket
+//! and spins on `WouldBlock`: tickwire through its public
+//! `RecvMode::Spin`). Each has its floor: the same `read` calls as
+//! tickwire's reader makes, into a buffer of the same size (a server
+//! connection's read buffer starts at 4 KiB and doubles after each read that
+//! filled it, up to 1 MiB; the floor does the same), without the parse.
+//!
+//! The blocking rows are also counted under `--instructions` (both threads,
+//! user space: the receiver's work per message, the sender's
+//! few instructions per 480 frames, and each `read` call's share); the
+//! busy-poll rows are not (their spins depend on timing).
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use tickwire::ws::{Message, Server};
+use tickwire::ws::Message;
 use tungstenite::protocol::{Message as TMessage, Role as TRole, WebSocket as TSocket};
 
-use super::{STREAM_SIZE, nexus, payload, spawn_pinned, tcp_pair, wire_len};
+use super::{STREAM_SIZE, nexus, payload, spawn_pinned, tcp_pair, tung_read, tw_server, wire_len};
 use crate::harness::{Measurement, RunConfig, bench_batch};
 use crate::inputs::{OP_BINARY, push_frame};
 use crate::suites::{Case, touch, unexpected};
@@ -46,65 +53,78 @@ const BLOCK: usize = 30 * DISTINCT;
 
 const NOTE_TW: &str = "receiver: ws::ServerConnection::recv (blocking), unmask + checks; \
                        sender (same for every row): pre-encoded masked frames, ~64 KiB per write";
+const NOTE_TW_BUSY: &str = "receiver: ws::ServerConnection::recv, the server built with \
+                            recv_mode(RecvMode::Spin): non-blocking reads, spinning on WouldBlock; \
+                            unmask + checks; sender (same for every row): pre-encoded masked frames, \
+                            ~64 KiB per write";
 const NOTE_TUNG: &str = "receiver: WebSocket::read over std TcpStream, default config, no handshake; \
                          sender (same for every row): pre-encoded masked frames, ~64 KiB per write";
-const NOTE_RAW_SPIN: &str = "the floor above on a non-blocking socket, spinning on WouldBlock: it never sleeps, \
-                             so the sender never pays for waking it (a blocking receiver faster than the sender \
-                             sleeps and is woken at every write, which slows the sender it waits for)";
-pub(crate) const NOTE_RAW: &str = "the floor: the receiver reads the way tickwire's reader does (1 MiB buffer, read into \
-                        its free tail when less than a frame is buffered, partial frame moved to the front \
-                        when the tail is down to a quarter) and steps over whole frames (no header parse, \
-                        no unmasking); sender (same for every row): pre-encoded masked frames, ~64 KiB per write";
+const NOTE_TUNG_BUSY: &str = "the same on a non-blocking socket, spinning on its WouldBlock error";
+pub(crate) const NOTE_RAW: &str = "the floor: the receiver reads the way tickwire's reader does (a buffer that starts \
+                        at 4 KiB and doubles after a read that filled it, up to 1 MiB, as a server \
+                        connection's does; a read into its free tail when less than a frame is buffered, \
+                        the partial frame moved to the front when the tail is down to a quarter) and steps \
+                        over whole frames (no header parse, no unmasking): the same system calls with the \
+                        same room as the row it bounds; sender (same for every row): pre-encoded masked \
+                        frames, ~64 KiB per write";
+const NOTE_RAW_SPIN: &str = "the floor of the busy-poll rows: the blocking floor's reads on a non-blocking \
+                             socket, spinning on WouldBlock";
 
 /// Scenario name.
-pub fn name() -> String {
-    format!("tcp loopback receive stream {STREAM_SIZE}B binary, per message (blocking)")
+pub fn name(busy: bool) -> String {
+    let mode = if busy { "busy-poll" } else { "blocking" };
+    format!("tcp loopback receive stream {STREAM_SIZE}B binary, per message ({mode})")
 }
 
 pub(super) fn cases(peer: usize, v: &mut Vec<Case<'static>>) {
-    let first = v.len();
-    let s = name();
-    v.push(Case::new(
-        s.clone(),
-        "tickwire",
-        true,
-        NOTE_TW,
-        move |cfg| tickwire(cfg, peer),
-    ));
-    v.push(Case::new(
-        s.clone(),
-        "tungstenite 0.30",
-        false,
-        NOTE_TUNG,
-        move |cfg| tungstenite(cfg, peer),
-    ));
-    v.push(Case::new(
-        s.clone(),
-        nexus::LIB,
-        false,
-        nexus::NOTE_STREAM,
-        move |cfg| nexus_net(cfg, peer),
-    ));
-    v.push(Case::new(
-        s.clone(),
-        "raw TCP (floor)",
-        false,
-        NOTE_RAW,
-        move |cfg| raw(cfg, peer, false),
-    ));
-    v.push(Case::new(
-        s,
-        "raw TCP, spinning (floor)",
-        false,
-        NOTE_RAW_SPIN,
-        move |cfg| raw(cfg, peer, true),
-    ));
-    // The sender keeps filling the socket while its row waits for a turn: the
-    // row would come back to a full socket buffer, which flatters a receiver
-    // that is faster than the sender (the raw floor), so these rows do not
-    // take turns: they run in rounds of whole runs, each on a new connection.
-    for c in &mut v[first..] {
-        c.interleave = false;
+    for busy in [false, true] {
+        let first = v.len();
+        let s = name(busy);
+        v.push(Case::new(
+            s.clone(),
+            "tickwire",
+            true,
+            if busy { NOTE_TW_BUSY } else { NOTE_TW },
+            move |cfg| tickwire(cfg, peer, busy),
+        ));
+        v.push(Case::new(
+            s.clone(),
+            "tungstenite 0.30",
+            false,
+            if busy { NOTE_TUNG_BUSY } else { NOTE_TUNG },
+            move |cfg| tungstenite(cfg, peer, busy),
+        ));
+        v.push(Case::new(
+            s.clone(),
+            nexus::LIB,
+            false,
+            if busy {
+                nexus::NOTE_STREAM_BUSY
+            } else {
+                nexus::NOTE_STREAM
+            },
+            move |cfg| nexus_net(cfg, peer, busy),
+        ));
+        v.push(Case::new(
+            s,
+            if busy {
+                "raw TCP, spinning (floor)"
+            } else {
+                "raw TCP (floor)"
+            },
+            false,
+            if busy { NOTE_RAW_SPIN } else { NOTE_RAW },
+            move |cfg| raw(cfg, peer, busy),
+        ));
+        // The sender keeps filling the socket while its row waits for a turn: the
+        // row would come back to a full socket buffer, which flatters a receiver
+        // that is faster than the sender (the raw floor), so these rows do not
+        // take turns: they run in rounds of whole runs, each on a new connection.
+        // Blocking rows are counted too (`--instructions`); spinning ones are not.
+        for c in &mut v[first..] {
+            c.interleave = false;
+            c.counts = !busy;
+        }
     }
 }
 
@@ -171,8 +191,8 @@ pub(crate) fn payloads() -> Vec<Vec<u8>> {
         .collect()
 }
 
-fn tickwire(cfg: &RunConfig, peer: usize) -> Measurement {
-    let mut server = Server::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+fn tickwire(cfg: &RunConfig, peer: usize, busy: bool) -> Measurement {
+    let mut server = tw_server(busy);
     let sock = TcpStream::connect(server.local_addr().expect("local addr")).expect("connect");
     sock.set_nodelay(true).expect("nodelay");
     let stop = Arc::new(AtomicBool::new(false));
@@ -209,14 +229,15 @@ fn tickwire(cfg: &RunConfig, peer: usize) -> Measurement {
     m
 }
 
-fn tungstenite(cfg: &RunConfig, peer: usize) -> Measurement {
+fn tungstenite(cfg: &RunConfig, peer: usize, busy: bool) -> Measurement {
     let (c, s) = tcp_pair();
+    s.set_nonblocking(busy).expect("socket mode");
     let stop = Arc::new(AtomicBool::new(false));
     let sender = spawn_sender(peer, c, false, stop.clone());
     let ps = payloads();
     let mut ws = TSocket::from_raw_socket(s, TRole::Server, None);
     for (i, want) in ps.iter().cycle().take(2 * DISTINCT).enumerate() {
-        match ws.read() {
+        match tung_read(&mut ws) {
             Ok(TMessage::Binary(b)) => assert_eq!(&b[..], &want[..], "message {i}"),
             other => unexpected(&other),
         }
@@ -228,7 +249,7 @@ fn tungstenite(cfg: &RunConfig, peer: usize) -> Measurement {
         |ws, n| {
             let mut acc = 0u64;
             for _ in 0..n {
-                match ws.read() {
+                match tung_read(ws) {
                     Ok(TMessage::Binary(b)) if b.len() == STREAM_SIZE => {
                         acc = acc.wrapping_add(touch(&b));
                     }
@@ -244,14 +265,19 @@ fn tungstenite(cfg: &RunConfig, peer: usize) -> Measurement {
     m
 }
 
-fn nexus_net(cfg: &RunConfig, peer: usize) -> Measurement {
+fn nexus_net(cfg: &RunConfig, peer: usize, busy: bool) -> Measurement {
     let (c, s) = tcp_pair();
     let stop = Arc::new(AtomicBool::new(false));
     let sender = spawn_sender(peer, c, true, stop.clone());
     let ps = payloads();
     let mut ws = nexus::stream_receiver(s);
+    if busy {
+        ws.stream()
+            .set_nonblocking(true)
+            .expect("non-blocking socket");
+    }
     for want in ps.iter().cycle().take(2 * DISTINCT) {
-        nexus::stream_check(&mut ws, want);
+        nexus::stream_check(&mut ws, want, busy);
     }
     let m = bench_batch(
         &per_sample(cfg),
@@ -260,7 +286,7 @@ fn nexus_net(cfg: &RunConfig, peer: usize) -> Measurement {
         |ws, n| {
             let mut acc = 0u64;
             for _ in 0..n {
-                acc = acc.wrapping_add(nexus::stream_recv(ws, STREAM_SIZE));
+                acc = acc.wrapping_add(nexus::stream_recv(ws, STREAM_SIZE, busy));
             }
             std::hint::black_box(acc);
         },
@@ -272,8 +298,9 @@ fn nexus_net(cfg: &RunConfig, peer: usize) -> Measurement {
 }
 
 /// The floor's receive buffer: tickwire's `FrameReader` discipline (its
-/// `spare_mut`) without the parse, so the floor makes the same `read` calls
-/// with the same buffer room as the library row it bounds.
+/// `spare_mut`) and a server connection's buffer growth, without the parse, so
+/// the floor makes the same `read` calls with the same buffer room as the
+/// library row it bounds.
 struct FloorReader {
     s: TcpStream,
     buf: Vec<u8>,
@@ -284,13 +311,16 @@ struct FloorReader {
 }
 
 impl FloorReader {
-    /// tickwire's default read buffer (`ws::ServerBuilder::read_buffer_size`).
-    const CAP: usize = 1 << 20;
+    /// A server connection's read buffer to begin with
+    /// (`ws::ServerBuilder::initial_buffer_size`, default 4 KiB) ...
+    const INITIAL: usize = 4096;
+    /// ... and the most it grows to (`read_buffer_size`, default 1 MiB).
+    const MAX: usize = 1 << 20;
 
     fn new(s: TcpStream) -> Self {
         FloorReader {
             s,
-            buf: vec![0u8; Self::CAP],
+            buf: vec![0u8; Self::INITIAL],
             pos: 0,
             end: 0,
         }
@@ -311,17 +341,28 @@ impl FloorReader {
     fn read(&mut self) {
         // tickwire's `spare_mut`: an empty buffer starts over at 0; otherwise the
         // unread bytes move to the front when the free tail is down to a quarter.
+        let cap = self.buf.len();
         if self.pos == self.end {
             self.pos = 0;
             self.end = 0;
-        } else if self.pos > 0 && Self::CAP - self.end <= Self::CAP / 4 {
+        } else if self.pos > 0 && cap - self.end <= cap / 4 {
             self.buf.copy_within(self.pos..self.end, 0);
             self.end -= self.pos;
             self.pos = 0;
         }
+        let asked = cap - self.end;
         match self.s.read(&mut self.buf[self.end..]) {
             Ok(0) => unexpected(&"end of stream"),
-            Ok(k) => self.end += k,
+            Ok(k) => {
+                self.end += k;
+                // A server connection's growth: the read took all the room (the
+                // socket has more), so the buffer doubles, live bytes copied over.
+                if k == asked && cap < Self::MAX {
+                    let mut bigger = vec![0u8; (cap * 2).min(Self::MAX)];
+                    bigger[..self.end].copy_from_slice(&self.buf[..self.end]);
+                    self.buf = bigger;
+                }
+            }
             Err(e) if e.kind() == ErrorKind::Interrupted || e.kind() == ErrorKind::WouldBlock => {
                 std::hint::spin_loop()
             }
