@@ -200,6 +200,15 @@ where
 
     /// The permessage-deflate parameters agreed on in the handshake (feature
     /// `deflate`); `None`: messages go uncompressed.
+    ///
+    /// ```
+    /// # smol::block_on(async {
+    /// # let (url, tcp) = tickwire::futures_io::ws::doc_server().await?;
+    /// let ws = tickwire::futures_io::ws::Client::connect_with(tcp, &url).await?;
+    /// assert!(ws.deflate().is_none()); // none offered
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// # }).unwrap();
+    /// ```
     #[cfg(feature = "deflate")]
     pub fn deflate(&self) -> Option<tickwire_codec::ws::deflate::Negotiated> {
         self.d.conn.ws.deflate()

@@ -92,12 +92,43 @@ macro_rules! forward_settings {
 
             /// Send a ping whenever nothing was received for `t` (default: never). The
             /// connection's own timer, run while `recv` waits.
+            ///
+            /// ```
+            /// # smol::block_on(async {
+            /// # let (url, tcp) = tickwire::futures_io::ws::doc_server().await?;
+            /// use std::time::Duration;
+            ///
+            /// // A quiet feed: ping after 15 s without a byte from the server, give up
+            /// // (`Error::DeadPeer`) after 45 s without one.
+            /// let ws = tickwire::futures_io::ws::Client::builder()
+            ///     .keepalive(Some(Duration::from_secs(15)))
+            ///     .dead_peer_timeout(Some(Duration::from_secs(45)))
+            ///     .connect_with(tcp, &url)
+            ///     .await?;
+            /// # Ok::<(), tickwire::ws::Error>(())
+            /// # }).unwrap();
+            /// ```
             pub fn keepalive(self, t: Option<std::time::Duration>) -> Self {
                 self.map(|b| b.keepalive(t))
             }
 
             /// Fail the connection with `Error::DeadPeer` when nothing was received for
-            /// `t` (default: never).
+            /// `t` (default: never). It bounds sends and flushes too (see the blocking
+            /// builder).
+            ///
+            /// ```
+            /// # smol::block_on(async {
+            /// # let (url, tcp) = tickwire::futures_io::ws::doc_server().await?;
+            /// use std::time::Duration;
+            ///
+            /// let ws = tickwire::futures_io::ws::Client::builder()
+            ///     .keepalive(Some(Duration::from_millis(500)))
+            ///     .dead_peer_timeout(Some(Duration::from_secs(2)))
+            ///     .connect_with(tcp, &url)
+            ///     .await?;
+            /// # Ok::<(), tickwire::ws::Error>(())
+            /// # }).unwrap();
+            /// ```
             pub fn dead_peer_timeout(self, t: Option<std::time::Duration>) -> Self {
                 self.map(|b| b.dead_peer_timeout(t))
             }
@@ -113,6 +144,21 @@ macro_rules! forward_settings {
             }
 
             /// permessage-deflate (see the blocking builder; feature `deflate`).
+            ///
+            /// ```
+            /// # smol::block_on(async {
+            /// # let (url, tcp) = tickwire::futures_io::ws::doc_server().await?;
+            /// use tickwire::ws::DeflateConfig;
+            ///
+            /// let ws = tickwire::futures_io::ws::Client::builder()
+            ///     .deflate(DeflateConfig::default())
+            ///     .connect_with(tcp, &url)
+            ///     .await?;
+            /// // The documentation server does not compress: nothing was agreed.
+            /// assert!(ws.deflate().is_none());
+            /// # Ok::<(), tickwire::ws::Error>(())
+            /// # }).unwrap();
+            /// ```
             #[cfg(feature = "deflate")]
             pub fn deflate(self, config: tickwire_codec::ws::deflate::DeflateConfig) -> Self {
                 self.map(|b| b.deflate(config))

@@ -383,6 +383,15 @@ where
 
     /// The permessage-deflate parameters agreed on in the handshake (feature
     /// `deflate`); `None`: messages go uncompressed.
+    ///
+    /// ```
+    /// # smol::block_on(async {
+    /// # let (mut client, mut server) = tickwire::futures_io::ws::doc_pair().await?;
+    /// server.handshake().await?;
+    /// assert!(server.deflate().is_none()); // the client offered none
+    /// # Ok::<(), tickwire::ws::Error>(())
+    /// # }).unwrap();
+    /// ```
     #[cfg(feature = "deflate")]
     pub fn deflate(&self) -> Option<tickwire_codec::ws::deflate::Negotiated> {
         self.d.conn.ws.deflate()
