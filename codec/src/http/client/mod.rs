@@ -706,6 +706,27 @@ impl ClientConnection {
         }
     }
 
+    /// A wait is about to start at `now` that the transport bounds by itself by the
+    /// current read or write timeout counted from `now` (a blocking socket's
+    /// `SO_RCVTIMEO`): the timer progress restarted starts at `now`, without a clock
+    /// read. `true` when that timer alone ends the wait (no request deadline), so the
+    /// transport's own bound is exactly [`poll_timeout`](Self::poll_timeout) and the
+    /// wait needs no other limit; `false` changes nothing: wait as `poll_timeout` says.
+    ///
+    /// When the transport's bound ends the wait, the clock read after it and
+    /// [`handle_timeout`](Self::handle_timeout) find the timer passed.
+    #[inline]
+    pub fn handle_bounded_wait(&mut self, now: Instant) -> bool {
+        // Only the write and read phases arm a timer that starts at the next `now`.
+        if !self.io.due() || self.deadline != NEVER {
+            return false;
+        }
+        debug_assert!(matches!(self.phase, Phase::Write | Phase::Read));
+        self.last_now = now;
+        self.io.start(now);
+        true
+    }
+
     // ---- internal ----
 
     /// The response is complete: keep the connection or close it.
