@@ -647,7 +647,7 @@ impl<C: Connector> Core<C> {
     where
         B: AsRef<[u8]> + AsMut<[u8]>,
     {
-        let mut d = Drive::start(&mut self.http, req, timeout);
+        let mut d = Drive::start_bounded(&mut self.http, req, timeout);
         // Busy-poll: whether the socket is non-blocking for this response (`None`: no
         // read yet on this connection).
         let mut spinning = None;

@@ -410,6 +410,25 @@ impl ClientConnection {
         (at != NEVER).then_some(Instant::from_nanos(at))
     }
 
+    /// The latest `now` passed (by [`start`](Self::start), a `handle_*` that takes one).
+    #[inline]
+    pub fn now(&self) -> Instant {
+        self.last_now
+    }
+
+    /// Whether [`start`](Self::start) of a request bounded by `timeout` needs the time:
+    /// for its deadline, or for the idle interval before the stale-connection check (an
+    /// [`idle_probe`](ClientSettings::idle_probe) of zero or `None` times nothing: the
+    /// check runs before every reuse, or never). When it does not, a driver whose every
+    /// wait the transport bounds by the read and write timeouts (a blocking socket, see
+    /// [`handle_bounded_wait`](Self::handle_bounded_wait)) may start the request at
+    /// [`now`](Self::now) instead of reading a clock: a timer that runs out is then
+    /// found by the clock read after the transport's bound ended the wait.
+    #[inline]
+    pub fn start_needs_time(&self, timeout: Option<Duration>) -> bool {
+        timeout.is_some() || self.settings.idle_probe.is_some_and(|p| !p.is_zero())
+    }
+
     /// The request bytes still to write: the tail of `request`, the request passed to
     /// [`start`](Self::start).
     #[inline]

@@ -528,6 +528,34 @@ fn a_request_deadline_is_never_left_to_the_transports_bound() {
 }
 
 #[test]
+fn a_request_needs_the_time_at_its_start_only_for_a_deadline_or_an_idle_interval() {
+    let probe = |idle_probe| {
+        ClientConnection::new(ClientSettings {
+            idle_probe,
+            ..Default::default()
+        })
+    };
+    let t = Some(Duration::from_millis(100));
+    for c in [probe(None), probe(Some(Duration::ZERO))] {
+        assert!(!c.start_needs_time(None));
+        assert!(c.start_needs_time(t));
+    }
+    assert!(probe(Some(Duration::from_secs(1))).start_needs_time(None));
+    // A request started at the latest `now` (no clock read) still times out: the
+    // transport's bound ends the wait and the clock read after it finds the timer passed.
+    let mut r = Rig::new(ClientSettings {
+        read_timeout: Some(Duration::from_millis(100)),
+        ..Default::default()
+    });
+    r.exchange(OK, at(0));
+    let now = r.conn.now();
+    assert_eq!(r.start(Method::Get, None, now, false), Ok(Action::Read));
+    assert!(r.conn.handle_bounded_wait(now));
+    r.conn.handle_timeout(at(5000));
+    assert_eq!(r.settle(), Err(ClientError::ReadTimeout));
+}
+
+#[test]
 fn write_timeout_runs_from_the_start_and_each_progress() {
     let mut r = Rig::new(ClientSettings {
         write_timeout: Some(Duration::from_millis(50)),
