@@ -56,7 +56,13 @@
 //! connection); a wait that ended without progress is `handle_timeout(now)`. An instant
 //! from `poll_timeout` at or before the latest `now` means "read the clock and call
 //! `handle_timeout`": timers armed by progress start at the next `now` the caller
-//! passes, so a driver reads the clock once per wait.
+//! passes, so a driver reads the clock once per wait. A driver whose transport bounds
+//! every wait by the read and write timeouts (a blocking socket) reads it less:
+//! [`handle_bounded_wait`](ClientConnection::handle_bounded_wait) starts a timer at the
+//! latest `now` before such a wait, and a request for which
+//! [`start_needs_time`](ClientConnection::start_needs_time) is `false` may start at
+//! [`now`](ClientConnection::now); the clock read after a wait the transport ended finds
+//! the timer passed.
 //!
 //! ```
 //! use core::time::Duration;
