@@ -647,7 +647,7 @@ impl<C: Connector> Core<C> {
     where
         B: AsRef<[u8]> + AsMut<[u8]>,
     {
-        let mut d = Drive::start(&mut self.http, req, timeout);
+        let mut d = Drive::start_bounded(&mut self.http, req, timeout);
         // Busy-poll: whether the socket is non-blocking for this response (`None`: no
         // read yet on this connection).
         let mut spinning = None;
@@ -725,15 +725,20 @@ impl<C: Connector> Core<C> {
             Some(spin) => spin,
             None => *spinning.insert(self.recv.begin(stream)?),
         };
-        // Without a request deadline, a sleeping read is bounded by the socket's read
-        // timeout alone: no clock read before it (see `Drive::wait_from`).
-        let Some(wake) = d.wait_from(&mut self.http, spin || deadline) else {
-            return Ok(());
-        };
-        let read = self.timeouts.read;
-        if !spin && (wake != read.map(|r| d.now() + r) || self.shortened) {
-            let want = wake.map(|t| t.saturating_duration_since(d.now()));
-            set_bound(stream, &mut self.shortened, want, read)?;
+        // A sleeping read on a socket whose read timeout is the connection's, without a
+        // request deadline: the socket bounds the wait by itself, no clock read before it
+        // and no other bound to set (the common case: one call).
+        if spin || self.shortened || !self.http.handle_bounded_wait(d.now()) {
+            // Otherwise without a request deadline, a sleeping read is still bounded by
+            // the socket's read timeout alone: no clock read (see `Drive::wait_from`).
+            let Some(wake) = d.wait_from(&mut self.http, spin || deadline) else {
+                return Ok(());
+            };
+            let read = self.timeouts.read;
+            if !spin && (wake != read.map(|r| d.now() + r) || self.shortened) {
+                let want = wake.map(|t| t.saturating_duration_since(d.now()));
+                set_bound(stream, &mut self.shortened, want, read)?;
+            }
         }
         let r = read_some(stream, reader.spare_mut());
         match &r {

@@ -267,6 +267,44 @@ fn read_timeout_is_a_typed_error() {
 }
 
 #[test]
+fn read_timeout_on_a_reused_connection_started_without_a_clock_read() {
+    // No deadline and the default idle probe: the second request starts at the
+    // connection's latest `now` and its read timer at the socket's wait; the socket's
+    // read timeout ends the wait and the clock read after it finds the timer passed.
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let done_rx = std::sync::Mutex::new(done_rx);
+    let (url, h) = server(1, move |_, mut s| {
+        read_request(&mut s).unwrap();
+        s.write_all(OK).unwrap();
+        read_request(&mut s).unwrap();
+        s.write_all(b"HTTP/1.1 200 OK\r\n").unwrap();
+        let _ = done_rx.lock().unwrap().recv();
+    });
+    let read = Duration::from_millis(150);
+    let mut c = Client::builder()
+        .read_timeout(Some(read))
+        .connect(&url)
+        .unwrap();
+    let (mut w, mut r) = parts(&c);
+    assert_eq!(
+        c.send(&w.get("/a").finish().unwrap(), &mut r)
+            .unwrap()
+            .body(),
+        b"ok"
+    );
+    let t0 = std::time::Instant::now();
+    match c.send(&w.get("/slow").finish().unwrap(), &mut r) {
+        Err(Error::ReadTimeout { .. }) => {}
+        other => panic!("{other:?}"),
+    }
+    // A lower bound only: the socket cannot end its wait before its timeout.
+    assert!(t0.elapsed() >= read, "{:?}", t0.elapsed());
+    assert!(!c.is_connected());
+    done_tx.send(()).unwrap();
+    h.join().unwrap();
+}
+
+#[test]
 fn connect_errors_are_typed() {
     let port = TcpListener::bind("127.0.0.1:0")
         .unwrap()

@@ -1,5 +1,6 @@
 //! What the blocking and tokio REST clients share when they drive the codec's
-//! [`ClientConnection`]: the clock (read once when a request starts and once per wait),
+//! [`ClientConnection`]: the clock (read once when a request starts, unless a blocking
+//! request has nothing to time then, and once per wait),
 //! what each read or write result tells the connection, and the error a
 //! [`ClientError`] becomes. The protocol rules (pairing, reuse, the idle check,
 //! retries, the deadline and the read/write timeouts) are the connection's; a driver
@@ -25,13 +26,41 @@ pub(crate) struct Drive {
 
 impl Drive {
     /// Start `req` on `http` now (the clock's first read for this request).
+    #[cfg(all(feature = "tokio", unix))]
     #[inline]
     pub(crate) fn start(
         http: &mut ClientConnection,
         req: &Request<'_>,
         t: Option<Duration>,
     ) -> Drive {
-        let now = clock::now();
+        Self::start_at(http, req, t, clock::now())
+    }
+
+    /// [`start`](Self::start) for a driver whose every wait the transport bounds by the
+    /// read and write timeouts (a blocking [`Stream`](super::Stream)): when the request
+    /// has nothing to time at its start (no deadline, no idle interval), it starts at the
+    /// connection's latest `now`, without a clock read.
+    #[inline]
+    pub(crate) fn start_bounded(
+        http: &mut ClientConnection,
+        req: &Request<'_>,
+        t: Option<Duration>,
+    ) -> Drive {
+        let now = if http.start_needs_time(t) {
+            clock::now()
+        } else {
+            http.now()
+        };
+        Self::start_at(http, req, t, now)
+    }
+
+    #[inline]
+    fn start_at(
+        http: &mut ClientConnection,
+        req: &Request<'_>,
+        t: Option<Duration>,
+        now: Instant,
+    ) -> Drive {
         http.start(req, t, now);
         Drive { now, failure: None }
     }

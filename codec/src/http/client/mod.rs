@@ -56,7 +56,13 @@
 //! connection); a wait that ended without progress is `handle_timeout(now)`. An instant
 //! from `poll_timeout` at or before the latest `now` means "read the clock and call
 //! `handle_timeout`": timers armed by progress start at the next `now` the caller
-//! passes, so a driver reads the clock once per wait.
+//! passes, so a driver reads the clock once per wait. A driver whose transport bounds
+//! every wait by the read and write timeouts (a blocking socket) reads it less:
+//! [`handle_bounded_wait`](ClientConnection::handle_bounded_wait) starts a timer at the
+//! latest `now` before such a wait, and a request for which
+//! [`start_needs_time`](ClientConnection::start_needs_time) is `false` may start at
+//! [`now`](ClientConnection::now); the clock read after a wait the transport ended finds
+//! the timer passed.
 //!
 //! ```
 //! use core::time::Duration;
@@ -410,6 +416,25 @@ impl ClientConnection {
         (at != NEVER).then_some(Instant::from_nanos(at))
     }
 
+    /// The latest `now` passed (by [`start`](Self::start), a `handle_*` that takes one).
+    #[inline]
+    pub fn now(&self) -> Instant {
+        self.last_now
+    }
+
+    /// Whether [`start`](Self::start) of a request bounded by `timeout` needs the time:
+    /// for its deadline, or for the idle interval before the stale-connection check (an
+    /// [`idle_probe`](ClientSettings::idle_probe) of zero or `None` times nothing: the
+    /// check runs before every reuse, or never). When it does not, a driver whose every
+    /// wait the transport bounds by the read and write timeouts (a blocking socket, see
+    /// [`handle_bounded_wait`](Self::handle_bounded_wait)) may start the request at
+    /// [`now`](Self::now) instead of reading a clock: a timer that runs out is then
+    /// found by the clock read after the transport's bound ended the wait.
+    #[inline]
+    pub fn start_needs_time(&self, timeout: Option<Duration>) -> bool {
+        timeout.is_some() || self.settings.idle_probe.is_some_and(|p| !p.is_zero())
+    }
+
     /// The request bytes still to write: the tail of `request`, the request passed to
     /// [`start`](Self::start).
     #[inline]
@@ -704,6 +729,27 @@ impl ClientConnection {
             };
             self.fail(e, false);
         }
+    }
+
+    /// A wait is about to start at `now` that the transport bounds by itself by the
+    /// current read or write timeout counted from `now` (a blocking socket's
+    /// `SO_RCVTIMEO`): the timer progress restarted starts at `now`, without a clock
+    /// read. `true` when that timer alone ends the wait (no request deadline), so the
+    /// transport's own bound is exactly [`poll_timeout`](Self::poll_timeout) and the
+    /// wait needs no other limit; `false` changes nothing: wait as `poll_timeout` says.
+    ///
+    /// When the transport's bound ends the wait, the clock read after it and
+    /// [`handle_timeout`](Self::handle_timeout) find the timer passed.
+    #[inline]
+    pub fn handle_bounded_wait(&mut self, now: Instant) -> bool {
+        // Only the write and read phases arm a timer that starts at the next `now`.
+        if !self.io.due() || self.deadline != NEVER {
+            return false;
+        }
+        debug_assert!(matches!(self.phase, Phase::Write | Phase::Read));
+        self.last_now = now;
+        self.io.start(now);
+        true
     }
 
     // ---- internal ----

@@ -482,6 +482,80 @@ fn read_timeout_runs_from_the_last_progress() {
 }
 
 #[test]
+fn a_wait_the_transport_bounds_starts_the_timer_without_a_clock_read() {
+    let mut r = Rig::new(ClientSettings {
+        read_timeout: Some(Duration::from_millis(100)),
+        ..Default::default()
+    });
+    assert_eq!(r.start(Method::Get, None, at(0), false), Ok(Action::Read));
+    // The timer progress armed starts at the `now` passed: the transport's own bound.
+    assert!(r.conn.handle_bounded_wait(at(5)));
+    assert_eq!(r.conn.poll_timeout(), Some(at(105)));
+    // Running: nothing to start, the wait is as `poll_timeout` says.
+    assert!(!r.conn.handle_bounded_wait(at(50)));
+    assert_eq!(r.conn.poll_timeout(), Some(at(105)));
+    // Progress restarts it from the next wait's `now`.
+    r.arrive(b"HTTP/1.1 200 OK\r\n");
+    assert!(r.conn.handle_bounded_wait(at(60)));
+    assert_eq!(r.conn.poll_timeout(), Some(at(160)));
+    // The transport's bound ended the wait: the clock read after it finds it passed.
+    r.conn.handle_timeout(at(160));
+    assert_eq!(r.settle(), Err(ClientError::ReadTimeout));
+}
+
+#[test]
+fn a_request_deadline_is_never_left_to_the_transports_bound() {
+    let mut r = Rig::new(ClientSettings {
+        idle_probe: None,
+        ..Default::default()
+    });
+    let t = Some(Duration::from_millis(100));
+    assert_eq!(r.start(Method::Get, t, at(0), false), Ok(Action::Read));
+    assert!(!r.conn.handle_bounded_wait(at(0)));
+    // Unchanged: the timer still waits for the next `now` (a clock read).
+    assert_eq!(r.conn.poll_timeout(), Some(at(0)));
+    r.conn.handle_timeout(at(10));
+    assert_eq!(r.conn.poll_timeout(), Some(at(100)));
+    // No timeouts at all: nothing to start.
+    let mut r = Rig::new(ClientSettings {
+        read_timeout: None,
+        write_timeout: None,
+        idle_probe: None,
+    });
+    assert_eq!(r.start(Method::Get, None, at(0), false), Ok(Action::Read));
+    assert!(!r.conn.handle_bounded_wait(at(0)));
+    assert_eq!(r.conn.poll_timeout(), None);
+}
+
+#[test]
+fn a_request_needs_the_time_at_its_start_only_for_a_deadline_or_an_idle_interval() {
+    let probe = |idle_probe| {
+        ClientConnection::new(ClientSettings {
+            idle_probe,
+            ..Default::default()
+        })
+    };
+    let t = Some(Duration::from_millis(100));
+    for c in [probe(None), probe(Some(Duration::ZERO))] {
+        assert!(!c.start_needs_time(None));
+        assert!(c.start_needs_time(t));
+    }
+    assert!(probe(Some(Duration::from_secs(1))).start_needs_time(None));
+    // A request started at the latest `now` (no clock read) still times out: the
+    // transport's bound ends the wait and the clock read after it finds the timer passed.
+    let mut r = Rig::new(ClientSettings {
+        read_timeout: Some(Duration::from_millis(100)),
+        ..Default::default()
+    });
+    r.exchange(OK, at(0));
+    let now = r.conn.now();
+    assert_eq!(r.start(Method::Get, None, now, false), Ok(Action::Read));
+    assert!(r.conn.handle_bounded_wait(now));
+    r.conn.handle_timeout(at(5000));
+    assert_eq!(r.settle(), Err(ClientError::ReadTimeout));
+}
+
+#[test]
 fn write_timeout_runs_from_the_start_and_each_progress() {
     let mut r = Rig::new(ClientSettings {
         write_timeout: Some(Duration::from_millis(50)),
