@@ -25,11 +25,13 @@
 //! [`remove`](Stack::remove) it and [`connect`](Stack::connect) another.
 //!
 //! Allocation: none in the loop for plain connections. TLS: rustls allocates
-//! while it runs the handshake (its state, the certificate chain), and each
-//! record we send is sealed by the crypto provider's `MessageEncrypter`, which
-//! returns it in a `Vec` (one allocation per record sent, freed at once);
-//! receiving allocates nothing once the codec's records mode runs (TLS 1.3 with
-//! `enable_secret_extraction`). See the README's table.
+//! while it runs the handshake (its state, the certificate chain); once the
+//! codec's records mode runs (TLS 1.3 with `enable_secret_extraction`),
+//! receiving allocates nothing, and with the `std` feature (which turns on the
+//! codec's `ring`) neither does sending: records are sealed in place in the
+//! slot's output buffer. Without `std` (bare metal) each record sent is sealed
+//! by the crypto provider's `MessageEncrypter`, which returns it in a `Vec`
+//! (one allocation per record sent, freed at once). See the README's table.
 
 mod error;
 mod slot;

@@ -31,9 +31,12 @@
 //! plaintext copied once, straight into the slice the caller gives
 //! [`TlsCodec::read`] (normally the FrameReader's or ResponseReader's free space): no
 //! rustls state-machine pass, no allocation, no intermediate buffer per record. rustls
-//! keeps the key schedule (KeyUpdate, both ways) and session tickets. Outgoing
-//! records still come from the provider's `MessageEncrypter`, which returns each
-//! record in a `Vec` (copied into the caller's output buffer). The switch happens at
+//! keeps the key schedule (KeyUpdate, both ways) and session tickets. With the `ring`
+//! feature (the transport's `tls` and the bypass crate's `std` turn it on) outgoing
+//! records are sealed in place too, straight into the caller's output buffer, with
+//! ring's AEAD: no allocation per record sent. Without it (bare-metal builds), or for
+//! a FIPS provider, they come from the provider's `MessageEncrypter`, which returns
+//! each record in a `Vec` (copied into the caller's output buffer). The switch happens at
 //! the first call after rustls reports it has nothing buffered and no ciphertext is
 //! waiting, so no record is ever half-processed by both; [`TlsCodec::is_records_mode`]
 //! says whether it happened. TLS 1.2, and configs without secret extraction, stay on

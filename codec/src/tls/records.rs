@@ -17,6 +17,21 @@
 //! KeyUpdate, which must end its record); anything else fails the connection with a
 //! fatal alert. Sequence numbers never wrap, and the sending key is updated before the
 //! suite's confidentiality limit.
+//!
+//! Sending is in place too, with the `ring` feature (the transport's `tls` and the
+//! bypass crate's `std` turn it on): a record's header, plaintext and inner content
+//! type are written straight into the tail of the caller's `WriteBuf`, sealed there
+//! with the negotiated TLS 1.3 AEAD (AES-128-GCM, AES-256-GCM or ChaCha20-Poly1305:
+//! nonce = IV xor sequence number as RFC 8446 §5.3 has it, through rustls's own
+//! `Nonce::new`; AAD = the record header) and the tag appended: no allocation per
+//! record sent. Why ring: it is already in every std build (rustls's ring provider,
+//! the transport's default), its AES-GCM and ChaCha20-Poly1305 are the same
+//! assembly rustls's ring provider seals with, and it picks AES-NI/CLMUL/AVX at run
+//! time. Its C/assembly needs a C toolchain for the target, so the bare-metal builds
+//! (thumbv7em-none-eabihf, x86_64-unknown-none) leave the feature off; there, and for
+//! a suite ring does not know or a provider that claims FIPS (the provider's own
+//! module must then do the sealing), records are sealed through the provider's
+//! `MessageEncrypter` as before, which allocates its output once per record.
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
@@ -83,7 +98,7 @@ pub(super) struct Records {
     suite: &'static Tls13CipherSuite,
     dec: Box<dyn MessageDecrypter>,
     rx_seq: u64,
-    enc: Box<dyn MessageEncrypter>,
+    enc: Sealer,
     tx_seq: u64,
     /// A post-handshake handshake message split over records (rare; bounded).
     hs: Vec<u8>,
@@ -109,6 +124,109 @@ pub(super) enum ReadEnd {
     Done,
     /// The peer's close_notify.
     PeerClosed,
+}
+
+/// AEAD tag length of every TLS 1.3 suite.
+#[cfg(feature = "ring")]
+const TAG: usize = 16;
+
+/// The sending direction's AEAD.
+// One per connection; ring's expanded key stays inline (no pointer chase per record).
+#[allow(clippy::large_enum_variant)]
+enum Sealer {
+    /// Sealed in place with ring (the `ring` feature, a suite it knows).
+    #[cfg(feature = "ring")]
+    InPlace {
+        key: ring::aead::LessSafeKey,
+        iv: rustls::crypto::cipher::Iv,
+    },
+    /// The config provider's encrypter (one allocation per record).
+    Provider(Box<dyn MessageEncrypter>),
+}
+
+impl Sealer {
+    /// The sealer for `secrets` (a fresh key: at the start and after each KeyUpdate).
+    fn new(
+        suite: &'static Tls13CipherSuite,
+        secrets: ConnectionTrafficSecrets,
+    ) -> Result<Self, Error> {
+        #[cfg(feature = "ring")]
+        if !suite.fips() {
+            use ring::aead;
+            let alg = match &secrets {
+                ConnectionTrafficSecrets::Aes128Gcm { .. } => Some(&aead::AES_128_GCM),
+                ConnectionTrafficSecrets::Aes256Gcm { .. } => Some(&aead::AES_256_GCM),
+                ConnectionTrafficSecrets::Chacha20Poly1305 { .. } => Some(&aead::CHACHA20_POLY1305),
+                _ => None,
+            };
+            if let Some(alg) = alg {
+                let (key, iv) = key_iv(secrets)?;
+                let key = aead::UnboundKey::new(alg, key.as_ref())
+                    .map_err(|_| Error::General("bad traffic key length".into()))?;
+                return Ok(Sealer::InPlace {
+                    key: aead::LessSafeKey::new(key),
+                    iv,
+                });
+            }
+        }
+        let (key, iv) = key_iv(secrets)?;
+        Ok(Sealer::Provider(suite.aead_alg.encrypter(key, iv)))
+    }
+
+    /// Encrypted payload length (inner content type and tag included) for `n` bytes.
+    fn payload_len(&self, n: usize) -> usize {
+        match self {
+            #[cfg(feature = "ring")]
+            Sealer::InPlace { .. } => n + 1 + TAG,
+            Sealer::Provider(enc) => enc.encrypted_payload_len(n),
+        }
+    }
+
+    /// Seal one record of `typ` holding `data` with sequence number `seq` into the front
+    /// of `dst` (at least `HEADER + payload_len(data.len())` bytes); returns its length.
+    fn seal(
+        &mut self,
+        typ: ContentType,
+        data: &[u8],
+        seq: u64,
+        dst: &mut [u8],
+    ) -> Result<usize, Error> {
+        match self {
+            #[cfg(feature = "ring")]
+            Sealer::InPlace { key, iv } => {
+                use ring::aead;
+                let len = data.len() + 1 + TAG;
+                let (header, body) = dst[..HEADER + len].split_at_mut(HEADER);
+                // Outer type application_data, legacy version TLS 1.2 (RFC 8446 §5.2);
+                // len <= 2^14 + 17 fits the u16.
+                let [hi, lo] = (len as u16).to_be_bytes();
+                header.copy_from_slice(&[u8::from(ContentType::ApplicationData), 3, 3, hi, lo]);
+                let (inner, tag_out) = body.split_at_mut(data.len() + 1);
+                inner[..data.len()].copy_from_slice(data);
+                inner[data.len()] = u8::from(typ);
+                let nonce = aead::Nonce::assume_unique_for_key(
+                    rustls::crypto::cipher::Nonce::new(iv, seq).0,
+                );
+                let tag = key
+                    .seal_in_place_separate_tag(nonce, aead::Aad::from(&*header), inner)
+                    .map_err(|_| Error::EncryptError)?;
+                tag_out.copy_from_slice(tag.as_ref());
+                Ok(HEADER + len)
+            }
+            Sealer::Provider(enc) => {
+                let msg = OutboundPlainMessage {
+                    typ,
+                    version: ProtocolVersion::TLSv1_2,
+                    payload: OutboundChunks::Single(data),
+                };
+                let record = enc.encrypt(msg, seq)?.encode();
+                dst.get_mut(..record.len())
+                    .ok_or(Error::EncryptError)?
+                    .copy_from_slice(&record);
+                Ok(record.len())
+            }
+        }
+    }
 }
 
 /// One direction's AEAD state from extracted secrets.
@@ -165,12 +283,11 @@ impl Records {
         };
         let (tx_seq, tx) = secrets.tx;
         let (rx_seq, rx) = secrets.rx;
-        let (tk, tiv) = key_iv(tx)?;
         let (rk, riv) = key_iv(rx)?;
         Ok(Records {
             kernel,
             suite,
-            enc: suite.aead_alg.encrypter(tk, tiv),
+            enc: Sealer::new(suite, tx)?,
             tx_seq,
             dec: suite.aead_alg.decrypter(rk, riv),
             rx_seq,
@@ -395,46 +512,58 @@ impl Records {
         pending: &mut PendingOut,
     ) -> Result<(), Error> {
         let msg = [u8::from(HandshakeType::KeyUpdate), 0, 0, 1, 0];
-        let record = self.seal(ContentType::Handshake, &msg)?;
-        if !pending.is_empty() || out.extend(&record).is_err() {
-            pending.push(&record);
+        let mut record = [0; HEADER + 5 + 1 + 255];
+        let n = self.seal(ContentType::Handshake, &msg, &mut record)?;
+        if !pending.is_empty() || out.extend(&record[..n]).is_err() {
+            pending.push(&record[..n]);
         }
         let (seq, secrets) = self.kernel.update_tx()?;
-        let (key, iv) = key_iv(secrets)?;
-        self.enc = self.suite.aead_alg.encrypter(key, iv);
+        self.enc = Sealer::new(self.suite, secrets)?;
         self.tx_seq = seq;
         Ok(())
     }
 
-    /// One record of `typ` holding `data` (at most [`MAX_PLAINTEXT`] bytes), encoded.
-    fn seal(&mut self, typ: ContentType, data: &[u8]) -> Result<Vec<u8>, Error> {
+    /// One record of `typ` holding `data` (at most [`MAX_PLAINTEXT`] bytes), sealed into
+    /// the front of `dst` (room for `HEADER + payload_len`); returns its length.
+    fn seal(&mut self, typ: ContentType, data: &[u8], dst: &mut [u8]) -> Result<usize, Error> {
         if self.tx_seq == u64::MAX {
             return Err(Error::EncryptError);
         }
-        let msg = OutboundPlainMessage {
-            typ,
-            version: ProtocolVersion::TLSv1_2,
-            payload: OutboundChunks::Single(data),
-        };
-        let record = self.enc.encrypt(msg, self.tx_seq)?;
+        let n = self.enc.seal(typ, data, self.tx_seq, dst)?;
         self.tx_seq += 1;
-        Ok(record.encode())
+        Ok(n)
+    }
+
+    /// One record sealed straight into the tail of `out` (the caller checked the room).
+    fn seal_into<O: AsRef<[u8]> + AsMut<[u8]>>(
+        &mut self,
+        typ: ContentType,
+        data: &[u8],
+        out: &mut WriteBuf<O>,
+    ) -> Result<(), TlsError> {
+        let required = HEADER + self.enc.payload_len(data.len());
+        let dst = out
+            .reserve(required)
+            .map_err(|_| TlsError::OutputFull { required })?;
+        let n = self.seal(typ, data, dst)?;
+        out.commit(n);
+        Ok(())
     }
 
     /// Bytes on the wire for `n` (at least 1) bytes of application data.
     fn sealed_len(&self, n: usize) -> usize {
         let full = n / MAX_PLAINTEXT;
         let last = n % MAX_PLAINTEXT;
-        let mut total = full * (HEADER + self.enc.encrypted_payload_len(MAX_PLAINTEXT));
+        let mut total = full * (HEADER + self.enc.payload_len(MAX_PLAINTEXT));
         if last > 0 {
-            total += HEADER + self.enc.encrypted_payload_len(last);
+            total += HEADER + self.enc.payload_len(last);
         }
         total
     }
 
     /// Bytes on the wire of one alert record (close_notify).
     fn alert_len(&self) -> usize {
-        HEADER + self.enc.encrypted_payload_len(2)
+        HEADER + self.enc.payload_len(2)
     }
 
     /// Encrypt `data` into `out`, all or nothing ([`TlsError::OutputFull`]). The sending
@@ -448,7 +577,7 @@ impl Records {
         // Room for a KeyUpdate record too, so the update never splits a write; and what
         // stays free after the write holds our answer to a KeyUpdate the peer requests
         // plus our close_notify, so closing never finds the buffer full because of them.
-        let key_update = HEADER + self.enc.encrypted_payload_len(5);
+        let key_update = HEADER + self.enc.payload_len(5);
         let need = self.sealed_len(data.len()) + 2 * key_update + self.alert_len();
         if out.remaining() < need {
             return Err(TlsError::OutputFull { required: need });
@@ -459,10 +588,7 @@ impl Records {
             self.update_tx(out, pending)?;
         }
         for chunk in data.chunks(MAX_PLAINTEXT) {
-            let record = self.seal(ContentType::ApplicationData, chunk)?;
-            out.extend(&record).map_err(|_| TlsError::OutputFull {
-                required: record.len(),
-            })?;
+            self.seal_into(ContentType::ApplicationData, chunk, out)?;
         }
         Ok(())
     }
@@ -483,10 +609,7 @@ impl Records {
         if out.remaining() < need {
             return Err(TlsError::OutputFull { required: need });
         }
-        let record = self.seal(ContentType::Alert, &[level, u8::from(desc)])?;
-        out.extend(&record).map_err(|_| TlsError::OutputFull {
-            required: record.len(),
-        })?;
+        self.seal_into(ContentType::Alert, &[level, u8::from(desc)], out)?;
         if desc == AlertDescription::CloseNotify {
             self.tx_closed = true;
         }
@@ -518,5 +641,69 @@ fn alert(
             Ok(None)
         }
         _ => Err(fatal(Error::AlertReceived(desc))),
+    }
+}
+
+/// The in-place sealer against the provider's encrypter: the same key, IV and sequence
+/// numbers give the same bytes on the wire (header, ciphertext, inner type, tag), for
+/// every record size up to a full one. (AES-128-GCM too is covered end to end, by the
+/// transport's tls_no_alloc test: rustls's `AeadKey` makes only 32-byte keys here.)
+#[cfg(all(test, feature = "ring"))]
+mod in_place_tests {
+    use super::*;
+    use alloc::vec;
+    use rustls::crypto::cipher::{AeadKey, Iv};
+    use rustls::crypto::ring::cipher_suite;
+
+    fn secrets(suite: &Tls13CipherSuite, key: [u8; 32], iv: [u8; 12]) -> ConnectionTrafficSecrets {
+        let (key, iv) = (AeadKey::from(key), Iv::new(iv));
+        match suite.common.suite {
+            rustls::CipherSuite::TLS13_AES_256_GCM_SHA384 => {
+                ConnectionTrafficSecrets::Aes256Gcm { key, iv }
+            }
+            _ => ConnectionTrafficSecrets::Chacha20Poly1305 { key, iv },
+        }
+    }
+
+    #[test]
+    fn in_place_records_equal_the_providers() {
+        for suite in [
+            cipher_suite::TLS13_AES_256_GCM_SHA384,
+            cipher_suite::TLS13_CHACHA20_POLY1305_SHA256,
+        ] {
+            let SupportedCipherSuite::Tls13(suite) = suite else {
+                unreachable!()
+            };
+            let (key, iv) = ([7u8; 32], [0x5a; 12]);
+            let mut ours = Sealer::new(suite, secrets(suite, key, iv)).unwrap();
+            assert!(matches!(ours, Sealer::InPlace { .. }));
+            let mut theirs =
+                Sealer::Provider(suite.aead_alg.encrypter(AeadKey::from(key), Iv::new(iv)));
+            let data: Vec<u8> = (0..MAX_PLAINTEXT).map(|i| (i * 31) as u8).collect();
+            let mut a = vec![0u8; MAX_CIPHERTEXT + HEADER];
+            let mut b = vec![0u8; MAX_CIPHERTEXT + HEADER];
+            for (seq, n) in [0usize, 1, 2, 40, 128, 1000, MAX_PLAINTEXT]
+                .into_iter()
+                .enumerate()
+            {
+                let seq = seq as u64 * 0x0101_0101_0101 + 3;
+                for typ in [
+                    ContentType::ApplicationData,
+                    ContentType::Alert,
+                    ContentType::Handshake,
+                ] {
+                    assert_eq!(ours.payload_len(n), theirs.payload_len(n));
+                    let la = ours.seal(typ, &data[..n], seq, &mut a).unwrap();
+                    let lb = theirs.seal(typ, &data[..n], seq, &mut b).unwrap();
+                    assert_eq!(a[..la], b[..lb], "{:?} {n} bytes", suite.common.suite);
+                }
+            }
+            // Too small a destination is an error, not a panic (provider path).
+            assert!(
+                theirs
+                    .seal(ContentType::Alert, &[1, 0], 9, &mut [0; 8])
+                    .is_err()
+            );
+        }
     }
 }
