@@ -125,6 +125,8 @@ pub struct ClientBuilder<C = TcpConnector, Tm = async_io::Timer> {
 }
 
 impl<C: Clone, Tm> Clone for ClientBuilder<C, Tm> {
+    // Without feature `tls`, `ClientTls` is `()`.
+    #[cfg_attr(not(feature = "tls"), allow(clippy::clone_on_copy, clippy::unit_arg))]
     fn clone(&self) -> Self {
         ClientBuilder {
             timeouts: self.timeouts,

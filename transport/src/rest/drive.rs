@@ -26,7 +26,7 @@ pub(crate) struct Drive {
 
 impl Drive {
     /// Start `req` on `http` now (the clock's first read for this request).
-    #[cfg(all(feature = "tokio", unix))]
+    #[cfg(any(all(feature = "tokio", unix), feature = "futures-io"))]
     #[inline]
     pub(crate) fn start(
         http: &mut ClientConnection,
