@@ -54,6 +54,7 @@ pub use client::{Client, ClientBuilder};
 #[doc(hidden)]
 pub use doc_pair::doc_pair;
 pub use error::Error;
+pub(crate) use reconnect::Reconnector;
 pub use reconnect::{Cause, Disconnect, Event, Reconnecting, ReconnectingBuilder};
 pub use sender::Sender;
 pub use server::{Server, ServerBuilder, ServerConnection};
