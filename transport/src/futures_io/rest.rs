@@ -42,7 +42,7 @@ use super::{TcpStream, Timer};
 use crate::net::ClientTls;
 use crate::rest::client::{methods, name_error, settings};
 use crate::rest::drive::Drive;
-use crate::rest::options::{RequestOptions, request_options, request_writer, too_large};
+use crate::rest::options::{RequestOptions, request_options, too_large};
 use crate::rest::request::builder_methods;
 pub use crate::rest::{Error, HttpUrl, Stats, Timeouts};
 
@@ -447,24 +447,7 @@ impl<C: Connect + Clone, Tm: Timer> Client<C, Tm> {
         self.core.send(req, reader, timeout).await
     }
 
-    /// A request writer on `storage` for this server, with `Host` and the URL's base
-    /// path preset.
-    pub fn request_writer<B: AsRef<[u8]> + AsMut<[u8]>>(
-        &self,
-        storage: B,
-    ) -> Result<RequestWriter<B>, BuildError> {
-        request_writer(storage, &self.core.host_header, &self.core.url.path)
-    }
-
-    /// The `Host` header value for this server.
-    pub fn host_header(&self) -> &str {
-        &self.core.host_header
-    }
-
-    /// The base path of the URL the client was made for (`/` when none).
-    pub fn base_path(&self) -> &str {
-        &self.core.url.path
-    }
+    crate::rest::options::client_accessors!();
 
     /// Counters: connects, requests, retries, stale connections replaced.
     ///

@@ -28,7 +28,7 @@ use tickwire_codec::http::{
 use super::drive::Drive;
 use super::error::Error;
 use super::https::HttpConnector;
-use super::options::{RequestOptions, request_options, request_writer, too_large};
+use super::options::{RequestOptions, request_options, too_large};
 use super::request::RequestBuilder;
 use super::stream::{Connector, Stream, TcpConnector, Timeouts};
 use super::url::HttpUrl;
@@ -488,27 +488,7 @@ impl<C: Connector> Client<C> {
         self.core.send(&req, &mut self.reader, timeout)
     }
 
-    /// A request writer on `storage` for this server, with `Host` and the URL's base
-    /// path preset: for requests sent with [`send`](Self::send) and a reader of your
-    /// own.
-    pub fn request_writer<B: AsRef<[u8]> + AsMut<[u8]>>(
-        &self,
-        storage: B,
-    ) -> Result<RequestWriter<B>, BuildError> {
-        request_writer(storage, &self.core.host_header, &self.core.url.path)
-    }
-
-    /// The `Host` header value for this server (what
-    /// [`request_writer`](Self::request_writer) presets).
-    pub fn host_header(&self) -> &str {
-        &self.core.host_header
-    }
-
-    /// The base path of the URL the client was made for (`/` when none): every
-    /// request's path goes under it.
-    pub fn base_path(&self) -> &str {
-        &self.core.url.path
-    }
+    crate::rest::options::client_accessors!();
 
     /// Counters: connects, requests, retries.
     pub fn stats(&self) -> Stats {

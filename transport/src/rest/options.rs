@@ -164,3 +164,37 @@ macro_rules! request_options {
     };
 }
 pub(crate) use request_options;
+
+/// The accessors every REST client has on its `core` (`host_header`, `url`): the
+/// request writer for its server, its `Host` header and base path. Expanded inside the
+/// blocking, tokio and futures-io `Client` impls.
+macro_rules! client_accessors {
+    () => {
+        /// A request writer on `storage` for this server, with `Host` and the URL's base
+        /// path preset: for requests sent with [`send`](Self::send) and a reader of your
+        /// own.
+        pub fn request_writer<B: AsRef<[u8]> + AsMut<[u8]>>(
+            &self,
+            storage: B,
+        ) -> Result<::tickwire_codec::http::RequestWriter<B>, ::tickwire_codec::http::BuildError> {
+            $crate::rest::options::request_writer(
+                storage,
+                &self.core.host_header,
+                &self.core.url.path,
+            )
+        }
+
+        /// The `Host` header value for this server (what
+        /// [`request_writer`](Self::request_writer) presets).
+        pub fn host_header(&self) -> &str {
+            &self.core.host_header
+        }
+
+        /// The base path of the URL the client was made for (`/` when none): every
+        /// request's path goes under it.
+        pub fn base_path(&self) -> &str {
+            &self.core.url.path
+        }
+    };
+}
+pub(crate) use client_accessors;

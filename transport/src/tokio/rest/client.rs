@@ -21,7 +21,7 @@ use crate::net::ClientTls;
 use crate::proxy::{ProxyRules, proxy_options};
 use crate::rest::client::{methods, name_error, settings};
 use crate::rest::drive::Drive;
-use crate::rest::options::{RequestOptions, request_options, request_writer, too_large};
+use crate::rest::options::{RequestOptions, request_options, too_large};
 use crate::rest::request::builder_methods;
 use crate::rest::{Error, HttpUrl, Stats, Timeouts};
 use crate::socket::tokio::dial;
@@ -353,15 +353,7 @@ impl Client {
         self.core.send(&req, &mut self.reader, timeout).await
     }
 
-    /// A request writer on `storage` for this server, with `Host` and the URL's base
-    /// path preset: for requests sent with [`send`](Self::send) and a reader of your
-    /// own.
-    pub fn request_writer<B: AsRef<[u8]> + AsMut<[u8]>>(
-        &self,
-        storage: B,
-    ) -> Result<RequestWriter<B>, BuildError> {
-        request_writer(storage, &self.core.host_header, &self.core.url.path)
-    }
+    crate::rest::options::client_accessors!();
 
     /// Settings, starting from the defaults.
     ///
@@ -403,18 +395,6 @@ impl Client {
     /// ```
     pub async fn connect(url: &str) -> Result<Client, Error> {
         ClientBuilder::default().connect(url).await
-    }
-
-    /// The `Host` header value for this server (what
-    /// [`request_writer`](Self::request_writer) presets).
-    pub fn host_header(&self) -> &str {
-        &self.core.host_header
-    }
-
-    /// The base path of the URL the client was made for (`/` when none): every
-    /// request's path goes under it.
-    pub fn base_path(&self) -> &str {
-        &self.core.url.path
     }
 
     /// Counters: connects, requests, retries, stale connections replaced.
