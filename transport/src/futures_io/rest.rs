@@ -42,7 +42,7 @@ use super::{TcpStream, Timer};
 use crate::net::ClientTls;
 use crate::rest::client::{methods, name_error, settings};
 use crate::rest::drive::Drive;
-use crate::rest::options::{RequestOptions, request_options, too_large};
+use crate::rest::options::{RequestOptions, request_options, timeout_options, too_large};
 use crate::rest::request::builder_methods;
 pub use crate::rest::{Error, HttpUrl, Stats, Timeouts};
 
@@ -151,6 +151,7 @@ impl Default for ClientBuilder {
 }
 
 request_options!(impl[C, Tm] ClientBuilder<C, Tm>, tickwire::futures_io::rest::Client);
+timeout_options!(impl[C, Tm] ClientBuilder<C, Tm>, tickwire::futures_io::rest::Client);
 
 impl ClientBuilder {
     /// Default settings (as [`Client::builder`]).
@@ -172,33 +173,6 @@ impl ClientBuilder {
 }
 
 impl<C: Connect + Clone, Tm: Timer> ClientBuilder<C, Tm> {
-    /// The longest a connect may take, resolution and TLS handshake included (default
-    /// 10 s): [`Error::ConnectTimeout`].
-    pub fn connect_timeout(mut self, t: Duration) -> Self {
-        self.timeouts.connect = t;
-        self
-    }
-
-    /// The longest wait for the next bytes of a response (default 30 s; `None`:
-    /// forever): [`Error::ReadTimeout`].
-    pub fn read_timeout(mut self, t: Option<Duration>) -> Self {
-        self.timeouts.read = t;
-        self
-    }
-
-    /// The longest wait for the stream to take more request bytes (default 30 s;
-    /// `None`: forever): [`Error::WriteTimeout`].
-    pub fn write_timeout(mut self, t: Option<Duration>) -> Self {
-        self.timeouts.write = t;
-        self
-    }
-
-    /// The longest [`Client::close`] waits for TLS close_notify to go out (default 5 s).
-    pub fn close_timeout(mut self, t: Duration) -> Self {
-        self.timeouts.close = t;
-        self
-    }
-
     /// Before a request on a kept-alive connection idle at least this long, check
     /// without waiting whether the server closed it or sent something nobody asked for;
     /// if so the request goes on a new connection (default `Some(Duration::ZERO)`:

@@ -198,3 +198,60 @@ macro_rules! client_accessors {
     };
 }
 pub(crate) use client_accessors;
+
+/// The setters of [`Timeouts`](crate::rest::Timeouts) on a client builder with a
+/// `timeouts` field; `$client` is the client type the doc example uses.
+macro_rules! timeout_options {
+    (impl[$($g:tt)*] $ty:ty, $client:path) => {
+        impl<$($g)*> $ty {
+            /// The longest a connect may take (default 10 s): [`Error::ConnectTimeout`].
+            ///
+            /// ```
+            /// use std::time::Duration;
+            #[doc = concat!("use ", stringify!($client), ";")]
+            ///
+            /// let client = Client::builder()
+            ///     .connect_timeout(Duration::from_secs(2))
+            ///     .read_timeout(Some(Duration::from_millis(500)))
+            ///     .write_timeout(Some(Duration::from_millis(500)))
+            ///     .close_timeout(Duration::from_secs(1))
+            ///     .build("http://127.0.0.1:8080")?;
+            /// # Ok::<(), tickwire::rest::Error>(())
+            /// ```
+            ///
+            /// [`Error::ConnectTimeout`]: $crate::rest::Error::ConnectTimeout
+            pub fn connect_timeout(mut self, t: ::std::time::Duration) -> Self {
+                self.timeouts.connect = t;
+                self
+            }
+
+            /// The longest wait for the next bytes of a response (default 30 s; `None`:
+            /// forever): [`Error::ReadTimeout`].
+            ///
+            /// [`Error::ReadTimeout`]: $crate::rest::Error::ReadTimeout
+            pub fn read_timeout(mut self, t: Option<::std::time::Duration>) -> Self {
+                self.timeouts.read = t;
+                self
+            }
+
+            /// The longest wait for the connection to take more request bytes (default
+            /// 30 s; `None`: forever): [`Error::WriteTimeout`].
+            ///
+            /// [`Error::WriteTimeout`]: $crate::rest::Error::WriteTimeout
+            pub fn write_timeout(mut self, t: Option<::std::time::Duration>) -> Self {
+                self.timeouts.write = t;
+                self
+            }
+
+            /// The longest closing a connection waits for it to take the last bytes and
+            /// TLS close_notify (default 5 s): a connection dropped, disconnected,
+            /// replaced or failed while the server is not reading (on tokio, a dropped
+            /// connection finishes its close in a task on the runtime).
+            pub fn close_timeout(mut self, t: ::std::time::Duration) -> Self {
+                self.timeouts.close = t;
+                self
+            }
+        }
+    };
+}
+pub(crate) use timeout_options;

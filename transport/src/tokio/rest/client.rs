@@ -21,7 +21,7 @@ use crate::net::ClientTls;
 use crate::proxy::{ProxyRules, proxy_options};
 use crate::rest::client::{methods, name_error, settings};
 use crate::rest::drive::Drive;
-use crate::rest::options::{RequestOptions, request_options, too_large};
+use crate::rest::options::{RequestOptions, request_options, timeout_options, too_large};
 use crate::rest::request::builder_methods;
 use crate::rest::{Error, HttpUrl, Stats, Timeouts};
 use crate::socket::tokio::dial;
@@ -58,6 +58,7 @@ impl Default for ClientBuilder {
 }
 
 request_options!(impl[] ClientBuilder, tickwire::tokio::rest::Client);
+timeout_options!(impl[] ClientBuilder, tickwire::tokio::rest::Client);
 socket_options!(ClientBuilder, socket);
 proxy_options!(ClientBuilder, proxy);
 
@@ -80,35 +81,6 @@ impl ClientBuilder {
     /// ```
     pub fn new() -> Self {
         Self::default()
-    }
-
-    /// The longest a connect may take, resolution included (default 10 s):
-    /// [`Error::ConnectTimeout`].
-    pub fn connect_timeout(mut self, t: Duration) -> Self {
-        self.timeouts.connect = t;
-        self
-    }
-
-    /// The longest wait for the next bytes of a response (default 30 s; `None`:
-    /// forever): [`Error::ReadTimeout`].
-    pub fn read_timeout(mut self, t: Option<Duration>) -> Self {
-        self.timeouts.read = t;
-        self
-    }
-
-    /// The longest wait for the socket to take more request bytes (default 30 s;
-    /// `None`: forever): [`Error::WriteTimeout`].
-    pub fn write_timeout(mut self, t: Option<Duration>) -> Self {
-        self.timeouts.write = t;
-        self
-    }
-
-    /// The longest closing a connection waits for the socket to take TLS close_notify
-    /// after the bytes before it (default 5 s; a dropped connection finishes its close
-    /// in a task on the runtime).
-    pub fn close_timeout(mut self, t: Duration) -> Self {
-        self.timeouts.close = t;
-        self
     }
 
     /// Before a request on a kept-alive connection idle at least this long, check
