@@ -41,7 +41,7 @@ use super::io::{Alarm, Compat, IoStream};
 use super::{TcpStream, Timer};
 use crate::net::ClientTls;
 use crate::rest::client::{methods, name_error, settings};
-use crate::rest::drive::Drive;
+use crate::rest::drive::{Drive, Step};
 use crate::rest::options::{RequestOptions, request_options, timeout_options, too_large};
 use crate::rest::request::builder_methods;
 pub use crate::rest::{Error, HttpUrl, Stats, Timeouts};
@@ -646,24 +646,19 @@ impl<C: Connect + Clone, Tm: Timer> Core<C, Tm> {
     {
         let mut d = Drive::start(&mut self.http, req, timeout);
         loop {
-            let action = self.http.poll(reader).map_err(|e| d.error(e))?;
-            if matches!(action, Action::Write | Action::Read) && d.wait(&mut self.http).is_none() {
-                continue;
-            }
-            let until = d.until(&self.http);
-            let s = match (action, stream.as_mut()) {
-                (Action::Done, _) => return Ok(()),
-                (Action::Connect, _) => {
+            let (action, s, until) = match d.step(&mut self.http, reader, stream)? {
+                Step::Done => return Ok(()),
+                Step::Connect => {
                     *stream = Some(self.open().await?);
                     d.connected(&mut self.http);
                     continue;
                 }
-                (Action::Close, _) | (_, None) => {
-                    *stream = None;
-                    self.http.handle_closed();
-                    continue;
-                }
-                (_, Some(s)) => s,
+                Step::Again => continue,
+                Step::Io {
+                    action,
+                    stream,
+                    until,
+                } => (action, stream, until),
             };
             match action {
                 Action::Probe => self.http.handle_probe(stale(s)),

@@ -8,7 +8,7 @@
 use std::io;
 use std::time::Duration;
 
-use tickwire_codec::http::{ClientConnection, ClientError, Request, ResponseReader};
+use tickwire_codec::http::{Action, ClientConnection, ClientError, Request, ResponseReader};
 use tickwire_codec::time::Instant;
 
 use super::error::Error;
@@ -150,6 +150,57 @@ impl Drive {
             ClientError::Io => self.failure.take().unwrap_or_else(Error::connection_lost),
             _ => Error::connection_lost(),
         }
+    }
+}
+
+/// What an async driver does next ([`Drive::step`]).
+pub(crate) enum Step<'s, S> {
+    /// The response is complete.
+    Done,
+    /// Open a connection, then [`Drive::connected`].
+    Connect,
+    /// Poll again (a timer ran, the request failed, or the connection was closed).
+    Again,
+    /// Probe, write or read on the open stream, waiting at most `until`.
+    Io {
+        action: Action,
+        stream: &'s mut S,
+        until: Option<std::time::Instant>,
+    },
+}
+
+impl Drive {
+    /// One turn of the tokio and futures-io drivers' loop: poll the connection, run a
+    /// due timer, and close the stream when it says so (or when it has none to use);
+    /// what is left for the driver is to connect or to move bytes on `stream`.
+    pub(crate) fn step<'s, S, B, const N: usize>(
+        &mut self,
+        http: &mut ClientConnection,
+        reader: &mut ResponseReader<B, N>,
+        stream: &'s mut Option<S>,
+    ) -> Result<Step<'s, S>, Error>
+    where
+        B: AsRef<[u8]> + AsMut<[u8]>,
+    {
+        let action = http.poll(reader).map_err(|e| self.error(e))?;
+        if matches!(action, Action::Write | Action::Read) && self.wait(http).is_none() {
+            return Ok(Step::Again);
+        }
+        let until = self.until(http);
+        Ok(match (action, stream) {
+            (Action::Done, _) => Step::Done,
+            (Action::Connect, _) => Step::Connect,
+            (Action::Close, stream) | (_, stream @ None) => {
+                *stream = None;
+                http.handle_closed();
+                Step::Again
+            }
+            (action, Some(stream)) => Step::Io {
+                action,
+                stream,
+                until,
+            },
+        })
     }
 }
 
