@@ -33,15 +33,15 @@ use std::time::{Duration, Instant};
 
 use futures_io::{AsyncRead, AsyncWrite};
 use tickwire_codec::http::{
-    self as codec, Action, BuildError, ClientConnection, Error as HttpError, Method, Request,
-    RequestWriter, ResponseReader, RestResponse,
+    self as codec, Action, BuildError, ClientConnection, Method, Request, RequestWriter,
+    ResponseReader, RestResponse,
 };
 
 use super::io::{Alarm, Compat, IoStream};
 use super::{TcpStream, Timer};
 use crate::net::ClientTls;
-use crate::rest::client::{methods, name_error, settings};
-use crate::rest::drive::{Drive, Step};
+use crate::rest::client::{methods, settings};
+use crate::rest::drive::{Drive, Step, response};
 use crate::rest::options::{RequestOptions, request_options, timeout_options, too_large};
 use crate::rest::request::builder_methods;
 pub use crate::rest::{Error, HttpUrl, Stats, Timeouts};
@@ -624,12 +624,7 @@ impl<C: Connect + Clone, Tm: Timer> Core<C, Tm> {
         if self.http.is_open() {
             self.stream = stream;
         }
-        match r {
-            Ok(()) => reader
-                .response()
-                .ok_or_else(|| Error::http(HttpError::UnexpectedEof)),
-            Err(e) => Err(name_error(e, req, &self.url, timeout)),
-        }
+        response(r, reader, req, &self.url, timeout)
     }
 
     /// Drive the codec's connection through one request, as the blocking and tokio

@@ -153,6 +153,27 @@ impl Drive {
     }
 }
 
+/// How an async driver's request ends, once `r` says how its drive went: the response
+/// in `reader`, or the error named with the request and `url` (and the `timeout` that
+/// bounded it).
+pub(crate) fn response<'r, B, const N: usize>(
+    r: Result<(), Error>,
+    reader: &'r mut ResponseReader<B, N>,
+    req: &Request<'_>,
+    url: &super::HttpUrl,
+    timeout: Option<Duration>,
+) -> Result<tickwire_codec::http::RestResponse<'r>, Error>
+where
+    B: AsRef<[u8]> + AsMut<[u8]>,
+{
+    match r {
+        Ok(()) => reader
+            .response()
+            .ok_or_else(|| Error::http(tickwire_codec::http::Error::UnexpectedEof)),
+        Err(e) => Err(super::client::name_error(e, req, url, timeout)),
+    }
+}
+
 /// What an async driver does next ([`Drive::step`]).
 pub(crate) enum Step<'s, S> {
     /// The response is complete.

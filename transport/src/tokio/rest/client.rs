@@ -12,15 +12,15 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use tickwire_codec::http::{
-    self as codec, Action, BuildError, ClientConnection, Error as HttpError, Method, Request,
-    RequestWriter, ResponseReader, RestResponse,
+    self as codec, Action, BuildError, ClientConnection, Method, Request, RequestWriter,
+    ResponseReader, RestResponse,
 };
 
 use super::stream::AsyncStream;
 use crate::net::ClientTls;
 use crate::proxy::{ProxyRules, proxy_options};
-use crate::rest::client::{methods, name_error, settings};
-use crate::rest::drive::{Drive, Step};
+use crate::rest::client::{methods, settings};
+use crate::rest::drive::{Drive, Step, response};
 use crate::rest::options::{RequestOptions, request_options, timeout_options, too_large};
 use crate::rest::request::builder_methods;
 use crate::rest::{Error, HttpUrl, Stats, Timeouts};
@@ -520,12 +520,7 @@ impl Core {
         if self.http.is_open() {
             self.stream = stream;
         }
-        match r {
-            Ok(()) => reader
-                .response()
-                .ok_or_else(|| Error::http(HttpError::UnexpectedEof)),
-            Err(e) => Err(name_error(e, req, &self.url, timeout)),
-        }
+        response(r, reader, req, &self.url, timeout)
     }
 
     /// Drive the codec's connection through one request, as the blocking client does,
