@@ -8,7 +8,9 @@
 use std::io;
 use std::time::Duration;
 
-use tickwire_codec::http::{Action, ClientConnection, ClientError, Request, ResponseReader};
+#[cfg(any(feature = "tokio", feature = "futures-io"))]
+use tickwire_codec::http::Action;
+use tickwire_codec::http::{ClientConnection, ClientError, Request, ResponseReader};
 use tickwire_codec::time::Instant;
 
 use super::error::Error;
@@ -156,6 +158,7 @@ impl Drive {
 /// How an async driver's request ends, once `r` says how its drive went: the response
 /// in `reader`, or the error named with the request and `url` (and the `timeout` that
 /// bounded it).
+#[cfg(any(feature = "tokio", feature = "futures-io"))]
 pub(crate) fn response<'r, B, const N: usize>(
     r: Result<(), Error>,
     reader: &'r mut ResponseReader<B, N>,
@@ -175,6 +178,7 @@ where
 }
 
 /// What an async driver does next ([`Drive::step`]).
+#[cfg(any(feature = "tokio", feature = "futures-io"))]
 pub(crate) enum Step<'s, S> {
     /// The response is complete.
     Done,
@@ -190,6 +194,7 @@ pub(crate) enum Step<'s, S> {
     },
 }
 
+#[cfg(any(feature = "tokio", feature = "futures-io"))]
 impl Drive {
     /// One turn of the tokio and futures-io drivers' loop: poll the connection, run a
     /// due timer, and close the stream when it says so (or when it has none to use);
