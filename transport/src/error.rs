@@ -74,3 +74,54 @@ pub enum ErrorClass {
     /// names, or connect again later (a refused connect, a resolver outage).
     Setup,
 }
+
+/// `is_fatal`, `is_refused` and `is_setup` for an error type with a `class()` method:
+/// each is `class() == ErrorClass::…`. Every error type's classification lives in its
+/// own one exhaustive `class` match; this is the one home of the three predicates. The
+/// doc comment (and example) of each predicate is given by the caller.
+macro_rules! class_predicates {
+    (
+        $(#[$fatal:meta])* fatal;
+        $(#[$refused:meta])* refused;
+        $(#[$setup:meta])* setup;
+    ) => {
+        $(#[$fatal])*
+        pub fn is_fatal(&self) -> bool {
+            self.class() == $crate::error::ErrorClass::Fatal
+        }
+
+        $(#[$refused])*
+        pub fn is_refused(&self) -> bool {
+            self.class() == $crate::error::ErrorClass::Refused
+        }
+
+        $(#[$setup])*
+        pub fn is_setup(&self) -> bool {
+            self.class() == $crate::error::ErrorClass::Setup
+        }
+    };
+}
+pub(crate) use class_predicates;
+
+/// For an error type's `every_variant_is_classified` test: each value in `all` has the
+/// class written beside it (`check` returns its `class()` and its `is_fatal`,
+/// `is_refused`, `is_setup`), the predicates agree with the class, and `all` holds one
+/// value of each of the type's `variants` variants.
+#[cfg(test)]
+pub(crate) fn assert_every_variant<E: fmt::Debug>(
+    all: &[(E, ErrorClass)],
+    variants: usize,
+    check: impl Fn(&E) -> (ErrorClass, [bool; 3]),
+) {
+    for (e, class) in all {
+        let (got, [fatal, refused, setup]) = check(e);
+        assert_eq!(got, *class, "{e:?}");
+        assert_eq!(fatal, *class == ErrorClass::Fatal, "{e:?}");
+        assert_eq!(refused, *class == ErrorClass::Refused, "{e:?}");
+        assert_eq!(setup, *class == ErrorClass::Setup, "{e:?}");
+    }
+    let distinct: std::collections::HashSet<_> =
+        all.iter().map(|(e, _)| std::mem::discriminant(e)).collect();
+    assert_eq!(distinct.len(), variants, "one value of every variant");
+    assert_eq!(all.len(), variants);
+}

@@ -33,16 +33,16 @@ use std::time::{Duration, Instant};
 
 use futures_io::{AsyncRead, AsyncWrite};
 use tickwire_codec::http::{
-    self as codec, Action, BuildError, ClientConnection, Error as HttpError, Method, Request,
-    RequestWriter, ResponseReader, RestResponse,
+    self as codec, Action, BuildError, ClientConnection, Method, Request, RequestWriter,
+    ResponseReader, RestResponse,
 };
 
 use super::io::{Alarm, Compat, IoStream};
 use super::{TcpStream, Timer};
 use crate::net::ClientTls;
-use crate::rest::client::{methods, name_error, settings};
-use crate::rest::drive::Drive;
-use crate::rest::options::{RequestOptions, request_options, request_writer, too_large};
+use crate::rest::client::{methods, settings};
+use crate::rest::drive::{Drive, Step, response};
+use crate::rest::options::{RequestOptions, request_options, timeout_options, too_large};
 use crate::rest::request::builder_methods;
 pub use crate::rest::{Error, HttpUrl, Stats, Timeouts};
 
@@ -153,6 +153,7 @@ impl Default for ClientBuilder {
 }
 
 request_options!(impl[C, Tm] ClientBuilder<C, Tm>, tickwire::futures_io::rest::Client);
+timeout_options!(impl[C, Tm] ClientBuilder<C, Tm>, tickwire::futures_io::rest::Client);
 
 impl ClientBuilder {
     /// Default settings (as [`Client::builder`]).
@@ -174,33 +175,6 @@ impl ClientBuilder {
 }
 
 impl<C: Connect + Clone, Tm: Timer> ClientBuilder<C, Tm> {
-    /// The longest a connect may take, resolution and TLS handshake included (default
-    /// 10 s): [`Error::ConnectTimeout`].
-    pub fn connect_timeout(mut self, t: Duration) -> Self {
-        self.timeouts.connect = t;
-        self
-    }
-
-    /// The longest wait for the next bytes of a response (default 30 s; `None`:
-    /// forever): [`Error::ReadTimeout`].
-    pub fn read_timeout(mut self, t: Option<Duration>) -> Self {
-        self.timeouts.read = t;
-        self
-    }
-
-    /// The longest wait for the stream to take more request bytes (default 30 s;
-    /// `None`: forever): [`Error::WriteTimeout`].
-    pub fn write_timeout(mut self, t: Option<Duration>) -> Self {
-        self.timeouts.write = t;
-        self
-    }
-
-    /// The longest [`Client::close`] waits for TLS close_notify to go out (default 5 s).
-    pub fn close_timeout(mut self, t: Duration) -> Self {
-        self.timeouts.close = t;
-        self
-    }
-
     /// Before a request on a kept-alive connection idle at least this long, check
     /// without waiting whether the server closed it or sent something nobody asked for;
     /// if so the request goes on a new connection (default `Some(Duration::ZERO)`:
@@ -449,24 +423,7 @@ impl<C: Connect + Clone, Tm: Timer> Client<C, Tm> {
         self.core.send(req, reader, timeout).await
     }
 
-    /// A request writer on `storage` for this server, with `Host` and the URL's base
-    /// path preset.
-    pub fn request_writer<B: AsRef<[u8]> + AsMut<[u8]>>(
-        &self,
-        storage: B,
-    ) -> Result<RequestWriter<B>, BuildError> {
-        request_writer(storage, &self.core.host_header, &self.core.url.path)
-    }
-
-    /// The `Host` header value for this server.
-    pub fn host_header(&self) -> &str {
-        &self.core.host_header
-    }
-
-    /// The base path of the URL the client was made for (`/` when none).
-    pub fn base_path(&self) -> &str {
-        &self.core.url.path
-    }
+    crate::rest::options::client_accessors!();
 
     /// Counters: connects, requests, retries, stale connections replaced.
     ///
@@ -669,12 +626,7 @@ impl<C: Connect + Clone, Tm: Timer> Core<C, Tm> {
         if self.http.is_open() {
             self.stream = stream;
         }
-        match r {
-            Ok(()) => reader
-                .response()
-                .ok_or_else(|| Error::http(HttpError::UnexpectedEof)),
-            Err(e) => Err(name_error(e, req, &self.url, timeout)),
-        }
+        response(r, reader, req, &self.url, timeout)
     }
 
     /// Drive the codec's connection through one request, as the blocking and tokio
@@ -691,24 +643,19 @@ impl<C: Connect + Clone, Tm: Timer> Core<C, Tm> {
     {
         let mut d = Drive::start(&mut self.http, req, timeout);
         loop {
-            let action = self.http.poll(reader).map_err(|e| d.error(e))?;
-            if matches!(action, Action::Write | Action::Read) && d.wait(&mut self.http).is_none() {
-                continue;
-            }
-            let until = d.until(&self.http);
-            let s = match (action, stream.as_mut()) {
-                (Action::Done, _) => return Ok(()),
-                (Action::Connect, _) => {
+            let (action, s, until) = match d.step(&mut self.http, reader, stream)? {
+                Step::Done => return Ok(()),
+                Step::Connect => {
                     *stream = Some(self.open().await?);
                     d.connected(&mut self.http);
                     continue;
                 }
-                (Action::Close, _) | (_, None) => {
-                    *stream = None;
-                    self.http.handle_closed();
-                    continue;
-                }
-                (_, Some(s)) => s,
+                Step::Again => continue,
+                Step::Io {
+                    action,
+                    stream,
+                    until,
+                } => (action, stream, until),
             };
             match action {
                 Action::Probe => self.http.handle_probe(stale(s)),

@@ -54,38 +54,32 @@ impl Error {
         }
     }
 
-    /// The connection was dropped ([`ErrorClass::Fatal`]); the client's next call
-    /// connects again.
-    ///
-    /// ```
-    /// use tickwire::rest::{Error, Method};
-    ///
-    /// let e = Error::ReadTimeout { method: Method::Get, url: "http://127.0.0.1/x".into() };
-    /// assert!(e.is_fatal());
-    /// ```
-    pub fn is_fatal(&self) -> bool {
-        self.class() == ErrorClass::Fatal
-    }
-
-    /// The call was refused, nothing was sent and the connection is unchanged
-    /// ([`ErrorClass::Refused`]).
-    ///
-    /// ```
-    /// assert!(tickwire::rest::Error::PoolExhausted.is_refused());
-    /// ```
-    pub fn is_refused(&self) -> bool {
-        self.class() == ErrorClass::Refused
-    }
-
-    /// No connection was made ([`ErrorClass::Setup`]): fix the setting it names, or try
-    /// again later.
-    ///
-    /// ```
-    /// let e = tickwire::rest::Client::connect("ftp://127.0.0.1/").unwrap_err();
-    /// assert!(e.is_setup());
-    /// ```
-    pub fn is_setup(&self) -> bool {
-        self.class() == ErrorClass::Setup
+    crate::error::class_predicates! {
+        /// The connection was dropped ([`ErrorClass::Fatal`]); the client's next call
+        /// connects again.
+        ///
+        /// ```
+        /// use tickwire::rest::{Error, Method};
+        ///
+        /// let e = Error::ReadTimeout { method: Method::Get, url: "http://127.0.0.1/x".into() };
+        /// assert!(e.is_fatal());
+        /// ```
+        fatal;
+        /// The call was refused, nothing was sent and the connection is unchanged
+        /// ([`ErrorClass::Refused`]).
+        ///
+        /// ```
+        /// assert!(tickwire::rest::Error::PoolExhausted.is_refused());
+        /// ```
+        refused;
+        /// No connection was made ([`ErrorClass::Setup`]): fix the setting it names, or try
+        /// again later.
+        ///
+        /// ```
+        /// let e = tickwire::rest::Client::connect("ftp://127.0.0.1/").unwrap_err();
+        /// assert!(e.is_setup());
+        /// ```
+        setup;
     }
 }
 
@@ -180,11 +174,7 @@ mod tests {
     #[test]
     fn every_variant_is_classified() {
         let all = every_variant();
-        for (e, class) in &all {
-            assert_eq!(e.class(), *class, "{e:?}");
-            assert_eq!(e.is_fatal(), *class == ErrorClass::Fatal);
-            assert_eq!(e.is_refused(), *class == ErrorClass::Refused);
-            assert_eq!(e.is_setup(), *class == ErrorClass::Setup);
+        for (e, _) in &all {
             // Exhaustive: a new variant must be added to the list above.
             match e {
                 Error::Io { .. }
@@ -207,9 +197,8 @@ mod tests {
             }
         }
         let variants = 15 + usize::from(cfg!(feature = "tls"));
-        let distinct: std::collections::HashSet<_> =
-            all.iter().map(|(e, _)| std::mem::discriminant(e)).collect();
-        assert_eq!(distinct.len(), variants, "one value of every variant");
-        assert_eq!(all.len(), variants);
+        crate::error::assert_every_variant(&all, variants, |e| {
+            (e.class(), [e.is_fatal(), e.is_refused(), e.is_setup()])
+        });
     }
 }

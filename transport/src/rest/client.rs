@@ -28,7 +28,7 @@ use tickwire_codec::http::{
 use super::drive::Drive;
 use super::error::Error;
 use super::https::HttpConnector;
-use super::options::{RequestOptions, request_options, request_writer, too_large};
+use super::options::{RequestOptions, request_options, timeout_options, too_large};
 use super::request::RequestBuilder;
 use super::stream::{Connector, Stream, TcpConnector, Timeouts};
 use super::url::HttpUrl;
@@ -89,40 +89,13 @@ impl ClientBuilder<HttpConnector> {
 }
 
 request_options!(impl[C: Connector] ClientBuilder<C>, tickwire::rest::Client);
+timeout_options!(impl[C: Connector] ClientBuilder<C>, tickwire::rest::Client);
 socket_options!(ClientBuilder<TcpConnector>, connector.socket);
 proxy_options!(ClientBuilder<TcpConnector>, connector.proxy);
 socket_options!(ClientBuilder<HttpConnector>, connector.tcp.socket);
 proxy_options!(ClientBuilder<HttpConnector>, connector.tcp.proxy);
 
 impl<C: Connector> ClientBuilder<C> {
-    /// The longest a connect may take (default 10 s): [`Error::ConnectTimeout`].
-    pub fn connect_timeout(mut self, t: Duration) -> Self {
-        self.timeouts.connect = t;
-        self
-    }
-
-    /// The longest wait for the next bytes of a response (default 30 s; `None`:
-    /// forever): [`Error::ReadTimeout`].
-    pub fn read_timeout(mut self, t: Option<Duration>) -> Self {
-        self.timeouts.read = t;
-        self
-    }
-
-    /// The longest wait for the socket to take more request bytes (default 30 s;
-    /// `None`: forever): [`Error::WriteTimeout`].
-    pub fn write_timeout(mut self, t: Option<Duration>) -> Self {
-        self.timeouts.write = t;
-        self
-    }
-
-    /// The longest closing a connection waits for the socket to take the last bytes
-    /// and TLS close_notify (default 5 s): a connection dropped, disconnected,
-    /// replaced or failed while the server is not reading.
-    pub fn close_timeout(mut self, t: Duration) -> Self {
-        self.timeouts.close = t;
-        self
-    }
-
     /// Before a request on a kept-alive connection idle at least this long, check
     /// without blocking whether the server closed it or sent something nobody asked for
     /// (a 408, a stray response); if so the request goes on a new connection, and the
@@ -488,27 +461,7 @@ impl<C: Connector> Client<C> {
         self.core.send(&req, &mut self.reader, timeout)
     }
 
-    /// A request writer on `storage` for this server, with `Host` and the URL's base
-    /// path preset: for requests sent with [`send`](Self::send) and a reader of your
-    /// own.
-    pub fn request_writer<B: AsRef<[u8]> + AsMut<[u8]>>(
-        &self,
-        storage: B,
-    ) -> Result<RequestWriter<B>, BuildError> {
-        request_writer(storage, &self.core.host_header, &self.core.url.path)
-    }
-
-    /// The `Host` header value for this server (what
-    /// [`request_writer`](Self::request_writer) presets).
-    pub fn host_header(&self) -> &str {
-        &self.core.host_header
-    }
-
-    /// The base path of the URL the client was made for (`/` when none): every
-    /// request's path goes under it.
-    pub fn base_path(&self) -> &str {
-        &self.core.url.path
-    }
+    crate::rest::options::client_accessors!();
 
     /// Counters: connects, requests, retries.
     pub fn stats(&self) -> Stats {

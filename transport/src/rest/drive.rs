@@ -9,6 +9,8 @@
 use std::io;
 use std::time::Duration;
 
+#[cfg(any(feature = "tokio", feature = "futures-io"))]
+use tickwire_codec::http::Action;
 use tickwire_codec::http::{ClientConnection, ClientError, Request, ResponseReader};
 use tickwire_codec::time::Instant;
 
@@ -179,6 +181,81 @@ impl Drive {
             ClientError::Io => self.failure.take().unwrap_or_else(Error::connection_lost),
             _ => Error::connection_lost(),
         }
+    }
+}
+
+/// How an async driver's request ends, once `r` says how its drive went: the response
+/// in `reader`, or the error named with the request and `url` (and the `timeout` that
+/// bounded it).
+#[cfg(any(feature = "tokio", feature = "futures-io"))]
+pub(crate) fn response<'r, B, const N: usize>(
+    r: Result<(), Error>,
+    reader: &'r mut ResponseReader<B, N>,
+    req: &Request<'_>,
+    url: &super::HttpUrl,
+    timeout: Option<Duration>,
+) -> Result<tickwire_codec::http::RestResponse<'r>, Error>
+where
+    B: AsRef<[u8]> + AsMut<[u8]>,
+{
+    match r {
+        Ok(()) => reader
+            .response()
+            .ok_or_else(|| Error::http(tickwire_codec::http::Error::UnexpectedEof)),
+        Err(e) => Err(super::client::name_error(e, req, url, timeout)),
+    }
+}
+
+/// What an async driver does next ([`Drive::step`]).
+#[cfg(any(feature = "tokio", feature = "futures-io"))]
+pub(crate) enum Step<'s, S> {
+    /// The response is complete.
+    Done,
+    /// Open a connection, then [`Drive::connected`].
+    Connect,
+    /// Poll again (a timer ran, the request failed, or the connection was closed).
+    Again,
+    /// Probe, write or read on the open stream, waiting at most `until`.
+    Io {
+        action: Action,
+        stream: &'s mut S,
+        until: Option<std::time::Instant>,
+    },
+}
+
+#[cfg(any(feature = "tokio", feature = "futures-io"))]
+impl Drive {
+    /// One turn of the tokio and futures-io drivers' loop: poll the connection, run a
+    /// due timer, and close the stream when it says so (or when it has none to use);
+    /// what is left for the driver is to connect or to move bytes on `stream`.
+    pub(crate) fn step<'s, S, B, const N: usize>(
+        &mut self,
+        http: &mut ClientConnection,
+        reader: &mut ResponseReader<B, N>,
+        stream: &'s mut Option<S>,
+    ) -> Result<Step<'s, S>, Error>
+    where
+        B: AsRef<[u8]> + AsMut<[u8]>,
+    {
+        let action = http.poll(reader).map_err(|e| self.error(e))?;
+        if matches!(action, Action::Write | Action::Read) && self.wait(http).is_none() {
+            return Ok(Step::Again);
+        }
+        let until = self.until(http);
+        Ok(match (action, stream) {
+            (Action::Done, _) => Step::Done,
+            (Action::Connect, _) => Step::Connect,
+            (Action::Close, stream) | (_, stream @ None) => {
+                *stream = None;
+                http.handle_closed();
+                Step::Again
+            }
+            (action, Some(stream)) => Step::Io {
+                action,
+                stream,
+                until,
+            },
+        })
     }
 }
 

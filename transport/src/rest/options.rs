@@ -164,3 +164,94 @@ macro_rules! request_options {
     };
 }
 pub(crate) use request_options;
+
+/// The accessors every REST client has on its `core` (`host_header`, `url`): the
+/// request writer for its server, its `Host` header and base path. Expanded inside the
+/// blocking, tokio and futures-io `Client` impls.
+macro_rules! client_accessors {
+    () => {
+        /// A request writer on `storage` for this server, with `Host` and the URL's base
+        /// path preset: for requests sent with [`send`](Self::send) and a reader of your
+        /// own.
+        pub fn request_writer<B: AsRef<[u8]> + AsMut<[u8]>>(
+            &self,
+            storage: B,
+        ) -> Result<::tickwire_codec::http::RequestWriter<B>, ::tickwire_codec::http::BuildError> {
+            $crate::rest::options::request_writer(
+                storage,
+                &self.core.host_header,
+                &self.core.url.path,
+            )
+        }
+
+        /// The `Host` header value for this server (what
+        /// [`request_writer`](Self::request_writer) presets).
+        pub fn host_header(&self) -> &str {
+            &self.core.host_header
+        }
+
+        /// The base path of the URL the client was made for (`/` when none): every
+        /// request's path goes under it.
+        pub fn base_path(&self) -> &str {
+            &self.core.url.path
+        }
+    };
+}
+pub(crate) use client_accessors;
+
+/// The setters of [`Timeouts`](crate::rest::Timeouts) on a client builder with a
+/// `timeouts` field; `$client` is the client type the doc example uses.
+macro_rules! timeout_options {
+    (impl[$($g:tt)*] $ty:ty, $client:path) => {
+        impl<$($g)*> $ty {
+            /// The longest a connect may take (default 10 s): [`Error::ConnectTimeout`].
+            ///
+            /// ```
+            /// use std::time::Duration;
+            #[doc = concat!("use ", stringify!($client), ";")]
+            ///
+            /// let client = Client::builder()
+            ///     .connect_timeout(Duration::from_secs(2))
+            ///     .read_timeout(Some(Duration::from_millis(500)))
+            ///     .write_timeout(Some(Duration::from_millis(500)))
+            ///     .close_timeout(Duration::from_secs(1))
+            ///     .build("http://127.0.0.1:8080")?;
+            /// # Ok::<(), tickwire::rest::Error>(())
+            /// ```
+            ///
+            /// [`Error::ConnectTimeout`]: $crate::rest::Error::ConnectTimeout
+            pub fn connect_timeout(mut self, t: ::std::time::Duration) -> Self {
+                self.timeouts.connect = t;
+                self
+            }
+
+            /// The longest wait for the next bytes of a response (default 30 s; `None`:
+            /// forever): [`Error::ReadTimeout`].
+            ///
+            /// [`Error::ReadTimeout`]: $crate::rest::Error::ReadTimeout
+            pub fn read_timeout(mut self, t: Option<::std::time::Duration>) -> Self {
+                self.timeouts.read = t;
+                self
+            }
+
+            /// The longest wait for the connection to take more request bytes (default
+            /// 30 s; `None`: forever): [`Error::WriteTimeout`].
+            ///
+            /// [`Error::WriteTimeout`]: $crate::rest::Error::WriteTimeout
+            pub fn write_timeout(mut self, t: Option<::std::time::Duration>) -> Self {
+                self.timeouts.write = t;
+                self
+            }
+
+            /// The longest closing a connection waits for it to take the last bytes and
+            /// TLS close_notify (default 5 s): a connection dropped, disconnected,
+            /// replaced or failed while the server is not reading (on tokio, a dropped
+            /// connection finishes its close in a task on the runtime).
+            pub fn close_timeout(mut self, t: ::std::time::Duration) -> Self {
+                self.timeouts.close = t;
+                self
+            }
+        }
+    };
+}
+pub(crate) use timeout_options;

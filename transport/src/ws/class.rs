@@ -84,44 +84,38 @@ impl Error {
         }
     }
 
-    /// The connection is gone ([`ErrorClass::Fatal`]): connect again.
-    ///
-    /// ```
-    /// # let (mut client, mut server) = tickwire::ws::doc_pair()?;
-    /// drop(server); // the peer goes away without a close handshake
-    /// let e = loop {
-    ///     if let Err(e) = client.recv() {
-    ///         break e;
-    ///     }
-    /// };
-    /// assert!(e.is_fatal());
-    /// # Ok::<(), tickwire::ws::Error>(())
-    /// ```
-    pub fn is_fatal(&self) -> bool {
-        self.class() == ErrorClass::Fatal
-    }
-
-    /// The call was refused and the connection is unchanged ([`ErrorClass::Refused`]):
-    /// try again later or with other arguments.
-    ///
-    /// ```
-    /// # let (mut client, _server) = tickwire::ws::doc_pair()?;
-    /// assert!(client.send_pong(&[0; 200]).unwrap_err().is_refused()); // over 125 bytes
-    /// # Ok::<(), tickwire::ws::Error>(())
-    /// ```
-    pub fn is_refused(&self) -> bool {
-        self.class() == ErrorClass::Refused
-    }
-
-    /// No connection was made ([`ErrorClass::Setup`]): fix the setting it names, or
-    /// connect again later.
-    ///
-    /// ```
-    /// let e = tickwire::ws::Client::connect("http://not-a-websocket-url/").unwrap_err();
-    /// assert!(e.is_setup());
-    /// ```
-    pub fn is_setup(&self) -> bool {
-        self.class() == ErrorClass::Setup
+    crate::error::class_predicates! {
+        /// The connection is gone ([`ErrorClass::Fatal`]): connect again.
+        ///
+        /// ```
+        /// # let (mut client, mut server) = tickwire::ws::doc_pair()?;
+        /// drop(server); // the peer goes away without a close handshake
+        /// let e = loop {
+        ///     if let Err(e) = client.recv() {
+        ///         break e;
+        ///     }
+        /// };
+        /// assert!(e.is_fatal());
+        /// # Ok::<(), tickwire::ws::Error>(())
+        /// ```
+        fatal;
+        /// The call was refused and the connection is unchanged ([`ErrorClass::Refused`]):
+        /// try again later or with other arguments.
+        ///
+        /// ```
+        /// # let (mut client, _server) = tickwire::ws::doc_pair()?;
+        /// assert!(client.send_pong(&[0; 200]).unwrap_err().is_refused()); // over 125 bytes
+        /// # Ok::<(), tickwire::ws::Error>(())
+        /// ```
+        refused;
+        /// No connection was made ([`ErrorClass::Setup`]): fix the setting it names, or
+        /// connect again later.
+        ///
+        /// ```
+        /// let e = tickwire::ws::Client::connect("http://not-a-websocket-url/").unwrap_err();
+        /// assert!(e.is_setup());
+        /// ```
+        setup;
     }
 }
 
@@ -217,11 +211,7 @@ mod tests {
     #[test]
     fn every_variant_is_classified() {
         let all = every_variant();
-        for (e, class) in &all {
-            assert_eq!(e.class(), *class, "{e:?}");
-            assert_eq!(e.is_fatal(), *class == ErrorClass::Fatal);
-            assert_eq!(e.is_refused(), *class == ErrorClass::Refused);
-            assert_eq!(e.is_setup(), *class == ErrorClass::Setup);
+        for (e, _) in &all {
             // Exhaustive: a new variant must be added to the list above.
             match e {
                 Error::Io { .. }
@@ -251,9 +241,8 @@ mod tests {
             }
         }
         let variants = 22 + usize::from(cfg!(feature = "tls"));
-        let distinct: std::collections::HashSet<_> =
-            all.iter().map(|(e, _)| std::mem::discriminant(e)).collect();
-        assert_eq!(distinct.len(), variants, "one value of every variant");
-        assert_eq!(all.len(), variants);
+        crate::error::assert_every_variant(&all, variants, |e| {
+            (e.class(), [e.is_fatal(), e.is_refused(), e.is_setup()])
+        });
     }
 }

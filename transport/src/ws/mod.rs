@@ -54,6 +54,8 @@ pub use client::{Client, ClientBuilder};
 #[doc(hidden)]
 pub use doc_pair::doc_pair;
 pub use error::Error;
+#[cfg(feature = "tokio")]
+pub(crate) use reconnect::Reconnector;
 pub use reconnect::{Cause, Disconnect, Event, Reconnecting, ReconnectingBuilder};
 pub use sender::Sender;
 pub use server::{Server, ServerBuilder, ServerConnection};

@@ -49,6 +49,95 @@ pub enum Cause {
     Error(Error),
 }
 
+/// The reconnecting client's state machine, sans I/O: the one home of what a disconnect
+/// does to the schedule, when the next attempt is due, and the events that say so. The
+/// blocking and tokio [`Reconnecting`] drivers only connect, wait and sleep; they hand
+/// it the instants (`now`) and what happened.
+#[derive(Debug)]
+pub(crate) struct Reconnector {
+    pub(crate) url: String,
+    pub(crate) schedule: Schedule,
+    /// When the current connection was made.
+    up_since: Option<Instant>,
+    /// When the next attempt may start (`None`: now).
+    next_at: Option<Instant>,
+    /// Closed by the user, or given up.
+    over: bool,
+}
+
+impl Reconnector {
+    /// For `url` (checked now: a malformed URL is an error, never retried), with the
+    /// schedule `backoff` and the jitter's `seed` (`None`: from the OS).
+    pub(crate) fn new(url: &str, backoff: Backoff, seed: Option<u64>) -> Result<Self, Error> {
+        super::Url::parse(url)?;
+        Ok(Reconnector {
+            url: url.to_owned(),
+            schedule: Schedule::new(backoff, seed.unwrap_or_else(default_seed)),
+            up_since: None,
+            next_at: None,
+            over: false,
+        })
+    }
+
+    /// Not connected: when the next attempt may start (`None`: now); the driver waits
+    /// until then, then connects and runs the hook. `Error::AlreadyClosed` once closed
+    /// or given up. The instant stays until [`connected`](Self::connected) or
+    /// [`lost`](Self::lost), so a dropped (cancelled) wait keeps its schedule.
+    pub(crate) fn due(&self) -> Result<Option<Instant>, Error> {
+        if self.over {
+            return Err(Error::AlreadyClosed);
+        }
+        Ok(self.next_at)
+    }
+
+    /// An attempt ended: connected (and the hook ran) at `now`, or failed with `e`.
+    pub(crate) fn attempted(&mut self, made: Result<(), Error>, now: Instant) -> Event<'static> {
+        match made {
+            Ok(()) => {
+                self.up_since = Some(now);
+                self.next_at = None;
+                Event::Connected
+            }
+            Err(e) => self.lost(Cause::Error(e), now),
+        }
+    }
+
+    /// What the current connection's "wait for a message" said (`Ok(true)`: a message is
+    /// ready): `Ok(None)` to hand the message out, `Ok(Some(event))` when the connection
+    /// ended (the driver drops it), or the read timeout's `Error::ReadTimeout`, which
+    /// changes nothing.
+    pub(crate) fn ready(
+        &mut self,
+        ready: Result<bool, Error>,
+        now: Instant,
+    ) -> Result<Option<Event<'static>>, Error> {
+        match ready {
+            Ok(true) => Ok(None),
+            Ok(false) => Ok(Some(self.lost(Cause::Closed, now))),
+            Err(Error::ReadTimeout) => Err(Error::ReadTimeout),
+            Err(e) => Ok(Some(self.lost(Cause::Error(e), now))),
+        }
+    }
+
+    /// The connection ended (or was not made) for `cause` at `now`: schedule the next
+    /// attempt, or give up.
+    fn lost(&mut self, cause: Cause, now: Instant) -> Event<'static> {
+        let retry_at = self.schedule.next_attempt(self.up_since.take(), now);
+        self.next_at = retry_at;
+        self.over = retry_at.is_none();
+        Event::Disconnected(Disconnect {
+            cause,
+            failures: self.schedule.failures(),
+            retry_at,
+        })
+    }
+
+    /// Closed by the user: never reconnect.
+    pub(crate) fn close(&mut self) {
+        self.over = true;
+    }
+}
+
 /// The hook run on every new connection (blocking).
 type Hook = Box<dyn FnMut(&mut Client) -> Result<(), Error> + Send>;
 
@@ -129,17 +218,11 @@ impl ReconnectingBuilder {
     /// # Ok::<(), tickwire::ws::Error>(())
     /// ```
     pub fn connect(self, url: &str) -> Result<Reconnecting, Error> {
-        super::Url::parse(url)?;
-        let seed = self.seed.unwrap_or_else(default_seed);
         Ok(Reconnecting {
+            core: Reconnector::new(url, self.backoff, self.seed)?,
             builder: self.client,
-            url: url.to_owned(),
             hook: self.hook,
-            schedule: Schedule::new(self.backoff, seed),
             client: None,
-            up_since: None,
-            next_at: None,
-            over: false,
         })
     }
 }
@@ -196,25 +279,18 @@ impl ReconnectingBuilder {
 /// # }).unwrap();
 /// ```
 pub struct Reconnecting {
+    core: Reconnector,
     builder: ClientBuilder,
-    url: String,
     hook: Option<Hook>,
-    schedule: Schedule,
     client: Option<Client>,
-    /// When the current connection was made.
-    up_since: Option<Instant>,
-    /// When the next attempt may start (`None`: now).
-    next_at: Option<Instant>,
-    /// Closed by the user, or given up.
-    over: bool,
 }
 
 impl std::fmt::Debug for Reconnecting {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Reconnecting")
-            .field("url", &self.url)
+            .field("url", &self.core.url)
             .field("connected", &self.client.is_some())
-            .field("schedule", &self.schedule)
+            .field("schedule", &self.core.schedule)
             .finish_non_exhaustive()
     }
 }
@@ -276,11 +352,10 @@ impl Reconnecting {
         let Some(client) = self.client.as_mut() else {
             return self.reconnect();
         };
-        match client.conn.recv_ready(true) {
-            Ok(true) => {}
-            Ok(false) => return Ok(self.lost(Cause::Closed)),
-            Err(Error::ReadTimeout) => return Err(Error::ReadTimeout),
-            Err(e) => return Ok(self.lost(Cause::Error(e))),
+        let ready = client.conn.recv_ready(true);
+        if let Some(lost) = self.core.ready(ready, Instant::now())? {
+            self.client = None;
+            return Ok(lost);
         }
         match self.client.as_ref().and_then(|c| c.conn.ws.message()) {
             Some(m) => Ok(Event::Message(m)),
@@ -290,43 +365,20 @@ impl Reconnecting {
 
     /// Not connected: wait for the scheduled attempt, connect, run the hook.
     fn reconnect(&mut self) -> Result<Event<'static>, Error> {
-        if self.over {
-            return Err(Error::AlreadyClosed);
-        }
-        if let Some(at) = self.next_at.take() {
+        if let Some(at) = self.core.due()? {
             let left = at.saturating_duration_since(Instant::now());
             if !left.is_zero() {
                 std::thread::sleep(left);
             }
         }
-        let made = self.builder.connect(&self.url).and_then(|mut c| {
+        let made = self.builder.connect(&self.core.url).and_then(|mut c| {
             if let Some(hook) = self.hook.as_mut() {
                 hook(&mut c)?;
             }
             Ok(c)
         });
-        match made {
-            Ok(c) => {
-                self.client = Some(c);
-                self.up_since = Some(Instant::now());
-                Ok(Event::Connected)
-            }
-            Err(e) => Ok(self.lost(Cause::Error(e))),
-        }
-    }
-
-    /// The connection ended (or was not made) for `cause`: schedule the next attempt.
-    fn lost(&mut self, cause: Cause) -> Event<'static> {
-        self.client = None;
-        let now = Instant::now();
-        let retry_at = self.schedule.next_attempt(self.up_since.take(), now);
-        self.next_at = retry_at;
-        self.over = retry_at.is_none();
-        Event::Disconnected(Disconnect {
-            cause,
-            failures: self.schedule.failures(),
-            retry_at,
-        })
+        let made = made.map(|c| self.client = Some(c));
+        Ok(self.core.attempted(made, Instant::now()))
     }
 
     /// The current connection, to send on it (`None` between connections).
@@ -364,7 +416,7 @@ impl Reconnecting {
     /// # Ok::<(), tickwire::ws::Error>(())
     /// ```
     pub fn schedule(&self) -> &Schedule {
-        &self.schedule
+        &self.core.schedule
     }
 
     /// Stop: close the current connection (1000, waiting for the peer's close within
@@ -388,12 +440,86 @@ impl Reconnecting {
     /// # }).unwrap();
     /// ```
     pub fn close(&mut self) -> Result<(), Error> {
-        self.over = true;
+        self.core.close();
         let Some(mut c) = self.client.take() else {
             return Ok(());
         };
         c.close(CloseCode::NORMAL, "")?;
         while c.recv()?.is_some() {}
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn core(max_attempts: Option<u32>) -> Reconnector {
+        let backoff = Backoff {
+            initial: Duration::from_millis(100),
+            jitter: 0.0,
+            reset_after: Duration::from_secs(10),
+            max_attempts,
+            ..Backoff::default()
+        };
+        Reconnector::new("ws://127.0.0.1:9/", backoff, Some(1)).unwrap()
+    }
+
+    fn retry_at(e: &Event<'_>) -> Option<Instant> {
+        match e {
+            Event::Disconnected(d) => d.retry_at,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn reconnector_schedules_reports_and_gives_up() {
+        assert!(Reconnector::new("ftp://x/", Backoff::default(), None).is_err());
+        let t0 = Instant::now();
+        let mut c = core(Some(1));
+        assert_eq!(c.due().unwrap(), None, "the first attempt is due now");
+        let lost = c.attempted(Err(Error::ConnectionLost), t0);
+        let at = retry_at(&lost).expect("a retry");
+        assert_eq!(at, t0 + Duration::from_millis(100));
+        assert_eq!(
+            c.due().unwrap(),
+            Some(at),
+            "kept until the next attempt ends"
+        );
+        assert!(matches!(c.attempted(Ok(()), at), Event::Connected));
+        assert_eq!(c.due().unwrap(), None);
+        // A read timeout changes nothing; a message is handed out.
+        assert!(matches!(
+            c.ready(Err(Error::ReadTimeout), at),
+            Err(Error::ReadTimeout)
+        ));
+        assert!(c.ready(Ok(true), at).unwrap().is_none());
+        // A short-lived connection does not reset the series: one failure was the limit.
+        let closed = c.ready(Ok(false), at).unwrap().expect("lost");
+        match &closed {
+            Event::Disconnected(d) => {
+                assert!(matches!(d.cause, Cause::Closed));
+                assert_eq!(d.failures, 1);
+                assert_eq!(d.retry_at, None, "max_attempts spent");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(c.due(), Err(Error::AlreadyClosed)));
+    }
+
+    #[test]
+    fn reconnector_resets_after_a_long_connection_and_closes() {
+        let t0 = Instant::now();
+        let mut c = core(None);
+        c.attempted(Err(Error::ConnectionLost), t0);
+        assert!(matches!(c.attempted(Ok(()), t0), Event::Connected));
+        let later = t0 + Duration::from_secs(60);
+        let lost = c.ready(Err(Error::DeadPeer), later).unwrap().expect("lost");
+        assert_eq!(retry_at(&lost), Some(later + Duration::from_millis(100)));
+        assert_eq!(c.schedule.failures(), 1, "the schedule started again");
+        c.close();
+        assert!(matches!(c.due(), Err(Error::AlreadyClosed)));
     }
 }

@@ -12,16 +12,16 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use tickwire_codec::http::{
-    self as codec, Action, BuildError, ClientConnection, Error as HttpError, Method, Request,
-    RequestWriter, ResponseReader, RestResponse,
+    self as codec, Action, BuildError, ClientConnection, Method, Request, RequestWriter,
+    ResponseReader, RestResponse,
 };
 
 use super::stream::AsyncStream;
 use crate::net::ClientTls;
 use crate::proxy::{ProxyRules, proxy_options};
-use crate::rest::client::{methods, name_error, settings};
-use crate::rest::drive::Drive;
-use crate::rest::options::{RequestOptions, request_options, request_writer, too_large};
+use crate::rest::client::{methods, settings};
+use crate::rest::drive::{Drive, Step, response};
+use crate::rest::options::{RequestOptions, request_options, timeout_options, too_large};
 use crate::rest::request::builder_methods;
 use crate::rest::{Error, HttpUrl, Stats, Timeouts};
 use crate::socket::tokio::dial;
@@ -58,6 +58,7 @@ impl Default for ClientBuilder {
 }
 
 request_options!(impl[] ClientBuilder, tickwire::tokio::rest::Client);
+timeout_options!(impl[] ClientBuilder, tickwire::tokio::rest::Client);
 socket_options!(ClientBuilder, socket);
 proxy_options!(ClientBuilder, proxy);
 
@@ -80,35 +81,6 @@ impl ClientBuilder {
     /// ```
     pub fn new() -> Self {
         Self::default()
-    }
-
-    /// The longest a connect may take, resolution included (default 10 s):
-    /// [`Error::ConnectTimeout`].
-    pub fn connect_timeout(mut self, t: Duration) -> Self {
-        self.timeouts.connect = t;
-        self
-    }
-
-    /// The longest wait for the next bytes of a response (default 30 s; `None`:
-    /// forever): [`Error::ReadTimeout`].
-    pub fn read_timeout(mut self, t: Option<Duration>) -> Self {
-        self.timeouts.read = t;
-        self
-    }
-
-    /// The longest wait for the socket to take more request bytes (default 30 s;
-    /// `None`: forever): [`Error::WriteTimeout`].
-    pub fn write_timeout(mut self, t: Option<Duration>) -> Self {
-        self.timeouts.write = t;
-        self
-    }
-
-    /// The longest closing a connection waits for the socket to take TLS close_notify
-    /// after the bytes before it (default 5 s; a dropped connection finishes its close
-    /// in a task on the runtime).
-    pub fn close_timeout(mut self, t: Duration) -> Self {
-        self.timeouts.close = t;
-        self
     }
 
     /// Before a request on a kept-alive connection idle at least this long, check
@@ -353,15 +325,7 @@ impl Client {
         self.core.send(&req, &mut self.reader, timeout).await
     }
 
-    /// A request writer on `storage` for this server, with `Host` and the URL's base
-    /// path preset: for requests sent with [`send`](Self::send) and a reader of your
-    /// own.
-    pub fn request_writer<B: AsRef<[u8]> + AsMut<[u8]>>(
-        &self,
-        storage: B,
-    ) -> Result<RequestWriter<B>, BuildError> {
-        request_writer(storage, &self.core.host_header, &self.core.url.path)
-    }
+    crate::rest::options::client_accessors!();
 
     /// Settings, starting from the defaults.
     ///
@@ -403,18 +367,6 @@ impl Client {
     /// ```
     pub async fn connect(url: &str) -> Result<Client, Error> {
         ClientBuilder::default().connect(url).await
-    }
-
-    /// The `Host` header value for this server (what
-    /// [`request_writer`](Self::request_writer) presets).
-    pub fn host_header(&self) -> &str {
-        &self.core.host_header
-    }
-
-    /// The base path of the URL the client was made for (`/` when none): every
-    /// request's path goes under it.
-    pub fn base_path(&self) -> &str {
-        &self.core.url.path
     }
 
     /// Counters: connects, requests, retries, stale connections replaced.
@@ -568,12 +520,7 @@ impl Core {
         if self.http.is_open() {
             self.stream = stream;
         }
-        match r {
-            Ok(()) => reader
-                .response()
-                .ok_or_else(|| Error::http(HttpError::UnexpectedEof)),
-            Err(e) => Err(name_error(e, req, &self.url, timeout)),
-        }
+        response(r, reader, req, &self.url, timeout)
     }
 
     /// Drive the codec's connection through one request, as the blocking client does,
@@ -591,25 +538,23 @@ impl Core {
         let mut d = Drive::start(&mut self.http, req, timeout);
         let mut reading = false;
         loop {
-            let action = self.http.poll(reader).map_err(|e| d.error(e))?;
-            if matches!(action, Action::Write | Action::Read) && d.wait(&mut self.http).is_none() {
-                continue;
-            }
-            let until = d.until(&self.http);
-            let s = match (action, stream.as_mut()) {
-                (Action::Done, _) => return Ok(()),
-                (Action::Connect, _) => {
+            let (action, s, until) = match d.step(&mut self.http, reader, stream)? {
+                Step::Done => return Ok(()),
+                Step::Connect => {
                     *stream = Some(self.open().await?);
                     d.connected(&mut self.http);
                     continue;
                 }
-                (Action::Close, _) | (_, None) => {
-                    *stream = None;
-                    reading = false;
-                    self.http.handle_closed();
+                Step::Again => {
+                    // A new connection's first read resets the spin budget.
+                    reading &= stream.is_some();
                     continue;
                 }
-                (_, Some(s)) => s,
+                Step::Io {
+                    action,
+                    stream,
+                    until,
+                } => (action, stream, until),
             };
             match action {
                 Action::Probe => self.http.handle_probe(s.stale()),

@@ -11,8 +11,7 @@ use std::pin::Pin;
 use std::time::Instant;
 
 use super::{Client, ClientBuilder};
-use crate::ws::backoff::default_seed;
-use crate::ws::{Backoff, Cause, CloseCode, Disconnect, Error, Event, Schedule};
+use crate::ws::{Backoff, CloseCode, Error, Event, Reconnector, Schedule};
 
 /// The future a hook returns.
 pub type HookFuture<'c> = Pin<Box<dyn Future<Output = Result<(), Error>> + Send + 'c>>;
@@ -94,17 +93,11 @@ impl ReconnectingBuilder {
     /// # Ok::<(), tickwire::ws::Error>(())
     /// ```
     pub fn connect(self, url: &str) -> Result<Reconnecting, Error> {
-        crate::ws::Url::parse(url)?;
-        let seed = self.seed.unwrap_or_else(default_seed);
         Ok(Reconnecting {
+            core: Reconnector::new(url, self.backoff, self.seed)?,
             builder: self.client,
-            url: url.to_owned(),
             hook: self.hook,
-            schedule: Schedule::new(self.backoff, seed),
             client: None,
-            up_since: None,
-            next_at: None,
-            over: false,
         })
     }
 }
@@ -153,22 +146,18 @@ impl ReconnectingBuilder {
 /// # }
 /// ```
 pub struct Reconnecting {
+    core: Reconnector,
     builder: ClientBuilder,
-    url: String,
     hook: Option<Hook>,
-    schedule: Schedule,
     client: Option<Client>,
-    up_since: Option<Instant>,
-    next_at: Option<Instant>,
-    over: bool,
 }
 
 impl std::fmt::Debug for Reconnecting {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Reconnecting")
-            .field("url", &self.url)
+            .field("url", &self.core.url)
             .field("connected", &self.client.is_some())
-            .field("schedule", &self.schedule)
+            .field("schedule", &self.core.schedule)
             .finish_non_exhaustive()
     }
 }
@@ -225,11 +214,10 @@ impl Reconnecting {
         let Some(client) = self.client.as_mut() else {
             return self.reconnect().await;
         };
-        match client.recv_ready_crate().await {
-            Ok(true) => {}
-            Ok(false) => return Ok(self.lost(Cause::Closed)),
-            Err(Error::ReadTimeout) => return Err(Error::ReadTimeout),
-            Err(e) => return Ok(self.lost(Cause::Error(e))),
+        let ready = client.recv_ready_crate().await;
+        if let Some(lost) = self.core.ready(ready, Instant::now())? {
+            self.client = None;
+            return Ok(lost);
         }
         match self.client.as_ref().and_then(|c| c.ready_message()) {
             Some(m) => Ok(Event::Message(m)),
@@ -237,43 +225,20 @@ impl Reconnecting {
         }
     }
 
+    /// Not connected: await the scheduled attempt, connect, run the hook.
     async fn reconnect(&mut self) -> Result<Event<'static>, Error> {
-        if self.over {
-            return Err(Error::AlreadyClosed);
-        }
-        if let Some(at) = self.next_at {
+        if let Some(at) = self.core.due()? {
             ::tokio::time::sleep_until(at.into()).await;
-            self.next_at = None;
         }
-        let made = match self.builder.connect(&self.url).await {
+        let made = match self.builder.connect(&self.core.url).await {
             Ok(mut c) => match self.hook.as_mut() {
                 Some(hook) => hook(&mut c).await.map(|()| c),
                 None => Ok(c),
             },
             Err(e) => Err(e),
         };
-        match made {
-            Ok(c) => {
-                self.client = Some(c);
-                self.up_since = Some(Instant::now());
-                Ok(Event::Connected)
-            }
-            Err(e) => Ok(self.lost(Cause::Error(e))),
-        }
-    }
-
-    fn lost(&mut self, cause: Cause) -> Event<'static> {
-        self.client = None;
-        let retry_at = self
-            .schedule
-            .next_attempt(self.up_since.take(), Instant::now());
-        self.next_at = retry_at;
-        self.over = retry_at.is_none();
-        Event::Disconnected(Disconnect {
-            cause,
-            failures: self.schedule.failures(),
-            retry_at,
-        })
+        let made = made.map(|c| self.client = Some(c));
+        Ok(self.core.attempted(made, Instant::now()))
     }
 
     /// The current connection, to send on it (`None` between connections).
@@ -311,7 +276,7 @@ impl Reconnecting {
     /// # Ok::<(), tickwire::ws::Error>(())
     /// ```
     pub fn schedule(&self) -> &Schedule {
-        &self.schedule
+        &self.core.schedule
     }
 
     /// Stop: close the current connection (1000, awaiting the peer's close within the
@@ -336,7 +301,7 @@ impl Reconnecting {
     /// # }
     /// ```
     pub async fn close(&mut self) -> Result<(), Error> {
-        self.over = true;
+        self.core.close();
         let Some(mut c) = self.client.take() else {
             return Ok(());
         };
