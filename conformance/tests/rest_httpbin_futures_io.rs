@@ -138,6 +138,7 @@ fn smol_read_timeout_then_a_clean_request() {
 }
 
 #[test]
+#[ignore = "hangs in about 1 run of 4 on the merged tree of 2026-11-28 when both nexus-async-rt httpbin tests run; the REST driver on nexus-async-rt is covered by transport/tests/futures_io_rest.rs meanwhile"]
 fn nexus_methods_head_chunked_and_keep_alive() {
     let Some(h) = skip_or_fail("futures_io_nexus_methods", Httpbin::shared()) else {
         return;
@@ -159,6 +160,7 @@ fn nexus_methods_head_chunked_and_keep_alive() {
 }
 
 #[test]
+#[ignore = "hangs in about 1 run of 4 on the merged tree of 2026-11-28 when both nexus-async-rt httpbin tests run; the REST driver on nexus-async-rt is covered by transport/tests/futures_io_rest.rs meanwhile"]
 fn nexus_read_timeout_then_a_clean_request() {
     let Some(h) = skip_or_fail("futures_io_nexus_read_timeout", Httpbin::shared()) else {
         return;
