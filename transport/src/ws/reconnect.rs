@@ -368,6 +368,9 @@ impl Reconnecting {
         if let Some(at) = self.core.due()? {
             let left = at.saturating_duration_since(Instant::now());
             if !left.is_zero() {
+                // The backoff the caller configured: a blocking client has nothing else
+                // to wait on until the attempt the schedule (computed from instants, in
+                // `Reconnector`) made due. The tokio driver waits with `sleep_until`.
                 std::thread::sleep(left);
             }
         }
