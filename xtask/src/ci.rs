@@ -65,11 +65,11 @@ const STEPS: &[Step] = &[
     ),
     cargo("test", &["test", "--workspace"]),
     // Runs this very binary: every row README.md's performance table names is still a row
-    // of the bench (`bench --list` in a debug build; nothing is measured).
+    // of the bench (`bench --list` in a debug build with the DPDK rows; nothing is measured).
     Step {
         name: "bench rows named in README",
         program: "<self>",
-        args: &["bench", "--check-readme"],
+        args: &["bench", "--check-readme", "--dpdk"],
         env: &[],
     },
     // Runs this very binary: every entry point has a code example in its rustdoc.
@@ -79,38 +79,6 @@ const STEPS: &[Step] = &[
         args: &["doc-examples"],
         env: &[],
     },
-    // The transport's tests without its default `tls` feature (ws:// and http:// only;
-    // no rustls, ring or webpki-roots), async adapter included; the lints of each
-    // feature alone and of none are ci/each-feature.sh's (below).
-    cargo(
-        "test transport without tls",
-        &[
-            "test",
-            "-p",
-            "tickwire",
-            "--no-default-features",
-            "--features",
-            "tokio,futures",
-        ],
-    ),
-    // The async API over any executor alone (futures-io, no tokio, no tls).
-    cargo(
-        "test futures-io alone",
-        &[
-            "test",
-            "-p",
-            "tickwire",
-            "--no-default-features",
-            "--features",
-            "futures-io",
-            "--test",
-            "futures_io_smol",
-            "--test",
-            "futures_io_nexus",
-            "--test",
-            "futures_io_rest",
-        ],
-    ),
     // DPDK (tickwire-bypass feature `dpdk`, off by default; needs Debian's dpdk-dev): the
     // device and the bench's DPDK rows linted, bypass/tests/dpdk.rs, the offload unit test,
     // the rows' own check.
@@ -158,7 +126,7 @@ const STEPS: &[Step] = &[
         ],
     ),
     // Each published crate with no feature, then each feature alone (clippy of every
-    // target, the codec's library tests): what feature unification in the workspace hides.
+    // target, then its tests: library, integration tests, doctests): what feature unification hides.
     Step {
         name: "each feature",
         program: "bash",
