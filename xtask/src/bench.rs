@@ -5,8 +5,13 @@
 //! `<!-- bench:start -->` and `<!-- bench:end -->`) from the run's `target/bench/bench-readme.md`
 //! and the instruction counts of the same rows (`--instructions`, which needs valgrind).
 //!
-//! `--check-readme` (alone) runs nothing: it fails when the README's table names a row
+//! `--check-readme` runs nothing: it fails when the README's table names a row
 //! (scenario and library) that the bench's `--list` no longer has (CI runs it).
+//!
+//! `--dpdk` builds the bench with perf's `dpdk` feature (DPDK 22.11 installed, pkg-config
+//! `libdpdk`), so that its DPDK rows run, are counted and, with `--check-readme`, are listed.
+//! With `--readme`, a run that includes the tail suite also puts its verdict (`tail.md`)
+//! under the table.
 //!
 //! After every run (not `--list`) it also writes `target/bench/build-features.md`: the features
 //! that the bench binary's build has on in tickwire's own dependency tree beyond a user's build of
@@ -23,14 +28,16 @@ const END: &str = "<!-- bench:end -->";
 
 pub fn main(args: &[String]) -> Result<ExitCode, String> {
     let ws = Workspace::locate()?;
-    if args.iter().any(|a| a == "--check-readme") {
+    let dpdk = args.iter().any(|a| a == "--dpdk");
+    let args: Vec<&String> = args.iter().filter(|a| *a != "--dpdk").collect();
+    if args.iter().any(|a| *a == "--check-readme") {
         if args.len() != 1 {
-            return Err("--check-readme takes no other argument".into());
+            return Err("--check-readme takes no other argument than --dpdk".into());
         }
-        return check_readme(&ws);
+        return check_readme(&ws, dpdk);
     }
-    let readme = args.iter().any(|a| a == "--readme");
-    let forward: Vec<&String> = args.iter().filter(|a| *a != "--readme").collect();
+    let readme = args.iter().any(|a| *a == "--readme");
+    let forward: Vec<&String> = args.into_iter().filter(|a| *a != "--readme").collect();
     if readme
         && forward
             .iter()
@@ -38,7 +45,8 @@ pub fn main(args: &[String]) -> Result<ExitCode, String> {
     {
         return Err("--readme takes a timed run, not --instructions or --list".into());
     }
-    let mut cmd = perf_bin(&ws, "bench");
+    let started = std::time::SystemTime::now();
+    let mut cmd = perf_bin(&ws, "bench", dpdk);
     cmd.args(&forward);
     let status = cmd
         .status()
@@ -69,25 +77,30 @@ pub fn main(args: &[String]) -> Result<ExitCode, String> {
             std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))
         };
         let mut section = read("bench-readme.md")?;
+        // The tail suite's verdict, when this run wrote it (a filter may have left it out).
+        let tail = dir.join("tail.md");
+        let fresh = std::fs::metadata(&tail)
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t >= started);
+        if fresh {
+            section.push('\n');
+            section.push_str(
+                read("tail.md")?
+                    .trim_end()
+                    .replace("\n# ", "\n### ")
+                    .as_str(),
+            );
+            section.push('\n');
+        }
         if let Some(note) = &build_note {
             section.push('\n');
             section.push_str(note);
             section.push('\n');
         }
         // The same rows counted under callgrind: the numbers that do not move with load.
-        let status = Command::new(workspace::cargo())
-            .args([
-                "run",
-                "--release",
-                "-p",
-                "tickwire-perf",
-                "--bin",
-                "bench",
-                "--",
-            ])
+        let status = perf_bin(&ws, "bench", dpdk)
             .args(&forward)
             .arg("--instructions")
-            .current_dir(&ws.root)
             .status()
             .map_err(|e| format!("cannot run the bench with --instructions: {e}"))?;
         if !status.success() {
@@ -111,22 +124,18 @@ pub fn main(args: &[String]) -> Result<ExitCode, String> {
 /// still a row of the bench, so the table never shows a row nobody can re-run. Cheap: the
 /// bench binary's `--list` in a debug build (the rows do not depend on the profile), no
 /// measurement. Rows the harness adds itself (the timer's overhead) are not cases.
-fn check_readme(ws: &Workspace) -> Result<ExitCode, String> {
+fn check_readme(ws: &Workspace, dpdk: bool) -> Result<ExitCode, String> {
     let path = ws.root.join("README.md");
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let named = readme_rows(&text)
         .ok_or_else(|| format!("{} has no {START} ... {END} block", path.display()))?;
-    let out = Command::new(workspace::cargo())
-        .args([
-            "run",
-            "--quiet",
-            "-p",
-            "tickwire-perf",
-            "--bin",
-            "bench",
-            "--",
-            "--list",
-        ])
+    let mut cmd = Command::new(workspace::cargo());
+    cmd.args(["run", "--quiet", "-p", "tickwire-perf", "--bin", "bench"]);
+    if dpdk {
+        cmd.args(["--features", "dpdk"]);
+    }
+    let out = cmd
+        .args(["--", "--list"])
         .current_dir(&ws.root)
         .output()
         .map_err(|e| format!("cannot run the bench's --list: {e}"))?;
@@ -221,7 +230,7 @@ const USER_PACKAGE: &str = "tickwire";
 /// `cargo xtask soak`: perf's `conn_memory` binary (memory per connection and the soak).
 pub fn soak(args: &[String]) -> Result<ExitCode, String> {
     let ws = Workspace::locate()?;
-    let mut cmd = perf_bin(&ws, "conn_memory");
+    let mut cmd = perf_bin(&ws, "conn_memory", false);
     cmd.args(args);
     let status = cmd
         .status()
@@ -233,19 +242,14 @@ pub fn soak(args: &[String]) -> Result<ExitCode, String> {
     })
 }
 
-/// `cargo run --release -p tickwire-perf --bin BIN --` in the workspace root.
-fn perf_bin(ws: &Workspace, bin: &str) -> Command {
+/// `cargo run --release -p tickwire-perf --bin BIN [--features dpdk] --` in the workspace root.
+fn perf_bin(ws: &Workspace, bin: &str, dpdk: bool) -> Command {
     let mut cmd = Command::new(workspace::cargo());
-    cmd.args([
-        "run",
-        "--release",
-        "-p",
-        "tickwire-perf",
-        "--bin",
-        bin,
-        "--",
-    ])
-    .current_dir(&ws.root);
+    cmd.args(["run", "--release", "-p", "tickwire-perf", "--bin", bin]);
+    if dpdk {
+        cmd.args(["--features", "dpdk"]);
+    }
+    cmd.arg("--").current_dir(&ws.root);
     cmd
 }
 

@@ -32,14 +32,16 @@ commands:
           --deflate           build the examples with feature `deflate` (permessage-deflate
                               on); then an UNIMPLEMENTED case (12.*, 13.*) fails the run
           --timeout SECS      limit for the test run of each role (default 600)
-  bench [--full] [--filter NAME] [--cores A,B] [--instructions] [--readme] [ARGS...]
+  bench [--full] [--filter NAME] [--cores A,B] [--instructions] [--readme] [--dpdk] [ARGS...]
         cargo run --release -p tickwire-perf --bin bench -- ARGS... (see perf/README.md):
         quick run by default, a table with ratios against each peer, Markdown, JSON and SVG
         plots under target/bench/. --instructions: instructions per op under callgrind.
         --readme: after the run, rewrite README.md's block between the bench markers
-        (timed table plus the instruction counts of the same rows). --check-readme (alone):
-        fail if README.md's table names a row the bench no longer has (`--list` of a debug
-        build; nothing is measured; a CI step).
+        (timed table plus the instruction counts of the same rows, and the tail suite's
+        verdict when the run had it). --check-readme (alone or with --dpdk): fail if
+        README.md's table names a row the bench no longer has (`--list` of a debug build;
+        nothing is measured; a CI step). --dpdk: build the bench with perf's `dpdk` feature
+        (needs DPDK 22.11, pkg-config libdpdk) so that its DPDK rows run and are listed.
   soak [--conns N] [--rounds R] [--messages M] [--margin-mib X]
         cargo run --release -p tickwire-perf --bin conn_memory -- ARGS...: resident memory
         per idle connection (10,000 on one server poll loop, tickwire beside

@@ -273,7 +273,7 @@ fn main() -> ExitCode {
         }
     }
     // The tail scenario's own table, quietness verdict and per-row plots.
-    match suites::tail::verdict::report(&dir) {
+    match suites::tail::verdict::report(&dir, [setup.core, peer]) {
         Ok(Some(text)) => println!("\n{text}\nwrote {}", dir.join("tail.md").display()),
         Ok(None) => {}
         Err(e) => {

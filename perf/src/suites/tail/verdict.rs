@@ -18,6 +18,12 @@
 //!
 //! Otherwise the run is marked NOT QUIET and the p99.9 comparisons are printed as not
 //! judged. The p50 and p90 targets are judged in every run: they are far from the stalls.
+//!
+//! After the rows, [`probe`] shows what the machine itself does to a thread that never
+//! waits: a spin loop pinned to each of the two cores (nothing else of the bench running)
+//! for [`PROBE`], every gap between two clock reads above [`STALL_US`] counted as a
+//! stall. A measuring core that stalls for milliseconds on its own bounds every row's
+//! tail from below, floors included, whatever library runs there.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -41,6 +47,111 @@ pub const FLOOR_SPREAD: f64 = 2.0;
 pub const FLOOR_P999_US: f64 = 100.0;
 /// The p50 / p90 target: tickwire within this factor of its floor.
 pub const FLOOR_FACTOR: f64 = 1.05;
+/// How long the machine probe spins on each core.
+pub const PROBE: std::time::Duration = std::time::Duration::from_secs(5);
+/// A gap between two clock reads of the probe's spin loop longer than this is a stall (us).
+pub const STALL_US: f64 = 20.0;
+
+/// What a spin loop pinned to one core saw of the machine.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stalls {
+    /// The core.
+    pub core: usize,
+    /// Gaps longer than [`STALL_US`].
+    pub count: u64,
+    /// Gaps longer than 1 ms.
+    pub over_ms: u64,
+    /// The longest gap (us).
+    pub longest_us: f64,
+    /// Time lost to stalls, per second of spinning (us).
+    pub lost_us_per_s: f64,
+}
+
+/// Spin on `core` for `dur` and count the gaps between consecutive clock reads longer
+/// than [`STALL_US`]: time the core was taken from a thread that never waits.
+fn spin_probe(core: usize, dur: std::time::Duration) -> Stalls {
+    crate::machine::pin(core);
+    let tpu = super::ticks_per_us();
+    scan(
+        core,
+        crate::clock::start,
+        (dur.as_secs_f64() * 1e6 * tpu) as u64,
+        tpu,
+    )
+}
+
+/// Read `clock` (ticks, `tpu` per microsecond) until `span` ticks have passed; the gaps
+/// between consecutive reads longer than [`STALL_US`] are stalls.
+fn scan(core: usize, mut clock: impl FnMut() -> u64, span: u64, tpu: f64) -> Stalls {
+    let limit = (STALL_US * tpu) as u64;
+    let ms = (1000.0 * tpu) as u64;
+    let start = clock();
+    let end = start + span;
+    let (mut last, mut count, mut over_ms, mut longest, mut lost) = (start, 0, 0, 0u64, 0u64);
+    while last < end {
+        let now = clock();
+        let gap = now.saturating_sub(last);
+        if gap > limit {
+            count += 1;
+            over_ms += u64::from(gap > ms);
+            longest = longest.max(gap);
+            lost += gap;
+        }
+        last = now;
+    }
+    let secs = (last - start) as f64 / tpu / 1e6;
+    Stalls {
+        core,
+        count,
+        over_ms,
+        longest_us: longest as f64 / tpu,
+        lost_us_per_s: lost as f64 / tpu / secs.max(1e-9),
+    }
+}
+
+/// The machine probe: a spin loop on each of `cores` at once, for [`PROBE`].
+pub fn probe(cores: [usize; 2]) -> [Stalls; 2] {
+    let threads = cores.map(|c| std::thread::spawn(move || spin_probe(c, PROBE)));
+    threads.map(|t| t.join().expect("probe thread"))
+}
+
+/// The probe's lines of the report.
+fn probe_text(stalls: &[Stalls; 2], measuring: usize) -> String {
+    let mut o = format!(
+        "The machine alone (a spin loop pinned to each core at once, nothing else of the bench \
+         running, {} s each; a stall is a gap of more than {STALL_US} us between two clock reads):",
+        PROBE.as_secs()
+    );
+    for s in stalls {
+        let _ = write!(
+            o,
+            "\n- core {}{}: {} stalls ({} over 1 ms), longest {:.0} us, {:.0} us lost per second",
+            s.core,
+            if s.core == measuring {
+                " (measuring, the receivers')"
+            } else {
+                " (peer, the sender's)"
+            },
+            s.count,
+            s.over_ms,
+            s.longest_us,
+            s.lost_us_per_s
+        );
+    }
+    if let Some(m) = stalls.iter().find(|s| s.core == measuring)
+        && m.longest_us > FLOOR_P999_US
+    {
+        let _ = write!(
+            o,
+            "\n\nThe measuring core itself stalls for up to {:.0} us with nothing running: \
+             every row's tail beyond the quantile those stalls reach (floors included) is the \
+             machine's, not a library's; judge tails on a machine whose measuring core is \
+             isolated (isolcpus, nohz_full, no device interrupts).",
+            m.longest_us
+        );
+    }
+    o
+}
 
 /// One row's runs, merged.
 struct Tail {
@@ -156,12 +267,14 @@ fn loud_reasons(tails: &[Tail]) -> Vec<String> {
 }
 
 /// Write `tail.md` and the per-row plots under `dir` for the tail runs recorded since
-/// the last call; returns the text (None: no tail row ran).
-pub fn report(dir: &Path) -> std::io::Result<Option<String>> {
+/// the last call, after the machine probe on `cores` (measuring, peer); returns the text
+/// (None: no tail row ran).
+pub fn report(dir: &Path, cores: [usize; 2]) -> std::io::Result<Option<String>> {
     let tails = merge(take_runs());
     if tails.is_empty() {
         return Ok(None);
     }
+    let stalls = probe(cores);
     let find = |l: &str| tails.iter().find(|t| t.library == l);
     let why = loud_reasons(&tails);
     let quiet = why.is_empty();
@@ -247,6 +360,7 @@ pub fn report(dir: &Path) -> std::io::Result<Option<String>> {
          {LATE_P999_US} us in every row's runs; each floor's slowest per-run p99.9 <= \
          {FLOOR_SPREAD}x its fastest, and its p99.9 <= {FLOOR_P999_US} us.\n"
     );
+    let _ = writeln!(o, "{}\n", probe_text(&stalls, cores[0]));
     let _ = writeln!(o, "Targets:");
     for tw in [rows::TW, rows::TW_SPIN, rows::TW_TOKIO] {
         let (Some(t), Some(f)) = (find(tw), find(floor_of(tw))) else {
@@ -361,6 +475,52 @@ mod tests {
             run_p999: p999.to_vec(),
             early: 0,
         }
+    }
+
+    fn stalls(core: usize, longest_us: f64) -> Stalls {
+        Stalls {
+            core,
+            count: 3,
+            over_ms: u64::from(longest_us > 1000.0),
+            longest_us,
+            lost_us_per_s: 3.0 * longest_us / 5.0,
+        }
+    }
+
+    #[test]
+    fn probe_blames_the_machine_only_when_the_measuring_core_stalls() {
+        // A measuring core that stalls for milliseconds alone: said, with the figure.
+        let loud = probe_text(&[stalls(0, 7600.0), stalls(1, 40.0)], 0);
+        assert!(loud.contains(
+            "core 0 (measuring, the receivers'): 3 stalls (1 over 1 ms), longest 7600 us"
+        ));
+        assert!(loud.contains("itself stalls for up to 7600 us"), "{loud}");
+        // The same stalls on the peer core only: the sender's lateness covers them.
+        let quiet = probe_text(&[stalls(0, 40.0), stalls(1, 7600.0)], 0);
+        assert!(!quiet.contains("itself stalls"), "{quiet}");
+        assert!(
+            quiet.contains("core 1 (peer, the sender's): 3 stalls (1 over 1 ms), longest 7600 us")
+        );
+    }
+
+    #[test]
+    fn scan_counts_the_gaps_of_its_clock() {
+        // A clock of 1 tick per us read every 1 us for 1 s, with three stalls: 30 us,
+        // 2.5 ms and 15 us (not a stall: at most STALL_US).
+        let mut t = 0u64;
+        let clock = move || {
+            t += match t {
+                100 => 30,
+                500_000 => 2_500,
+                700_000 => 15,
+                _ => 1,
+            };
+            t
+        };
+        let s = scan(3, clock, 1_000_000, 1.0);
+        assert_eq!((s.core, s.count, s.over_ms), (3, 2, 1), "{s:?}");
+        assert_eq!(s.longest_us, 2_500.0);
+        assert!((s.lost_us_per_s - 2_530.0).abs() < 1.0, "{s:?}");
     }
 
     fn quiet_set() -> Vec<Tail> {
