@@ -270,7 +270,11 @@ impl Sink for VecSink<'_> {
         let left = self.max.saturating_sub(produced);
         if left > 0 && self.out.capacity() == self.out.len() {
             let grow = left.min(produced.max(self.hint.saturating_mul(2)).max(MIN_GROWTH));
-            self.out.reserve_exact(grow);
+            if self.out.try_reserve_exact(grow).is_err() {
+                // Memory does not hold it: no room, so more output is
+                // `MessageTooLarge` (close 1009), never an abort.
+                return &mut [];
+            }
         }
         let spare = self.out.spare_capacity_mut();
         let n = spare.len().min(left);
