@@ -721,30 +721,13 @@ mod tests {
         }
     }
 
-    /// A payload that inflates to `mib` MiB of zeros from about 1 KiB per MiB: the
-    /// first MiB compressed, then the second (which refers back into zeros only)
-    /// repeated, each message's tail put back between them (one DEFLATE stream).
-    fn zeros_bomb(mib: usize) -> Vec<u8> {
-        let zeros = vec![0u8; 1 << 20];
-        let mut z = Deflater::new(15, false, 9, 0);
-        let (mut first, mut next) = (Vec::new(), Vec::new());
-        z.compress(&zeros, &mut first).unwrap();
-        z.compress(&zeros, &mut next).unwrap();
-        let mut payload = first;
-        for _ in 1..mib {
-            payload.extend_from_slice(&crate::ws::deflate::TAIL);
-            payload.extend_from_slice(&next);
-        }
-        payload
-    }
-
     /// A decompression bomb whose compressed bytes fit the read buffer stops at the
     /// configured limit (above the buffer's size): `MessageTooLarge`, close 1009, and
     /// the inflate buffer never grew past the limit. The same bytes with a limit that
     /// holds them inflate whole (the bomb is a valid stream).
     #[test]
     fn a_bomb_stops_at_the_limit_above_the_read_buffer() {
-        let payload = zeros_bomb(48);
+        let payload = crate::ws::deflate::tests::zeros_bomb(48);
         assert!(payload.len() < 60 << 10, "{}", payload.len());
         let frame = |payload: &[u8]| {
             let mut w = FrameWriter::client(MaskRng::from_seed([9; 32]));

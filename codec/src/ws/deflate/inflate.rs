@@ -294,3 +294,35 @@ impl Sink for VecSink<'_> {
 pub fn check_utf8(bytes: &[u8]) -> Result<&str, Error> {
     utf8::to_str(bytes).ok_or(Error::InvalidUtf8)
 }
+
+#[cfg(test)]
+mod tests {
+    use alloc::vec::Vec;
+
+    use super::*;
+
+    /// A decompression bomb stops at the limit without inflating further: the stream
+    /// made at most one byte past the limit (the probe that tells "more") before
+    /// `MessageTooLarge`, though the payload goes on for 64 MiB, and the output never
+    /// grew past the limit. With room for all of it, the same payload inflates whole.
+    #[test]
+    fn a_bomb_stops_inflating_at_the_limit() {
+        let bomb = super::super::tests::zeros_bomb(64);
+        for limit in [0, 1, 4096, 100_000, 1 << 20, (64 << 20) - 1] {
+            let mut inf = Inflater::new(15, false);
+            let mut out = Vec::new();
+            let mut sink = VecSink {
+                out: &mut out,
+                start: 0,
+                max: limit,
+                hint: bomb.len(),
+            };
+            assert_eq!(inf.run(&bomb, &mut sink), Err(Error::MessageTooLarge));
+            assert!(inf.z.total_out() <= limit + 1, "limit {limit}");
+            assert!(out.len() == limit && out.capacity() <= limit.max(1));
+        }
+        let mut out = Vec::new();
+        let n = Inflater::new(15, false).inflate(&bomb, &mut out, 64 << 20);
+        assert_eq!(n, Ok(64 << 20));
+    }
+}

@@ -57,7 +57,7 @@ mod zstream;
 #[cfg(test)]
 mod bfinal_tests;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use compress::Deflater;
 pub use inflate::{Inflater, TAIL, check_utf8};
