@@ -14,6 +14,7 @@
 #![cfg(all(feature = "deflate", unix))]
 
 mod watchdog;
+mod ws_util;
 
 use std::thread;
 use std::time::Duration;
@@ -23,20 +24,10 @@ use tickwire::ws::{
     ServerBuilder,
 };
 use watchdog::watchdog;
+use ws_util::json;
 
 const T: Duration = Duration::from_secs(20);
 const LIMIT: usize = 1 << 20;
-
-fn json(n: usize, seed: usize) -> String {
-    let mut s = String::new();
-    let mut k = seed;
-    while s.len() < n {
-        s.push_str(&format!("{{\"px\":{},\"qty\":{}}},", k % 997, k % 13));
-        k = k.wrapping_mul(31).wrapping_add(7);
-    }
-    s.truncate(n);
-    s
-}
 
 fn server(limit: Option<usize>) -> ServerBuilder {
     let b = Server::builder()

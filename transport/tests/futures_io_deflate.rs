@@ -6,25 +6,17 @@
 //! compressed) fails with 1009 at the default limit (what the read buffer holds).
 #![cfg(all(feature = "futures-io", feature = "deflate", unix))]
 
+mod ws_util;
+
 use std::time::Duration;
 
 use smol::net::TcpStream;
 use tickwire::futures_io::ws::{Client, CloseCode, Error, Message, Server};
 use tickwire::ws::{DeflateConfig, ProtocolError};
+use ws_util::json;
 
 const T: Duration = Duration::from_secs(20);
 const LIMIT: usize = 1 << 20;
-
-fn json(n: usize, seed: usize) -> String {
-    let mut s = String::new();
-    let mut k = seed;
-    while s.len() < n {
-        s.push_str(&format!("{{\"px\":{},\"qty\":{}}},", k % 997, k % 13));
-        k = k.wrapping_mul(31).wrapping_add(7);
-    }
-    s.truncate(n);
-    s
-}
 
 #[test]
 fn compressed_messages_are_held_to_the_limit_not_to_the_read_buffer() {

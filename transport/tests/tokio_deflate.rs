@@ -6,24 +6,16 @@
 //! the drivers share the codec's connection and the builders' options.
 #![cfg(all(feature = "tokio", feature = "deflate", unix))]
 
+mod ws_util;
+
 use std::time::Duration;
 
 use tickwire::codec::ws::deflate::DeflateConfig;
 use tickwire::tokio::ws::{Client, Server};
 use tickwire::ws::{CloseCode, Error, Message, ProtocolError};
+use ws_util::json;
 
 const T: Duration = Duration::from_secs(20);
-
-fn json(n: usize, seed: usize) -> String {
-    let mut s = String::new();
-    let mut k = seed;
-    while s.len() < n {
-        s.push_str(&format!("{{\"px\":{},\"qty\":{}}},", k % 997, k % 13));
-        k += 7;
-    }
-    s.truncate(n);
-    s
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn compressed_messages_through_recv_and_a_split_read_half() {
