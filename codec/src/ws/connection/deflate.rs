@@ -652,7 +652,7 @@ mod tests {
         s.replace_write_storage(vec![0; 4 << 20]).unwrap();
     }
 
-    /// The client's reader and inflated message (client `c`, after `poll_message`).
+    /// The capacity of the client's inflate buffer (the last inflated message's home).
     fn inflated_capacity(c: &Client) -> usize {
         c.inflate.as_deref().map_or(0, |d| d.buf.capacity())
     }

@@ -105,8 +105,10 @@ impl Inflater {
 
     /// Inflate one message's `payload` (as received: without the tail),
     /// appending at most `max` bytes to `out`; returns how many were appended.
-    /// More output is [`Error::MessageTooLarge`], and `out`'s capacity never
-    /// grows past its length before the call plus `max`.
+    /// More output is [`Error::MessageTooLarge`] (inflating stops there: at most
+    /// one byte past `max` is ever made), and `out`'s capacity never grows past its
+    /// length before the call plus `max`; memory that cannot hold the output is the
+    /// same error.
     pub fn inflate(
         &mut self,
         payload: &[u8],
