@@ -39,7 +39,9 @@ pub struct Config {
     /// Largest accepted frame payload; larger is [`Error::FrameTooLarge`] (close 1009).
     pub max_frame_size: usize,
     /// Largest accepted message (sum of fragments); larger is
-    /// [`Error::MessageTooLarge`] (close 1009).
+    /// [`Error::MessageTooLarge`] (close 1009). On the wire it is lowered to what the
+    /// reader's buffer holds; a compressed message's decoded (inflated) size is held to
+    /// it as it is ([`FrameReader::max_decoded_size`]), whatever the buffer's size.
     pub max_message_size: usize,
     /// RSV bits (RSV1 = 0b100) an extension has negotiated; others are errors.
     /// They are allowed on the first frame of a data message only (RFC 7692
@@ -170,6 +172,9 @@ pub struct FrameReader<B> {
     role: Role,
     max_frame: usize,
     max_message: usize,
+    /// [`Config::max_message_size`] as configured, not lowered to the buffer: the
+    /// limit of a message an extension decodes ([`max_decoded_size`](Self::max_decoded_size)).
+    max_decoded: usize,
     allowed_rsv: u8,
     frame: Option<FrameState>,
     msg: Option<MsgState>,
@@ -217,7 +222,8 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
     }
 
     /// A reader with explicit limits. The message limit is lowered to
-    /// `capacity - READER_OVERHEAD` if the buffer is smaller than that needs.
+    /// `capacity - READER_OVERHEAD` if the buffer is smaller than that needs (not the
+    /// limit of a decoded message: [`max_decoded_size`](Self::max_decoded_size)).
     pub fn with_config(role: Role, storage: B, config: Config) -> Self {
         let cap = storage.as_ref().len();
         let max_message = config
@@ -230,6 +236,7 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
             role,
             max_frame: config.max_frame_size.min(max_message),
             max_message,
+            max_decoded: config.max_message_size,
             allowed_rsv: config.allowed_rsv & 0x7,
             frame: None,
             msg: None,
@@ -250,9 +257,29 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
         self.role
     }
 
-    /// The effective message size limit.
+    /// The effective message size limit: [`Config::max_message_size`], lowered to what
+    /// the buffer holds.
     pub fn max_message_size(&self) -> usize {
         self.max_message
+    }
+
+    /// The limit of a message an extension decodes from a [`compressed`](Self::compressed)
+    /// one (permessage-deflate inflates it): [`Config::max_message_size`] as configured,
+    /// not lowered to the buffer's size, since the decoded bytes are stored elsewhere (a
+    /// [`Connection`](crate::ws::Connection) inflates into a buffer of its own, grown up
+    /// to this limit). The compressed payload itself, which the buffer holds, stays
+    /// within [`max_message_size`](Self::max_message_size).
+    ///
+    /// ```
+    /// use tickwire_codec::ws::{Config, FrameReader, Role};
+    ///
+    /// let limits = Config { max_message_size: 1 << 20, ..Config::default() };
+    /// let r = FrameReader::with_config(Role::Client, vec![0u8; 64 << 10], limits);
+    /// assert!(r.max_message_size() < 64 << 10); // on the wire: what the buffer holds
+    /// assert_eq!(r.max_decoded_size(), 1 << 20); // inflated: the configured limit
+    /// ```
+    pub fn max_decoded_size(&self) -> usize {
+        self.max_decoded
     }
 
     /// Change the RSV bits a data message's first frame may carry

@@ -11,13 +11,15 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> FrameReader<B> {
     /// instead of the current one. The caller then grows the storage with
     /// [`replace_storage`](Self::replace_storage) whenever
     /// [`spare_mut`](Self::spare_mut) comes back empty, up to `capacity`; within these
-    /// limits a buffer of `capacity` bytes never runs out of room. The RSV bits allowed
-    /// are left as they are.
+    /// limits a buffer of `capacity` bytes never runs out of room. The limit of a decoded
+    /// (inflated) message is `config`'s, as [`max_decoded_size`](Self::max_decoded_size)
+    /// says. The RSV bits allowed are left as they are.
     pub fn set_limits(&mut self, config: Config, capacity: usize) {
         let max_message = config
             .max_message_size
             .min(capacity.saturating_sub(READER_OVERHEAD));
         self.max_message = max_message;
+        self.max_decoded = config.max_message_size;
         self.max_frame = config.max_frame_size.min(max_message);
     }
 

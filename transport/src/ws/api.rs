@@ -369,7 +369,9 @@ macro_rules! builder_options {
             /// Largest accepted message (default: what the read buffer holds, 1 MiB
             /// unless [`read_buffer_size`](Self::read_buffer_size) is raised). The read
             /// buffer is grown to hold it. A larger message fails the connection with
-            /// close code 1009 (`Error::Protocol(ProtocolError::MessageTooLarge)`).
+            /// close code 1009 (`Error::Protocol(ProtocolError::MessageTooLarge)`); with
+            /// permessage-deflate (`deflate`), a compressed message's inflated size counts
+            /// (a decompression bomb stops at the limit).
             pub fn max_message_size(mut self, bytes: usize) -> Self {
                 self.opts.max_message_size = Some(bytes);
                 self

@@ -87,7 +87,12 @@ impl Options {
         Settings {
             limits: Config {
                 max_frame_size: self.max_frame_size.unwrap_or(usize::MAX),
-                max_message_size: self.max_message_size.unwrap_or(usize::MAX),
+                // Unset: what the read buffer holds, said here rather than left to the
+                // reader's lowering, since a compressed message's inflated size is held
+                // to the configured limit itself (`FrameReader::max_decoded_size`).
+                max_message_size: self
+                    .max_message_size
+                    .unwrap_or(self.read_capacity() - READER_OVERHEAD),
                 allowed_rsv: 0,
             },
             auto_pong: self.auto_pong,

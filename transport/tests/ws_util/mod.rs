@@ -18,6 +18,19 @@ pub fn text_of(n: usize) -> String {
     (0..n).map(|i| char::from(b'a' + (i % 26) as u8)).collect()
 }
 
+/// `n` bytes of JSON-like market data (`seed` picks the sequence): text that compresses
+/// well, as permessage-deflate tests want.
+pub fn json(n: usize, seed: usize) -> String {
+    let mut s = String::new();
+    let mut k = seed;
+    while s.len() < n {
+        s.push_str(&format!("{{\"px\":{},\"qty\":{}}},", k % 997, k % 13));
+        k = k.wrapping_mul(31).wrapping_add(7);
+    }
+    s.truncate(n);
+    s
+}
+
 /// Echo text and binary until the close handshake completes, each echo written from
 /// the received message (no copy).
 pub fn echo(mut c: ServerConnection) {

@@ -3,10 +3,16 @@
 //!
 //! - Receiving ([`Recv`]): a message the reader reports
 //!   [`compressed`](crate::ws::FrameReader::compressed) is inflated once, into a buffer
-//!   of the connection's own whose growth the message limit bounds (more is
-//!   [`Error::MessageTooLarge`], close 1009); text is checked as UTF-8 after inflating
-//!   (close 1007). The message is then delivered borrowed from that buffer. Every other
-//!   message stays where the reader put it, zero-copy.
+//!   of the connection's own that grows (doubling, from the compressed size) as far as
+//!   the configured message limit, [`Config::max_message_size`](crate::ws::Config) as
+//!   set, not lowered to the read buffer's size, which holds only the compressed bytes
+//!   ([`FrameReader::max_decoded_size`](crate::ws::FrameReader::max_decoded_size)).
+//!   More is [`Error::MessageTooLarge`] (close 1009): inflating stops at the limit, so a
+//!   decompression bomb costs at most a buffer of the limit's size, and memory that
+//!   cannot hold the message is the same error, never an abort. Text is checked as
+//!   UTF-8 after inflating (close 1007). The message is then delivered borrowed from
+//!   that buffer, which is kept for the next (no allocation per message once it has
+//!   grown). Every other message stays where the reader put it, zero-copy.
 //! - Sending ([`Send`]): a data message at or above the threshold is compressed into a
 //!   reusable buffer and framed with RSV1 when that makes it smaller; otherwise (and
 //!   below the threshold) it goes out as it is, which RFC 7692 allows for any message,
@@ -639,6 +645,119 @@ mod tests {
             pump(&mut s, &mut c);
             assert!(c.poll_message() == Ok(Some(Message::Text(&text))));
         }
+    }
+
+    /// The server's write buffer, big enough for any message of these tests.
+    fn roomy(s: &mut Server) {
+        s.replace_write_storage(vec![0; 4 << 20]).unwrap();
+    }
+
+    /// The capacity of the client's inflate buffer (the last inflated message's home).
+    fn inflated_capacity(c: &Client) -> usize {
+        c.inflate.as_deref().map_or(0, |d| d.buf.capacity())
+    }
+
+    /// A compressed message is held to the configured message limit, not to the read
+    /// buffer's size: its compressed bytes fit the buffer, its inflated bytes go to the
+    /// connection's own buffer, grown as far as the limit (issue37d saw a 100 KB text
+    /// refused with 1009 by a client with a 64 KiB read buffer and a 1 MiB limit). At
+    /// the limit it is delivered, one byte more is `MessageTooLarge` with close 1009;
+    /// text and binary, with and without context takeover.
+    #[test]
+    fn an_inflated_message_is_held_to_the_limit_not_to_the_read_buffer() {
+        const LIMIT: usize = 300_000;
+        for no_takeover in [false, true] {
+            for text in [true, false] {
+                let cfg = DeflateConfig {
+                    server_no_context_takeover: no_takeover,
+                    ..DeflateConfig::default()
+                };
+                // 64 KiB read buffers (`pair`), a limit far above them.
+                let (mut c, mut s) = pair(settings(Some(cfg), LIMIT), settings(Some(cfg), LIMIT));
+                roomy(&mut s);
+                let wire_max = c.reader_mut().max_message_size();
+                assert!(wire_max < 1 << 16);
+                for (i, len) in [100_000, 70_000, LIMIT, 5000, LIMIT]
+                    .into_iter()
+                    .enumerate()
+                {
+                    let msg = json(len, i as u32);
+                    if text {
+                        s.send_text(&msg).unwrap();
+                    } else {
+                        s.send_binary(msg.as_bytes()).unwrap();
+                    }
+                    let f = frames_any(s.transmit());
+                    assert!(f[0].1 && f[0].3 < wire_max, "{len}: {f:?}");
+                    pump(&mut s, &mut c);
+                    let want = if text {
+                        Message::Text(&msg)
+                    } else {
+                        Message::Binary(msg.as_bytes())
+                    };
+                    let got = c.poll_message();
+                    assert!(
+                        got == Ok(Some(want)),
+                        "{len} bytes: {:?}",
+                        got.map(|m| m.map(|m| m.payload().len()))
+                    );
+                    assert!(inflated_capacity(&c) <= LIMIT);
+                }
+                // One byte past the limit: refused, close 1009.
+                let msg = json(LIMIT + 1, 9);
+                s.send_text(&msg).unwrap();
+                pump(&mut s, &mut c);
+                assert_eq!(
+                    c.poll_message(),
+                    Err(ConnectionError::Protocol(Error::MessageTooLarge))
+                );
+                assert!(inflated_capacity(&c) <= LIMIT);
+                pump(&mut c, &mut s);
+                match s.poll_message() {
+                    Ok(Some(Message::Close(Some(f)))) => assert_eq!(f.code, CloseCode::TOO_BIG),
+                    other => panic!("{other:?}"),
+                }
+            }
+        }
+    }
+
+    /// A decompression bomb whose compressed bytes fit the read buffer stops at the
+    /// configured limit (above the buffer's size): `MessageTooLarge`, close 1009, and
+    /// the inflate buffer never grew past the limit. The same bytes with a limit that
+    /// holds them inflate whole (the bomb is a valid stream).
+    #[test]
+    fn a_bomb_stops_at_the_limit_above_the_read_buffer() {
+        let payload = crate::ws::deflate::tests::zeros_bomb(48);
+        assert!(payload.len() < 60 << 10, "{}", payload.len());
+        let frame = |payload: &[u8]| {
+            let mut w = FrameWriter::client(MaskRng::from_seed([9; 32]));
+            let mut frame = vec![0; payload.len() + 16];
+            let n = w.encode_compressed(false, payload, &mut frame).unwrap();
+            frame.truncate(n);
+            frame
+        };
+        let cfg = DeflateConfig::default();
+        // The limit holds it: inflated whole.
+        let (_c, mut s) = pair(settings(Some(cfg), 1 << 20), settings(Some(cfg), 48 << 20));
+        let f = frame(&payload);
+        assert_eq!(s.feed(&f), f.len());
+        match s.poll_message() {
+            Ok(Some(Message::Binary(b))) => {
+                assert_eq!(b.len(), 48 << 20);
+                assert!(b.iter().all(|&x| x == 0));
+            }
+            other => panic!("{:?}", other.map(|m| m.map(|m| m.payload().len()))),
+        }
+        // A 1 MiB limit: stops there.
+        let (mut c, mut s) = pair(settings(Some(cfg), 1 << 20), settings(Some(cfg), 1 << 20));
+        assert_eq!(s.feed(&f), f.len());
+        assert_eq!(
+            s.poll_message(),
+            Err(ConnectionError::Protocol(Error::MessageTooLarge))
+        );
+        assert!(s.inflate.as_deref().unwrap().buf.capacity() <= 1 << 20);
+        pump(&mut s, &mut c);
+        assert_eq!(close_code(&mut c), CloseCode::TOO_BIG);
     }
 
     /// A message refused for room after it was compressed goes out, when sent again,

@@ -114,7 +114,9 @@ pub enum State {
 /// Settings of a [`Connection`]. Keepalive and the dead-peer timeout are off by default.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    /// Frame and message size limits.
+    /// Frame and message size limits. A frame or message on the wire is held to what the
+    /// read buffer holds as well; a compressed message, inflated into the connection's
+    /// own buffer, to `limits.max_message_size` only (feature `deflate`).
     pub limits: Config,
     /// Answer pings automatically (default on).
     pub auto_pong: bool,
@@ -821,7 +823,7 @@ where
                 #[cfg(feature = "deflate")]
                 if let Some(d) = self.inflate.as_deref_mut()
                     && let Some(c) = self.reader.compressed()
-                    && let Err(e) = d.inflate(c, self.reader.max_message_size())
+                    && let Err(e) = d.inflate(c, self.reader.max_decoded_size())
                 {
                     return Err(self.protocol_error(e));
                 }

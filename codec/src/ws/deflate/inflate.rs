@@ -105,8 +105,10 @@ impl Inflater {
 
     /// Inflate one message's `payload` (as received: without the tail),
     /// appending at most `max` bytes to `out`; returns how many were appended.
-    /// More output is [`Error::MessageTooLarge`], and `out`'s capacity never
-    /// grows past its length before the call plus `max`.
+    /// More output is [`Error::MessageTooLarge`] (inflating stops there: at most
+    /// one byte past `max` is ever made), and `out`'s capacity never grows past its
+    /// length before the call plus `max`; memory that cannot hold the output is the
+    /// same error.
     pub fn inflate(
         &mut self,
         payload: &[u8],
@@ -270,7 +272,11 @@ impl Sink for VecSink<'_> {
         let left = self.max.saturating_sub(produced);
         if left > 0 && self.out.capacity() == self.out.len() {
             let grow = left.min(produced.max(self.hint.saturating_mul(2)).max(MIN_GROWTH));
-            self.out.reserve_exact(grow);
+            if self.out.try_reserve_exact(grow).is_err() {
+                // Memory does not hold it: no room, so more output is
+                // `MessageTooLarge` (close 1009), never an abort.
+                return &mut [];
+            }
         }
         let spare = self.out.spare_capacity_mut();
         let n = spare.len().min(left);
@@ -289,4 +295,36 @@ impl Sink for VecSink<'_> {
 /// Inflated text must be UTF-8 (checked with the codec's SIMD validator).
 pub fn check_utf8(bytes: &[u8]) -> Result<&str, Error> {
     utf8::to_str(bytes).ok_or(Error::InvalidUtf8)
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::vec::Vec;
+
+    use super::*;
+
+    /// A decompression bomb stops at the limit without inflating further: the stream
+    /// made at most one byte past the limit (the probe that tells "more") before
+    /// `MessageTooLarge`, though the payload goes on for 64 MiB, and the output never
+    /// grew past the limit. With room for all of it, the same payload inflates whole.
+    #[test]
+    fn a_bomb_stops_inflating_at_the_limit() {
+        let bomb = super::super::tests::zeros_bomb(64);
+        for limit in [0, 1, 4096, 100_000, 1 << 20, (64 << 20) - 1] {
+            let mut inf = Inflater::new(15, false);
+            let mut out = Vec::new();
+            let mut sink = VecSink {
+                out: &mut out,
+                start: 0,
+                max: limit,
+                hint: bomb.len(),
+            };
+            assert_eq!(inf.run(&bomb, &mut sink), Err(Error::MessageTooLarge));
+            assert!(inf.z.total_out() <= limit + 1, "limit {limit}");
+            assert!(out.len() == limit && out.capacity() <= limit.max(1));
+        }
+        let mut out = Vec::new();
+        let n = Inflater::new(15, false).inflate(&bomb, &mut out, 64 << 20);
+        assert_eq!(n, Ok(64 << 20));
+    }
 }

@@ -34,7 +34,9 @@
 //! 3. Reading: after `advance`, [`FrameReader::compressed`](crate::ws::FrameReader::compressed)
 //!    is `Some` for a compressed message: inflate its payload
 //!    ([`Inflater::inflate_text`] for text) into the connection's buffer with
-//!    the message limit, and deliver the inflated bytes; errors map to close
+//!    the limit [`FrameReader::max_decoded_size`](crate::ws::FrameReader::max_decoded_size)
+//!    (the configured message limit, not the read buffer's size), and deliver the
+//!    inflated bytes; errors map to close
 //!    codes through [`Error::close_code`](crate::ws::Error::close_code).
 //!    Other messages are delivered as they are, zero-copy.
 //! 4. Writing: when [`Deflater::should_compress`] says so, compress the
@@ -55,7 +57,7 @@ mod zstream;
 #[cfg(test)]
 mod bfinal_tests;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use compress::Deflater;
 pub use inflate::{Inflater, TAIL, check_utf8};

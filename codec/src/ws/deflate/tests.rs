@@ -46,6 +46,24 @@ fn messages() -> Vec<Vec<u8>> {
     m
 }
 
+/// A payload that inflates to `mib` MiB of zeros from about 1 KiB per MiB: the first
+/// MiB compressed, then the second (which refers back into zeros only) repeated, each
+/// message's tail put back between them (one DEFLATE stream). Compressing that much
+/// would take seconds in a debug build; this takes two MiB.
+pub(crate) fn zeros_bomb(mib: usize) -> Vec<u8> {
+    let zeros = vec![0u8; 1 << 20];
+    let mut z = Deflater::new(15, false, 9, 0);
+    let (mut first, mut next) = (Vec::new(), Vec::new());
+    z.compress(&zeros, &mut first).unwrap();
+    z.compress(&zeros, &mut next).unwrap();
+    let mut payload = first;
+    for _ in 1..mib {
+        payload.extend_from_slice(&TAIL);
+        payload.extend_from_slice(&next);
+    }
+    payload
+}
+
 fn inflate_all(inf: &mut Inflater, payload: &[u8]) -> Result<Vec<u8>, Error> {
     let mut out = Vec::new();
     inf.inflate(payload, &mut out, 1 << 20)?;

@@ -273,6 +273,13 @@ impl ZInflate {
         unsafe { inflateReset(&mut self.s) };
     }
 
+    /// Bytes inflated since the stream was made or last reset (for tests: how far a
+    /// stream went).
+    #[cfg(test)]
+    pub fn total_out(&self) -> usize {
+        self.s.total_out as usize
+    }
+
     /// Copy the window (the last up to 2^window_bits bytes inflated) into `out`, which
     /// must hold at least that many; returns how many were copied.
     pub fn get_dictionary(&self, out: &mut [u8; 1 << 15]) -> usize {

@@ -27,7 +27,8 @@ macro_rules! forward_options {
             }
 
             /// Largest accepted message (default: what the 1 MiB read buffer holds; close
-            /// code 1009 beyond). The read buffer grows to hold it.
+            /// code 1009 beyond; with permessage-deflate, its inflated size). The read
+            /// buffer grows to hold it.
             pub fn max_message_size(self, bytes: usize) -> Self {
                 Self {
                     inner: self.inner.max_message_size(bytes),
