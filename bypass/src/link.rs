@@ -6,7 +6,9 @@
 //! passed to every call; the TCP stack's randomness (initial sequence
 //! numbers) is the caller's seed. Nothing here asks an operating system.
 
-use smoltcp::iface::{Config, Interface, PollResult, SocketHandle, SocketSet, SocketStorage};
+use smoltcp::iface::{
+    Config, Interface, PollIngressSingleResult, PollResult, SocketHandle, SocketSet, SocketStorage,
+};
 use smoltcp::phy::Device;
 use smoltcp::socket::tcp;
 use smoltcp::time::Instant;
@@ -144,10 +146,30 @@ impl<'s, D: Device> Link<'s, D> {
 
     /// Let smoltcp move packets until it has nothing more to do now (bounded);
     /// returns whether any socket's state may have changed.
+    ///
+    /// Each pass takes every packet waiting in the device, then lets the
+    /// sockets send; a pass whose sockets sent nothing ends the loop, since on
+    /// this loopback link nothing can arrive that was not sent (a data segment
+    /// and its ACK take three passes, not four: smoltcp's `Interface::poll`
+    /// until `PollResult::None` needed one more pass over every socket to see
+    /// that nothing was left).
     pub fn poll(&mut self, now: Instant) -> bool {
         let mut changed = false;
         for _ in 0..64 {
-            match self.iface.poll(now, &mut self.device, &mut self.sockets) {
+            loop {
+                match self
+                    .iface
+                    .poll_ingress_single(now, &mut self.device, &mut self.sockets)
+                {
+                    PollIngressSingleResult::None => break,
+                    PollIngressSingleResult::PacketProcessed => {}
+                    PollIngressSingleResult::SocketStateChanged => changed = true,
+                }
+            }
+            match self
+                .iface
+                .poll_egress(now, &mut self.device, &mut self.sockets)
+            {
                 PollResult::SocketStateChanged => changed = true,
                 PollResult::None => break,
             }
