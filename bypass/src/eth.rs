@@ -10,13 +10,13 @@
 use std::io;
 use std::prelude::rust_2024::*;
 
-use smoltcp::iface::{Config, Interface, PollResult, SocketHandle, SocketSet, SocketStorage};
+use smoltcp::iface::{Config, Interface, SocketHandle, SocketSet, SocketStorage};
 use smoltcp::phy::Device;
 use smoltcp::socket::tcp;
 use smoltcp::time::{Duration, Instant};
 use smoltcp::wire::{EthernetAddress, HardwareAddress, IpCidr, Ipv4Address, Ipv4Cidr};
 
-use crate::link::{LinkError, TcpBuffers};
+use crate::link::{LinkError, TcpBuffers, settle};
 
 /// An Ethernet device smoltcp runs on: its address, and the step that hands
 /// what smoltcp queued to the hardware (one per turn of the loop).
@@ -114,17 +114,11 @@ impl<'s, D: EthDevice> EthLink<'s, D> {
         self.sockets.get_mut::<tcp::Socket>(h)
     }
 
-    /// Let smoltcp move packets until it has nothing more to do now (bounded),
-    /// then hand what it sent to the device ([`EthDevice::commit`]). Returns
+    /// Let smoltcp move packets until a pass sends nothing (bounded; packets
+    /// arriving meanwhile are the next poll's), then hand what it sent to the device ([`EthDevice::commit`]). Returns
     /// whether any socket's state may have changed.
     pub fn poll(&mut self, now: Instant) -> io::Result<bool> {
-        let mut changed = false;
-        for _ in 0..64 {
-            match self.iface.poll(now, &mut self.device, &mut self.sockets) {
-                PollResult::SocketStateChanged => changed = true,
-                PollResult::None => break,
-            }
-        }
+        let changed = settle(&mut self.iface, &mut self.device, &mut self.sockets, now);
         self.device.commit()?;
         Ok(changed)
     }

@@ -6,7 +6,9 @@
 //! passed to every call; the TCP stack's randomness (initial sequence
 //! numbers) is the caller's seed. Nothing here asks an operating system.
 
-use smoltcp::iface::{Config, Interface, PollResult, SocketHandle, SocketSet, SocketStorage};
+use smoltcp::iface::{
+    Config, Interface, PollIngressSingleResult, PollResult, SocketHandle, SocketSet, SocketStorage,
+};
 use smoltcp::phy::Device;
 use smoltcp::socket::tcp;
 use smoltcp::time::Instant;
@@ -143,16 +145,11 @@ impl<'s, D: Device> Link<'s, D> {
     }
 
     /// Let smoltcp move packets until it has nothing more to do now (bounded);
-    /// returns whether any socket's state may have changed.
+    /// returns whether any socket's state may have changed. A turn ends with a
+    /// pass of smoltcp whose sockets sent nothing: a data segment and its ACK
+    /// take three passes (ingress, then egress, each), not four.
     pub fn poll(&mut self, now: Instant) -> bool {
-        let mut changed = false;
-        for _ in 0..64 {
-            match self.iface.poll(now, &mut self.device, &mut self.sockets) {
-                PollResult::SocketStateChanged => changed = true,
-                PollResult::None => break,
-            }
-        }
-        changed
+        settle(&mut self.iface, &mut self.device, &mut self.sockets, now)
     }
 
     /// When smoltcp next wants to be polled (a timer), if at all.
@@ -178,6 +175,40 @@ impl<D> core::fmt::Debug for Link<'_, D> {
             .field("server", &self.server)
             .finish_non_exhaustive()
     }
+}
+
+/// Let smoltcp move packets through `device` until a pass sends nothing (at
+/// most 64 passes); returns whether any socket's state may have changed. The
+/// one loop of every interface here (`Link`, `EthLink`, `Stack`).
+///
+/// Each pass takes every packet waiting in the device, then lets each socket
+/// send. A pass whose sockets sent nothing ends it: what they would send next
+/// depends only on what arrives, and whatever arrives now is the next turn's
+/// (on a loopback device nothing can arrive that was not sent). So a data
+/// segment and its ACK take three passes, where `Interface::poll` until
+/// `PollResult::None` took a fourth over every socket to see there was
+/// nothing left.
+pub(crate) fn settle<D: Device + ?Sized>(
+    iface: &mut Interface,
+    device: &mut D,
+    sockets: &mut SocketSet<'_>,
+    now: Instant,
+) -> bool {
+    let mut changed = false;
+    for _ in 0..64 {
+        loop {
+            match iface.poll_ingress_single(now, device, sockets) {
+                PollIngressSingleResult::None => break,
+                PollIngressSingleResult::PacketProcessed => {}
+                PollIngressSingleResult::SocketStateChanged => changed = true,
+            }
+        }
+        match iface.poll_egress(now, device, sockets) {
+            PollResult::SocketStateChanged => changed = true,
+            PollResult::None => break,
+        }
+    }
+    changed
 }
 
 fn socket(bufs: TcpBuffers<'_>) -> tcp::Socket<'_> {

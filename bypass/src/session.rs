@@ -145,15 +145,16 @@ impl<'s, D: Device, M: MaskSource> Session<'s, D, M> {
 
     /// One turn of the loop at time `now`: the endpoints' timers, queued
     /// frames of both endpoints into their sockets, then smoltcp moves packets
-    /// through the device, then frames again (ACKs may have freed send space).
-    /// Returns whether smoltcp did anything.
+    /// through the device, then, if frames are still waiting (ACKs may have
+    /// freed send space, or the connection came up), frames again and packets
+    /// again. Returns whether smoltcp did anything.
     pub fn poll(&mut self, now: Instant) -> Result<bool, Error> {
         let t = codec_instant(now);
         self.client.handle_timeout(t)?;
         self.server.handle_timeout(t)?;
         self.flush()?;
         let moved = self.link.poll(now);
-        if moved {
+        if moved && (self.client.wants_write() || self.server.wants_write()) {
             self.flush()?;
             self.link.poll(now);
         }

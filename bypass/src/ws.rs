@@ -141,6 +141,12 @@ where
         self.conn.is_open()
     }
 
+    /// Whether bytes wait for [`flush`](Self::flush) (or the TCP connection
+    /// waits to be closed).
+    pub fn wants_write(&self) -> bool {
+        self.conn.wants_write()
+    }
+
     /// Whether the connection is over, everything was flushed and the TCP
     /// connection was asked to close.
     pub fn is_done(&self) -> bool {

@@ -40,15 +40,19 @@ fn small_session<'s>(
     .expect("session")
 }
 
-/// Poll until both ends are open, nothing but the handshake on the wire.
-fn open(session: &mut Session<'_, RingDevice<Vec<u8>, 4>, MaskRng>, now: &mut Instant) {
+/// Poll until both ends are open, nothing but the handshake on the wire; returns the
+/// turns (polls) it took.
+fn open(session: &mut Session<'_, RingDevice<Vec<u8>, 4>, MaskRng>, now: &mut Instant) -> usize {
+    let mut turns = 0;
     while !(session.client.is_open() && session.server.is_open()) {
         session.poll(*now).expect("poll");
+        turns += 1;
         assert!(session.server_recv().expect("server").is_none());
         assert!(session.client_recv().expect("client").is_none());
         *now += Duration::from_millis(1);
         assert!(*now < Instant::from_secs(1), "handshake stalled");
     }
+    turns
 }
 
 #[test]
@@ -227,4 +231,45 @@ fn a_full_send_buffer_still_leaves_room_to_answer_pings() {
     }
     assert_eq!(refused, 800, "both send buffers were full every turn");
     assert!(pongs >= 10, "pongs answered under back-pressure: {pongs}");
+}
+
+#[test]
+fn one_poll_settles_the_link_data_and_its_ack() {
+    let mut arena = vec![0u8; SIZES.arena_len()];
+    let mut slots = [SocketStorage::EMPTY; 2];
+    let mut session = small_session(&mut arena, &mut slots, [5; 16], [6; 32], 7);
+    let mut now = Instant::ZERO;
+    open(&mut session, &mut now);
+    for k in 0..50u8 {
+        session.client.tx().send_binary(&[k; 128]).expect("send");
+        session.poll(now).expect("poll");
+        // Nothing left anywhere: the segment arrived, its ACK came back, and a
+        // further turn of smoltcp has nothing to move.
+        assert_eq!(session.link.device.queued(), 0, "message {k}");
+        assert_eq!(session.link.client_socket().send_queue(), 0, "message {k}");
+        assert!(
+            !session.link.poll(now),
+            "message {k}: the link was not idle"
+        );
+        match session.server_recv().expect("recv") {
+            Some((tickwire_codec::ws::Message::Binary(b), _)) => assert_eq!(b, &[k; 128]),
+            other => panic!("message {k}: {:?}", other.map(|(m, _)| m)),
+        }
+        now += Duration::from_micros(1);
+    }
+}
+
+#[test]
+fn a_poll_sends_what_waited_for_the_connection_in_the_same_turn() {
+    // The upgrade request is queued before TCP connects: the first turn's flush finds
+    // the socket still connecting, smoltcp completes the three-way handshake, and the
+    // same turn hands the request over (a flush after the link moved).
+    let mut arena = vec![0u8; SIZES.arena_len()];
+    let mut slots = [SocketStorage::EMPTY; 2];
+    let mut session = small_session(&mut arena, &mut slots, [8; 16], [2; 32], 3);
+    let mut now = Instant::ZERO;
+    let turns = open(&mut session, &mut now);
+    // Turn 1: connect, request, the server answers; turn 2: the answer arrives.
+    assert_eq!(turns, 2, "turns to open both ends");
+    assert!(!session.client.wants_write() && !session.server.wants_write());
 }

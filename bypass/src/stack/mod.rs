@@ -36,7 +36,7 @@
 mod error;
 mod slot;
 
-use smoltcp::iface::{Config, Interface, PollResult, SocketSet, SocketStorage};
+use smoltcp::iface::{Config, Interface, SocketSet, SocketStorage};
 use smoltcp::phy::Device;
 use smoltcp::socket::tcp;
 use smoltcp::wire::{HardwareAddress, IpCidr, Ipv4Address, Ipv4Cidr};
@@ -345,13 +345,7 @@ impl<'s, D: Nic> Stack<'s, D> {
     }
 
     fn move_packets(&mut self, t: smoltcp::time::Instant) -> bool {
-        let mut changed = false;
-        for _ in 0..64 {
-            match self.iface.poll(t, &mut self.device, &mut self.sockets) {
-                PollResult::SocketStateChanged => changed = true,
-                PollResult::None => break,
-            }
-        }
+        let changed = crate::link::settle(&mut self.iface, &mut self.device, &mut self.sockets, t);
         self.device.commit();
         changed
     }
