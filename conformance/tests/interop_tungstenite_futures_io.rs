@@ -184,7 +184,7 @@ fn tungstenite_client_to_smol_server() {
 /// until its deadline even when the sleep is dropped, and the runtime insists that no
 /// waker outlives it; sleep past the last deadline armed (the close timeout).
 async fn settle() {
-    nexus_async_rt::sleep(Duration::from_secs(1)).await;
+    nexus_util::sleep(Duration::from_secs(1)).await;
 }
 
 #[test]

@@ -138,7 +138,6 @@ fn smol_read_timeout_then_a_clean_request() {
 }
 
 #[test]
-#[ignore = "hangs in about 1 run of 4 on the merged tree of 2026-11-28 when both nexus-async-rt httpbin tests run; the REST driver on nexus-async-rt is covered by transport/tests/futures_io_rest.rs meanwhile"]
 fn nexus_methods_head_chunked_and_keep_alive() {
     let Some(h) = skip_or_fail("futures_io_nexus_methods", Httpbin::shared()) else {
         return;
@@ -160,7 +159,6 @@ fn nexus_methods_head_chunked_and_keep_alive() {
 }
 
 #[test]
-#[ignore = "hangs in about 1 run of 4 on the merged tree of 2026-11-28 when both nexus-async-rt httpbin tests run; the REST driver on nexus-async-rt is covered by transport/tests/futures_io_rest.rs meanwhile"]
 fn nexus_read_timeout_then_a_clean_request() {
     let Some(h) = skip_or_fail("futures_io_nexus_read_timeout", Httpbin::shared()) else {
         return;
@@ -173,6 +171,6 @@ fn nexus_read_timeout_then_a_clean_request() {
             .write_timeout(None);
         read_timeout_then_a_clean_request(b, url).await;
         // Past the last read timeout armed (see above).
-        nexus_async_rt::sleep(Duration::from_millis(500)).await;
+        nexus_util::sleep(Duration::from_millis(500)).await;
     });
 }

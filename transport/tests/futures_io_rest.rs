@@ -174,7 +174,7 @@ fn nexus_read_timeout() {
             nexus_util::block_on(async move {
                 f.await;
                 // nexus's timer wheel keeps its entries until their deadlines.
-                nexus_async_rt::sleep(Duration::from_millis(200)).await;
+                nexus_util::sleep(Duration::from_millis(200)).await;
             })
         },
     );

@@ -293,19 +293,35 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream for IoStream<T> {
 /// [`Timer`](async_io::Timer) (the default: works on any executor, smol's included);
 /// a runtime with timers of its own wraps its sleep future in a type of yours.
 ///
+/// Every `Pending` must leave a wake-up armed: a connection waiting on its timer has
+/// nothing else to wake it. A sleep future that can be woken before its deadline and
+/// then answer `Pending` without arming a wake-up again loses it: nexus-async-rt 0.7's
+/// `Sleep` does (its timer wheel fires an entry as soon as the clock reaches the
+/// deadline's 1 ms tick, up to a tick early, and the `Sleep` polled then schedules
+/// nothing). Wrapped as below, it sleeps a tick past the deadline and the deadline is
+/// read from the clock:
+///
 /// ```
 /// use std::task::{Context, Poll};
-/// use std::time::Instant;
+/// use std::time::{Duration, Instant};
 ///
-/// /// nexus-async-rt's timer wheel (the same for any runtime's sleep future).
-/// struct NexusTimer(nexus_async_rt::Sleep);
+/// /// nexus-async-rt's timer wheel.
+/// struct NexusTimer {
+///     /// For a tick (1 ms) past the deadline: the wheel fires it after the deadline.
+///     sleep: nexus_async_rt::Sleep,
+///     deadline: Instant,
+/// }
 ///
 /// impl tickwire::futures_io::Timer for NexusTimer {
 ///     fn at(deadline: Instant) -> Self {
-///         NexusTimer(nexus_async_rt::sleep_until(deadline))
+///         let sleep = nexus_async_rt::sleep_until(deadline + Duration::from_millis(1));
+///         NexusTimer { sleep, deadline }
 ///     }
 ///     fn poll_expired(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-///         std::pin::Pin::new(&mut self.0).poll(cx)
+///         if Instant::now() >= self.deadline {
+///             return Poll::Ready(());
+///         }
+///         std::pin::Pin::new(&mut self.sleep).poll(cx)
 ///     }
 /// }
 /// # use std::future::Future;

@@ -8,7 +8,7 @@ use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tickwire::futures_io::Timer;
 
@@ -44,23 +44,57 @@ impl futures_io::AsyncWrite for NexusTcp {
     }
 }
 
-/// nexus-async-rt's timer wheel.
-pub struct NexusTimer(nexus_async_rt::Sleep);
+/// nexus-async-rt's timer wheel, as a [`Timer`] whose `Pending` always leaves a
+/// wake-up armed.
+///
+/// nexus-async-rt 0.7's `Sleep` does not, polled as it is: its wheel (nexus-timer,
+/// 1 ms ticks) rounds a deadline down to its tick and fires the entry (wakes the
+/// task, forgets the entry) as soon as the clock reaches that tick, up to a tick
+/// before the deadline; the `Sleep` polled then reads the clock, answers `Pending`
+/// and schedules nothing (it schedules on its first poll, or for another task's
+/// waker only). The task sleeps until some other wake-up: another timer of the
+/// runtime, or never. So the wheel's entry here is for one tick past the deadline
+/// (it fires after the deadline), and the deadline is read from the clock.
+pub struct NexusTimer {
+    /// For the deadline plus one tick.
+    sleep: nexus_async_rt::Sleep,
+    deadline: Instant,
+}
 
 impl std::fmt::Debug for NexusTimer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("NexusTimer")
+        f.debug_struct("NexusTimer")
+            .field("deadline", &self.deadline)
+            .finish_non_exhaustive()
     }
 }
 
+/// The tick of nexus-async-rt's timer wheel (fixed in 0.7).
+const WHEEL_TICK: Duration = Duration::from_millis(1);
+
 impl Timer for NexusTimer {
     fn at(deadline: Instant) -> Self {
-        NexusTimer(nexus_async_rt::sleep_until(deadline))
+        NexusTimer {
+            sleep: nexus_async_rt::sleep_until(deadline + WHEEL_TICK),
+            deadline,
+        }
     }
 
     fn poll_expired(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        Pin::new(&mut self.0).poll(cx)
+        if Instant::now() >= self.deadline {
+            return Poll::Ready(());
+        }
+        // The wheel fires the entry only once the clock is past the deadline: before,
+        // it is still there, or this schedules it (the first poll, another task).
+        Pin::new(&mut self.sleep).poll(cx)
     }
+}
+
+/// Sleep for `d` on nexus-async-rt's timer wheel (through [`NexusTimer`]: the
+/// runtime's own `sleep` may never wake).
+pub async fn sleep(d: Duration) {
+    let mut t = NexusTimer::at(Instant::now() + d);
+    std::future::poll_fn(|cx| t.poll_expired(cx)).await
 }
 
 /// Run `f` to completion on a fresh nexus-async-rt runtime on this thread.
