@@ -87,6 +87,54 @@ pub(crate) async fn wait_writable(
     Ok(())
 }
 
+/// The body of `recv_ready` (see [`async_api`]), an expression of type `bool` inside an
+/// async fn returning `Result<_, Error>` (errors leave through `?`): `true` when a
+/// message is ready in the reader, `false` where `recv` says `Ok(None)`. Expanded in
+/// place by `recv` and `recv_with`, so each is one state machine, not one awaiting
+/// another (the nesting cost tens of instructions per call).
+macro_rules! recv_ready {
+    ($this:ident) => {
+        'ready: {
+            use $crate::tokio::ws::api::RecvStep;
+            $this.established().await?;
+            let mut read = $crate::tokio::ws::api::Lazy::After($this.timeouts.read);
+            let mut waiting = false;
+            $this.ws.conn.io.spin_reset();
+            loop {
+                // Without a deadline everything happens in this one poll function (no
+                // timer, no nested future); with one it says so and the wait below
+                // runs under the deadline.
+                let step = std::future::poll_fn(|cx| $this.poll_recv(&mut waiting, &mut read, cx));
+                match step.await? {
+                    // The peer's close: its echo, TLS close_notify and the FIN go out
+                    // (within the close timeout) before it is returned.
+                    RecvStep::Message if $this.ws.is_closed() => {
+                        $this.finish_close().await;
+                        break 'ready true;
+                    }
+                    RecvStep::Message => break 'ready true,
+                    RecvStep::Closed => {
+                        $this.finish_close().await;
+                        break 'ready false;
+                    }
+                    RecvStep::Deadline => {}
+                }
+                let read_at = read.get();
+                let deadline = $crate::tokio::ws::api::earliest(read_at, $this.ws.timeout_at());
+                if !$this.ready.wait($this.ws.wants_write(), deadline).await? {
+                    let now = std::time::Instant::now();
+                    $this.ws.handle_timeout(now)?;
+                    if read_at.is_some_and(|at| now >= at) {
+                        return Err($crate::ws::Error::ReadTimeout);
+                    }
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use recv_ready;
+
 macro_rules! async_api {
     ($ty:ty) => {
         impl $ty {
@@ -129,7 +177,8 @@ macro_rules! async_api {
             pub async fn recv(
                 &mut self,
             ) -> Result<Option<$crate::ws::Message<'_>>, $crate::ws::Error> {
-                if self.recv_ready().await? {
+                // The body of `recv_ready` expanded here: one future, not two nested.
+                if $crate::tokio::ws::api::recv_ready!(self) {
                     // Decide first, borrow after: the message is fetched again from the
                     // reader (it stays current until the next call).
                     Ok(self.ws.conn.ws.message())
@@ -182,7 +231,7 @@ macro_rules! async_api {
                     &mut $crate::ws::Sender<'_>,
                 ) -> Result<R, $crate::ws::Error>,
             ) -> Result<Option<R>, $crate::ws::Error> {
-                if !self.recv_ready().await? {
+                if !$crate::tokio::ws::api::recv_ready!(self) {
                     return Ok(None);
                 }
                 let r = self.ws.with_message(f)?;
@@ -194,43 +243,9 @@ macro_rules! async_api {
 
             /// `recv` up to the message: `Ok(true)` when one is ready in the reader,
             /// `Ok(false)` where `recv` says `Ok(None)`.
+            #[allow(dead_code)] // The reconnecting client's; `recv` expands the same body.
             async fn recv_ready(&mut self) -> Result<bool, $crate::ws::Error> {
-                use $crate::tokio::ws::api::RecvStep;
-                self.established().await?;
-                let mut read = $crate::tokio::ws::api::Lazy::After(self.timeouts.read);
-                let mut waiting = false;
-                self.ws.conn.io.spin_reset();
-                loop {
-                    // Without a deadline everything happens in this one poll function
-                    // (no timer, no nested future); with one it says so and the wait
-                    // below runs under the deadline.
-                    let step =
-                        std::future::poll_fn(|cx| self.poll_recv(&mut waiting, &mut read, cx));
-                    match step.await? {
-                        // The peer's close: its echo, TLS close_notify and the FIN go
-                        // out (within the close timeout) before it is returned.
-                        RecvStep::Message if self.ws.is_closed() => {
-                            self.finish_close().await;
-                            break;
-                        }
-                        RecvStep::Message => break,
-                        RecvStep::Closed => {
-                            self.finish_close().await;
-                            return Ok(false);
-                        }
-                        RecvStep::Deadline => {}
-                    }
-                    let read_at = read.get();
-                    let deadline = $crate::tokio::ws::api::earliest(read_at, self.ws.timeout_at());
-                    if !self.ready.wait(self.ws.wants_write(), deadline).await? {
-                        let now = std::time::Instant::now();
-                        self.ws.handle_timeout(now)?;
-                        if read_at.is_some_and(|at| now >= at) {
-                            return Err($crate::ws::Error::ReadTimeout);
-                        }
-                    }
-                }
-                Ok(true)
+                Ok($crate::tokio::ws::api::recv_ready!(self))
             }
 
             /// `recv` up to a message, the end of the close handshake or a wait that
@@ -250,18 +265,25 @@ macro_rules! async_api {
                 use std::task::Poll;
                 use $crate::tokio::ws::api::RecvStep;
                 loop {
-                    if *waiting {
+                    // After a read that drained the socket with nothing left to do, the
+                    // read would only say `WouldBlock`: straight to the wait.
+                    let idle = if *waiting {
                         match self.ready.poll_wait(self.ws.wants_write(), cx) {
                             Poll::Ready(r) => r?,
                             Poll::Pending => return Poll::Pending,
                         }
                         *waiting = false;
-                    }
-                    if self.ws.try_recv()?.is_some() {
-                        return Poll::Ready(Ok(RecvStep::Message));
-                    }
-                    if self.ws.is_closed() {
-                        return Poll::Ready(Ok(RecvStep::Closed));
+                        false
+                    } else {
+                        self.ws.conn.idle_drained()
+                    };
+                    if !idle {
+                        if self.ws.try_recv()?.is_some() {
+                            return Poll::Ready(Ok(RecvStep::Message));
+                        }
+                        if self.ws.is_closed() {
+                            return Poll::Ready(Ok(RecvStep::Closed));
+                        }
                     }
                     if self.ws.conn.io.spinning() {
                         let deadline =
@@ -272,7 +294,7 @@ macro_rules! async_api {
                             None => {}
                         }
                     }
-                    if self.timeouts.read.is_some() || self.ws.timeout_at().is_some() {
+                    if self.timeouts.read.is_some() || self.ws.conn.has_timer() {
                         return Poll::Ready(Ok(RecvStep::Deadline));
                     }
                     *waiting = true;
