@@ -96,8 +96,11 @@ macro_rules! recv_ready {
     ($this:ident) => {
         'ready: {
             use $crate::tokio::ws::api::RecvStep;
-            $this.established().await?;
-            let mut read = $crate::tokio::ws::api::Lazy::After($this.timeouts.read);
+            if $this.handshaking() {
+                $this.established().await?;
+            }
+            // The read deadline, started by the first wait that needs it.
+            let mut read = None;
             let mut waiting = false;
             $this.ws.conn.io.spin_reset();
             loop {
@@ -119,7 +122,9 @@ macro_rules! recv_ready {
                     }
                     RecvStep::Deadline => {}
                 }
-                let read_at = read.get();
+                let read_at = read
+                    .get_or_insert($crate::tokio::ws::api::Lazy::After($this.timeouts.read))
+                    .get();
                 let deadline = $crate::tokio::ws::api::earliest(read_at, $this.ws.timeout_at());
                 if !$this.ready.wait($this.ws.wants_write(), deadline).await? {
                     let now = std::time::Instant::now();
@@ -259,7 +264,7 @@ macro_rules! async_api {
             fn poll_recv(
                 &mut self,
                 waiting: &mut bool,
-                read: &mut $crate::tokio::ws::api::Lazy,
+                read: &mut Option<$crate::tokio::ws::api::Lazy>,
                 cx: &mut std::task::Context<'_>,
             ) -> std::task::Poll<Result<$crate::tokio::ws::api::RecvStep, $crate::ws::Error>> {
                 use std::task::Poll;
@@ -286,6 +291,8 @@ macro_rules! async_api {
                         }
                     }
                     if self.ws.conn.io.spinning() {
+                        let read = read
+                            .get_or_insert($crate::tokio::ws::api::Lazy::After(self.timeouts.read));
                         let deadline =
                             $crate::tokio::ws::api::earliest(read.get(), self.ws.timeout_at());
                         match self.ws.conn.io.spin(deadline) {
@@ -321,13 +328,19 @@ macro_rules! async_api {
             }
 
             /// Run the evented `op` until it is not refused for backpressure, awaiting
-            /// the socket in between (write timeout), then flush.
+            /// the socket in between (write timeout), then flush. The sends return this
+            /// future as it is (not an `async fn` awaiting it: a state machine less per
+            /// send).
             async fn send_with(
                 &mut self,
                 mut op: impl FnMut(&mut Self) -> Result<(), $crate::ws::Error>,
             ) -> Result<(), $crate::ws::Error> {
-                self.established().await?;
-                let mut deadline = $crate::tokio::ws::api::Lazy::After(self.timeouts.write);
+                if self.handshaking() {
+                    self.established().await?;
+                }
+                // Started at the first wait (nothing to set up for a send that waits
+                // for nothing).
+                let mut deadline = None;
                 loop {
                     match op(self) {
                         Err($crate::ws::Error::Backpressure) => {
@@ -337,7 +350,9 @@ macro_rules! async_api {
                             let ws = &mut self.ws;
                             $crate::tokio::ws::api::wait_writable(
                                 &self.ready,
-                                &mut deadline,
+                                deadline.get_or_insert($crate::tokio::ws::api::Lazy::After(
+                                    self.timeouts.write,
+                                )),
                                 at,
                                 |now| ws.handle_timeout(now),
                             )
@@ -369,8 +384,12 @@ macro_rules! async_api {
             /// # Ok(())
             /// # }
             /// ```
-            pub async fn send_text(&mut self, text: &str) -> Result<(), $crate::ws::Error> {
-                self.send_with(|c| c.ws.send_text(text)).await
+            pub fn send_text(
+                &mut self,
+                text: &str,
+            ) -> impl Future<Output = Result<(), $crate::ws::Error>> {
+                // `send_with`'s future itself (see there).
+                self.send_with(move |c| c.ws.send_text(text))
             }
 
             /// Send a binary message (see [`send_text`](Self::send_text)).
@@ -386,8 +405,12 @@ macro_rules! async_api {
             /// # Ok(())
             /// # }
             /// ```
-            pub async fn send_binary(&mut self, data: &[u8]) -> Result<(), $crate::ws::Error> {
-                self.send_with(|c| c.ws.send_binary(data)).await
+            pub fn send_binary(
+                &mut self,
+                data: &[u8],
+            ) -> impl Future<Output = Result<(), $crate::ws::Error>> {
+                // `send_with`'s future itself (see there).
+                self.send_with(move |c| c.ws.send_binary(data))
             }
 
             /// Send a ping (payload at most 125 bytes).
@@ -404,8 +427,12 @@ macro_rules! async_api {
             /// # Ok(())
             /// # }
             /// ```
-            pub async fn send_ping(&mut self, payload: &[u8]) -> Result<(), $crate::ws::Error> {
-                self.send_with(|c| c.ws.send_ping(payload)).await
+            pub fn send_ping(
+                &mut self,
+                payload: &[u8],
+            ) -> impl Future<Output = Result<(), $crate::ws::Error>> {
+                // `send_with`'s future itself (see there).
+                self.send_with(move |c| c.ws.send_ping(payload))
             }
 
             /// Send an unsolicited pong (payload at most 125 bytes).
@@ -421,8 +448,12 @@ macro_rules! async_api {
             /// # Ok(())
             /// # }
             /// ```
-            pub async fn send_pong(&mut self, payload: &[u8]) -> Result<(), $crate::ws::Error> {
-                self.send_with(|c| c.ws.send_pong(payload)).await
+            pub fn send_pong(
+                &mut self,
+                payload: &[u8],
+            ) -> impl Future<Output = Result<(), $crate::ws::Error>> {
+                // `send_with`'s future itself (see there).
+                self.send_with(move |c| c.ws.send_pong(payload))
             }
 
             /// Start the close handshake with `code` (`None`: no status code, then the
