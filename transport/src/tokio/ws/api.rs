@@ -283,7 +283,9 @@ macro_rules! async_api {
                         self.ws.conn.idle_drained()
                     };
                     if !idle {
-                        if self.ws.try_recv()?.is_some() {
+                        // `try_recv` without building the message (the caller fetches
+                        // it) nor the handshake test (`established` ran).
+                        if self.ws.conn.recv_ready(false)? {
                             return Poll::Ready(Ok(RecvStep::Message));
                         }
                         if self.ws.is_closed() {
