@@ -64,9 +64,10 @@
 //! tokio-rustls is not used. Measured against it (perf suite "tokio loopback", TLS
 //! rows: tokio-tungstenite 0.30 over tokio-rustls 0.26 with the same rustls 0.23
 //! configs, ring, TLS 1.3, each side on a `current_thread` runtime, echo on the other
-//! core): per round trip of a 40 B binary message, 11.7k user-space instructions
-//! (client and echo threads, runtimes included, callgrind) against 44.3k, 3.8x fewer
-//! (77 B JSON text: 12.1k against 44.8k); over plain TCP 4.7k against 34.8k. In time
+//! core): per round trip of a 40 B binary message, 10.9k user-space instructions
+//! (client and echo threads, runtimes included, callgrind) against 44.8k, 4.1x fewer
+//! (77 B JSON text: 11.3k against 45.1k); over plain TCP 4.6k against 35.0k
+//! (fastwebsockets 0.10 on tokio: 5.1k; nexus-async-net 0.7.1 on tokio: 4.7k). In time
 //! the round trip is dominated by the kernel's wake-ups, which both pay (about
 //! 1.05-1.1x faster on a shared, loaded 2-core machine). Our path wins on both counts and
 //! keeps one TLS implementation, so the choice stays.
@@ -81,11 +82,13 @@
 //! wake-up takes and clears the readiness before reading; a send returns without a
 //! second flush when the evented call wrote everything. Against the same echo server
 //! the tokio client costs about 1.5k instructions per round trip more than the
-//! blocking one (4.7k against 3.2k for 40 B over plain TCP, both threads counted;
-//! the client threads alone 2.4k against 0.93k): tokio's park, timer and I/O driver,
+//! blocking one (4.6k against 3.2k for 40 B over plain TCP, both threads counted): tokio's park, timer and I/O driver,
 //! reactor dispatch, wake-up and scheduler loop (with its busy-time clock reads)
-//! about 1.0k, the two readiness polls per message 0.18k, our futures about 0.15k,
-//! and the rest the benchmark's own async loop.
+//! about 1.0k, the two readiness polls per message 0.18k, our futures and the
+//! benchmark's own async loop the rest. After a read that drained the socket a `recv`
+//! goes straight to the readiness wait (no pass through the receive loop to learn
+//! that nothing is buffered), and `recv`, `recv_with` and the sends are each one
+//! state machine (no `async fn` awaiting another on the way).
 
 pub mod rest;
 pub mod ws;

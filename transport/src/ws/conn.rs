@@ -539,6 +539,36 @@ impl<S: Stream, M: Masking> Conn<S, M> {
         self.ws.wants_write() || self.io.stream.has_buffered()
     }
 
+    /// For drivers whose readiness remembers an arrival (tokio, [`Io::sticky_readiness`]):
+    /// whether a non-blocking [`recv`](Self::recv) now would only answer "nothing now"
+    /// without a read: open, nothing buffered, nothing to write, buffers at their
+    /// initial size, and the last read drained the socket. Takes that "drained" as the
+    /// `recv` would, so the driver waits for readiness and then receives; `false`
+    /// changes nothing.
+    #[cfg(feature = "tokio")]
+    #[inline]
+    pub fn idle_drained(&mut self) -> bool {
+        if self.io.drained
+            && self.io.sticky_readiness
+            && self.ws.state() == State::Open
+            && self.ws.buffered() == 0
+            && !self.wants_write()
+            && !self.bufs.grown()
+        {
+            self.io.drained = false;
+            return true;
+        }
+        false
+    }
+
+    /// Whether a codec timer runs (keepalive, dead peer, close, handshake): the test
+    /// of [`timeout_at`](Self::timeout_at) without its clock conversion.
+    #[cfg(feature = "tokio")]
+    #[inline]
+    pub fn has_timer(&self) -> bool {
+        self.ws.poll_timeout().is_some()
+    }
+
     /// Blocking: write everything (write timeout). Evented: what the socket takes.
     pub fn flush(&mut self) -> Result<bool, Error> {
         let r = self.io.flush(self.ws.sender());

@@ -408,6 +408,57 @@ fn after_a_draining_read_nothing_left_is_lost() {
     assert_eq!(decode(&c.io.stream.output), ["Close(None)"]);
 }
 
+/// `idle_drained` (tokio's shortcut past the `recv(false)` that would only say "nothing
+/// now") is taken only where that call would have had nothing to do: never with a whole
+/// or partial frame buffered, output pending, a closed connection or a socket not
+/// drained; and taking it consumes the drained mark, so the next call reads.
+#[cfg(feature = "tokio")]
+#[test]
+fn idle_drained_only_where_recv_has_nothing_to_do() {
+    // Two frames and part of a third in one draining read.
+    let mut input = binary_frame(b"one");
+    input.extend(binary_frame(b"two"));
+    let third = binary_frame(b"three");
+    input.extend_from_slice(&third[..3]);
+    let mut c = sticky_server(input, usize::MAX);
+    assert_eq!(c.recv(false).unwrap(), Some(Message::Binary(b"one")));
+    assert!(!c.idle_drained(), "a whole frame is buffered");
+    assert_eq!(c.recv(false).unwrap(), Some(Message::Binary(b"two")));
+    assert!(!c.idle_drained(), "a partial frame is buffered");
+    c.io.stream.input.extend_from_slice(&third[3..]);
+    assert_eq!(c.recv(false).unwrap(), None);
+    assert_eq!(c.recv(false).unwrap(), Some(Message::Binary(b"three")));
+    let reads = c.io.stream.reads;
+    // Drained, nothing buffered: the shortcut, once; the next call reads.
+    assert!(c.idle_drained());
+    assert!(!c.idle_drained());
+    assert_eq!(c.recv(false).unwrap(), None);
+    assert_eq!(c.io.stream.reads, reads + 1);
+
+    // Not sticky (a plain evented caller): never.
+    let mut c = server(binary_frame(b"one"), 1 << 16, 4096);
+    c.io.stream.drains = true;
+    assert_eq!(c.recv(false).unwrap(), Some(Message::Binary(b"one")));
+    assert!(!c.idle_drained());
+
+    // A pong the socket could not take: the next recv must write it.
+    let input = client_frames(|w, out| encode_ping(w, out, b"p"));
+    let mut c = sticky_server(input, 0);
+    assert_eq!(c.recv(false).unwrap(), Some(Message::Ping(b"p")));
+    assert!(c.wants_write());
+    assert!(!c.idle_drained());
+
+    // The peer's close: the connection is not open any more.
+    let input = client_frames(|w, out| {
+        let mut buf = [0u8; 64];
+        let n = w.encode_close(None, "", &mut buf).unwrap();
+        out.extend_from_slice(&buf[..n]);
+    });
+    let mut c = sticky_server(input, usize::MAX);
+    assert_eq!(c.recv(false).unwrap(), Some(Message::Close(None)));
+    assert!(!c.idle_drained());
+}
+
 /// Frames arriving in pieces of every size, each piece read by its own `recv(false)`
 /// calls (drained or not, sticky or not): every message comes out whole and in order
 /// (fragmented ones with empty fragments and a ping between fragments, a 16-bit

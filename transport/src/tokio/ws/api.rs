@@ -87,6 +87,59 @@ pub(crate) async fn wait_writable(
     Ok(())
 }
 
+/// The body of `recv_ready` (see [`async_api`]), an expression of type `bool` inside an
+/// async fn returning `Result<_, Error>` (errors leave through `?`): `true` when a
+/// message is ready in the reader, `false` where `recv` says `Ok(None)`. Expanded in
+/// place by `recv` and `recv_with`, so each is one state machine, not one awaiting
+/// another (the nesting cost tens of instructions per call).
+macro_rules! recv_ready {
+    ($this:ident) => {
+        'ready: {
+            use $crate::tokio::ws::api::RecvStep;
+            if $this.handshaking() {
+                $this.established().await?;
+            }
+            // The read deadline, started by the first wait that needs it.
+            let mut read = None;
+            let mut waiting = false;
+            $this.ws.conn.io.spin_reset();
+            loop {
+                // Without a deadline everything happens in this one poll function (no
+                // timer, no nested future); with one it says so and the wait below
+                // runs under the deadline.
+                let step = std::future::poll_fn(|cx| $this.poll_recv(&mut waiting, &mut read, cx));
+                match step.await? {
+                    // The peer's close: its echo, TLS close_notify and the FIN go out
+                    // (within the close timeout) before it is returned.
+                    RecvStep::Message if $this.ws.is_closed() => {
+                        $this.finish_close().await;
+                        break 'ready true;
+                    }
+                    RecvStep::Message => break 'ready true,
+                    RecvStep::Closed => {
+                        $this.finish_close().await;
+                        break 'ready false;
+                    }
+                    RecvStep::Deadline => {}
+                }
+                let read_at = read
+                    .get_or_insert($crate::tokio::ws::api::Lazy::After($this.timeouts.read))
+                    .get();
+                let deadline = $crate::tokio::ws::api::earliest(read_at, $this.ws.timeout_at());
+                if !$this.ready.wait($this.ws.wants_write(), deadline).await? {
+                    let now = std::time::Instant::now();
+                    $this.ws.handle_timeout(now)?;
+                    if read_at.is_some_and(|at| now >= at) {
+                        return Err($crate::ws::Error::ReadTimeout);
+                    }
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use recv_ready;
+
 macro_rules! async_api {
     ($ty:ty) => {
         impl $ty {
@@ -129,7 +182,8 @@ macro_rules! async_api {
             pub async fn recv(
                 &mut self,
             ) -> Result<Option<$crate::ws::Message<'_>>, $crate::ws::Error> {
-                if self.recv_ready().await? {
+                // The body of `recv_ready` expanded here: one future, not two nested.
+                if $crate::tokio::ws::api::recv_ready!(self) {
                     // Decide first, borrow after: the message is fetched again from the
                     // reader (it stays current until the next call).
                     Ok(self.ws.conn.ws.message())
@@ -182,7 +236,7 @@ macro_rules! async_api {
                     &mut $crate::ws::Sender<'_>,
                 ) -> Result<R, $crate::ws::Error>,
             ) -> Result<Option<R>, $crate::ws::Error> {
-                if !self.recv_ready().await? {
+                if !$crate::tokio::ws::api::recv_ready!(self) {
                     return Ok(None);
                 }
                 let r = self.ws.with_message(f)?;
@@ -194,43 +248,9 @@ macro_rules! async_api {
 
             /// `recv` up to the message: `Ok(true)` when one is ready in the reader,
             /// `Ok(false)` where `recv` says `Ok(None)`.
+            #[allow(dead_code)] // The reconnecting client's; `recv` expands the same body.
             async fn recv_ready(&mut self) -> Result<bool, $crate::ws::Error> {
-                use $crate::tokio::ws::api::RecvStep;
-                self.established().await?;
-                let mut read = $crate::tokio::ws::api::Lazy::After(self.timeouts.read);
-                let mut waiting = false;
-                self.ws.conn.io.spin_reset();
-                loop {
-                    // Without a deadline everything happens in this one poll function
-                    // (no timer, no nested future); with one it says so and the wait
-                    // below runs under the deadline.
-                    let step =
-                        std::future::poll_fn(|cx| self.poll_recv(&mut waiting, &mut read, cx));
-                    match step.await? {
-                        // The peer's close: its echo, TLS close_notify and the FIN go
-                        // out (within the close timeout) before it is returned.
-                        RecvStep::Message if self.ws.is_closed() => {
-                            self.finish_close().await;
-                            break;
-                        }
-                        RecvStep::Message => break,
-                        RecvStep::Closed => {
-                            self.finish_close().await;
-                            return Ok(false);
-                        }
-                        RecvStep::Deadline => {}
-                    }
-                    let read_at = read.get();
-                    let deadline = $crate::tokio::ws::api::earliest(read_at, self.ws.timeout_at());
-                    if !self.ready.wait(self.ws.wants_write(), deadline).await? {
-                        let now = std::time::Instant::now();
-                        self.ws.handle_timeout(now)?;
-                        if read_at.is_some_and(|at| now >= at) {
-                            return Err($crate::ws::Error::ReadTimeout);
-                        }
-                    }
-                }
-                Ok(true)
+                Ok($crate::tokio::ws::api::recv_ready!(self))
             }
 
             /// `recv` up to a message, the end of the close handshake or a wait that
@@ -244,26 +264,37 @@ macro_rules! async_api {
             fn poll_recv(
                 &mut self,
                 waiting: &mut bool,
-                read: &mut $crate::tokio::ws::api::Lazy,
+                read: &mut Option<$crate::tokio::ws::api::Lazy>,
                 cx: &mut std::task::Context<'_>,
             ) -> std::task::Poll<Result<$crate::tokio::ws::api::RecvStep, $crate::ws::Error>> {
                 use std::task::Poll;
                 use $crate::tokio::ws::api::RecvStep;
                 loop {
-                    if *waiting {
+                    // After a read that drained the socket with nothing left to do, the
+                    // read would only say `WouldBlock`: straight to the wait.
+                    let idle = if *waiting {
                         match self.ready.poll_wait(self.ws.wants_write(), cx) {
                             Poll::Ready(r) => r?,
                             Poll::Pending => return Poll::Pending,
                         }
                         *waiting = false;
-                    }
-                    if self.ws.try_recv()?.is_some() {
-                        return Poll::Ready(Ok(RecvStep::Message));
-                    }
-                    if self.ws.is_closed() {
-                        return Poll::Ready(Ok(RecvStep::Closed));
+                        false
+                    } else {
+                        self.ws.conn.idle_drained()
+                    };
+                    if !idle {
+                        // `try_recv` without building the message (the caller fetches
+                        // it) nor the handshake test (`established` ran).
+                        if self.ws.conn.recv_ready(false)? {
+                            return Poll::Ready(Ok(RecvStep::Message));
+                        }
+                        if self.ws.is_closed() {
+                            return Poll::Ready(Ok(RecvStep::Closed));
+                        }
                     }
                     if self.ws.conn.io.spinning() {
+                        let read = read
+                            .get_or_insert($crate::tokio::ws::api::Lazy::After(self.timeouts.read));
                         let deadline =
                             $crate::tokio::ws::api::earliest(read.get(), self.ws.timeout_at());
                         match self.ws.conn.io.spin(deadline) {
@@ -272,7 +303,7 @@ macro_rules! async_api {
                             None => {}
                         }
                     }
-                    if self.timeouts.read.is_some() || self.ws.timeout_at().is_some() {
+                    if self.timeouts.read.is_some() || self.ws.conn.has_timer() {
                         return Poll::Ready(Ok(RecvStep::Deadline));
                     }
                     *waiting = true;
@@ -299,13 +330,19 @@ macro_rules! async_api {
             }
 
             /// Run the evented `op` until it is not refused for backpressure, awaiting
-            /// the socket in between (write timeout), then flush.
+            /// the socket in between (write timeout), then flush. The sends return this
+            /// future as it is (not an `async fn` awaiting it: a state machine less per
+            /// send).
             async fn send_with(
                 &mut self,
                 mut op: impl FnMut(&mut Self) -> Result<(), $crate::ws::Error>,
             ) -> Result<(), $crate::ws::Error> {
-                self.established().await?;
-                let mut deadline = $crate::tokio::ws::api::Lazy::After(self.timeouts.write);
+                if self.handshaking() {
+                    self.established().await?;
+                }
+                // Started at the first wait (nothing to set up for a send that waits
+                // for nothing).
+                let mut deadline = None;
                 loop {
                     match op(self) {
                         Err($crate::ws::Error::Backpressure) => {
@@ -315,7 +352,9 @@ macro_rules! async_api {
                             let ws = &mut self.ws;
                             $crate::tokio::ws::api::wait_writable(
                                 &self.ready,
-                                &mut deadline,
+                                deadline.get_or_insert($crate::tokio::ws::api::Lazy::After(
+                                    self.timeouts.write,
+                                )),
                                 at,
                                 |now| ws.handle_timeout(now),
                             )
@@ -347,8 +386,12 @@ macro_rules! async_api {
             /// # Ok(())
             /// # }
             /// ```
-            pub async fn send_text(&mut self, text: &str) -> Result<(), $crate::ws::Error> {
-                self.send_with(|c| c.ws.send_text(text)).await
+            pub fn send_text(
+                &mut self,
+                text: &str,
+            ) -> impl Future<Output = Result<(), $crate::ws::Error>> {
+                // `send_with`'s future itself (see there).
+                self.send_with(move |c| c.ws.send_text(text))
             }
 
             /// Send a binary message (see [`send_text`](Self::send_text)).
@@ -364,8 +407,12 @@ macro_rules! async_api {
             /// # Ok(())
             /// # }
             /// ```
-            pub async fn send_binary(&mut self, data: &[u8]) -> Result<(), $crate::ws::Error> {
-                self.send_with(|c| c.ws.send_binary(data)).await
+            pub fn send_binary(
+                &mut self,
+                data: &[u8],
+            ) -> impl Future<Output = Result<(), $crate::ws::Error>> {
+                // `send_with`'s future itself (see there).
+                self.send_with(move |c| c.ws.send_binary(data))
             }
 
             /// Send a ping (payload at most 125 bytes).
@@ -382,8 +429,12 @@ macro_rules! async_api {
             /// # Ok(())
             /// # }
             /// ```
-            pub async fn send_ping(&mut self, payload: &[u8]) -> Result<(), $crate::ws::Error> {
-                self.send_with(|c| c.ws.send_ping(payload)).await
+            pub fn send_ping(
+                &mut self,
+                payload: &[u8],
+            ) -> impl Future<Output = Result<(), $crate::ws::Error>> {
+                // `send_with`'s future itself (see there).
+                self.send_with(move |c| c.ws.send_ping(payload))
             }
 
             /// Send an unsolicited pong (payload at most 125 bytes).
@@ -399,8 +450,12 @@ macro_rules! async_api {
             /// # Ok(())
             /// # }
             /// ```
-            pub async fn send_pong(&mut self, payload: &[u8]) -> Result<(), $crate::ws::Error> {
-                self.send_with(|c| c.ws.send_pong(payload)).await
+            pub fn send_pong(
+                &mut self,
+                payload: &[u8],
+            ) -> impl Future<Output = Result<(), $crate::ws::Error>> {
+                // `send_with`'s future itself (see there).
+                self.send_with(move |c| c.ws.send_pong(payload))
             }
 
             /// Start the close handshake with `code` (`None`: no status code, then the

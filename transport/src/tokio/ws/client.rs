@@ -364,6 +364,12 @@ impl Client {
     async fn established(&mut self) -> Result<(), Error> {
         Ok(())
     }
+
+    /// A client is open once connected (see `ServerConnection::handshaking`).
+    #[inline]
+    fn handshaking(&self) -> bool {
+        false
+    }
 }
 
 /// The connection's socket, to read (or set) socket options on it.

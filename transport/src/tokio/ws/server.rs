@@ -474,6 +474,13 @@ impl ServerConnection {
         }
         Ok(())
     }
+
+    /// Whether [`established`](Self::established) has work to do: tested before it
+    /// is awaited, so an open connection's calls await no future for it.
+    #[inline]
+    fn handshaking(&self) -> bool {
+        self.ws.is_handshaking()
+    }
 }
 
 /// The connection's socket, to read (or set) socket options on it.
