@@ -1,8 +1,9 @@
 //! The futures-io driver on smol (async-io's reactor and timers): async client <->
 //! async server over 127.0.0.1 with the tokio suite's key behaviours (sizes,
 //! fragmentation, auto-pong, both close initiators, close, read and handshake
-//! timeouts, protocol errors and limits, backpressure, keepalive, split halves), and
-//! the cancellation safety of `recv` inside a select against a timer.
+//! timeouts, protocol errors and limits, backpressure, keepalive, split halves, also
+//! over a stream with one waker for both directions), and the cancellation safety of
+//! `recv` inside a select against a timer.
 #![cfg(all(feature = "futures-io", unix))]
 
 mod net_events;
@@ -610,6 +611,154 @@ fn split_halves_send_and_receive_in_two_tasks_with_pongs_routed() {
             }
         }
         let mut tx = writer.await;
+        tx.close(CloseCode::NORMAL, "").await.unwrap();
+        assert!(matches!(rx.recv().await.unwrap(), Some(Message::Close(_))));
+        assert!(rx.recv().await.unwrap().is_none());
+        h.await;
+    });
+}
+
+/// smol's TCP stream behind a futures-io stream that keeps one waker for both
+/// directions, as nexus-async-rt's `TcpStream` and many hand-written adapters do: each
+/// poll leaves the waker of the task polling it (to read or to write) in place of the
+/// one before, and the inner stream wakes only that one. Counts the reads that went
+/// `Pending`.
+#[derive(Debug)]
+struct OneWaker {
+    io: TcpStream,
+    last: std::sync::Arc<LastWaker>,
+    /// Wakes `last` (the inner stream is polled with it, both directions).
+    inner: std::task::Waker,
+    reads_parked: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// The waker of the task that polled [`OneWaker`] last.
+#[derive(Debug, Default)]
+struct LastWaker(std::sync::Mutex<Option<std::task::Waker>>);
+
+impl std::task::Wake for LastWaker {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &std::sync::Arc<Self>) {
+        if let Some(w) = &*self.0.lock().unwrap() {
+            w.wake_by_ref();
+        }
+    }
+}
+
+impl OneWaker {
+    fn new(io: TcpStream, reads_parked: std::sync::Arc<std::sync::atomic::AtomicUsize>) -> Self {
+        let last = std::sync::Arc::new(LastWaker::default());
+        OneWaker {
+            io,
+            inner: std::task::Waker::from(last.clone()),
+            last,
+            reads_parked,
+        }
+    }
+
+    /// Poll the inner stream for the task of `cx`, which replaces the one before.
+    fn poll_inner<R>(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+        op: impl FnOnce(
+            std::pin::Pin<&mut TcpStream>,
+            &mut std::task::Context<'_>,
+        ) -> std::task::Poll<R>,
+    ) -> std::task::Poll<R> {
+        *self.last.0.lock().unwrap() = Some(cx.waker().clone());
+        op(
+            std::pin::Pin::new(&mut self.io),
+            &mut std::task::Context::from_waker(&self.inner),
+        )
+    }
+}
+
+impl futures_io::AsyncRead for OneWaker {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut [u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let r = self.poll_inner(cx, |io, cx| io.poll_read(cx, buf));
+        if r.is_pending() {
+            self.reads_parked
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        r
+    }
+}
+
+impl futures_io::AsyncWrite for OneWaker {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        self.poll_inner(cx, |io, cx| io.poll_write(cx, buf))
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        self.poll_inner(cx, |io, cx| io.poll_flush(cx))
+    }
+
+    fn poll_close(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        self.poll_inner(cx, |io, cx| io.poll_close(cx))
+    }
+}
+
+/// Split halves over a stream with one waker for both directions ([`OneWaker`]): the
+/// read half is parked in `recv` in its task (a read went `Pending`), then the write
+/// half sends from the root task, so the stream keeps the root's waker only; the
+/// peer's answer comes after that write and must still wake the reader. Before the
+/// halves polled the stream with a waker for both, the reader slept until the bound
+/// (no read timeout or keepalive here to wake it).
+#[test]
+fn split_reader_is_woken_over_a_stream_with_one_waker() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    smol::block_on(async {
+        let (addr, h) = serve(server_builder(), |mut s| async move {
+            assert_eq!(s.recv().await.unwrap(), Some(Message::Text("go")));
+            s.send_text("reply").await.unwrap();
+            while s.recv().await.unwrap().is_some() {}
+        });
+        let tcp = TcpStream::connect(addr).await.unwrap();
+        tcp.set_nodelay(true).unwrap();
+        let parked = Arc::new(AtomicUsize::new(0));
+        let c = Client::builder()
+            .read_timeout(None)
+            .keepalive(None)
+            .connect_with(OneWaker::new(tcp, parked.clone()), &url(addr))
+            .await
+            .unwrap();
+        let (mut rx, mut tx) = c.split();
+        let before = parked.load(Ordering::SeqCst);
+        let reader = smol::spawn(async move {
+            let got = rx.recv().await.unwrap().map(|m| format!("{m:?}"));
+            (got, rx)
+        });
+        // Only the reader reads until "go": a parked read is the reader waiting.
+        while parked.load(Ordering::SeqCst) == before {
+            smol::Timer::after(Duration::from_millis(1)).await;
+        }
+        tx.send_text("go").await.unwrap();
+        let (got, mut rx) = reader
+            .or(async {
+                smol::Timer::after(T).await;
+                panic!("the reader was not woken within {T:?}")
+            })
+            .await;
+        assert_eq!(got.as_deref(), Some(r#"Text("reply")"#));
         tx.close(CloseCode::NORMAL, "").await.unwrap();
         assert!(matches!(rx.recv().await.unwrap(), Some(Message::Close(_))));
         assert!(rx.recv().await.unwrap().is_none());
