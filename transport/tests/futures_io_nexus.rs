@@ -1,8 +1,9 @@
 //! The futures-io driver on nexus-async-rt (its own mio reactor, its timer wheel, a
 //! single-threaded executor): client and server over its TCP streams, sizes, pings,
 //! keepalive and read timeout on its timers, the close handshake, and the
-//! cancellation safety of `recv` in a race against its timer; the timer adapter
-//! keeps its wake-up when the wheel fires early.
+//! cancellation safety of `recv` in a race against its timer; split halves in two
+//! tasks over its one-waker-per-socket stream; the timer adapter keeps its wake-up
+//! when the wheel fires early.
 #![cfg(all(feature = "futures-io", unix))]
 
 mod nexus_util;
@@ -234,6 +235,72 @@ fn recv_is_cancellation_safe_in_a_race_with_the_timer() {
         settle().await;
     });
     server.join().unwrap();
+}
+
+/// Run `f` on a thread of its own and fail (instead of hanging) when it takes longer
+/// than `limit` (a test that would wait for ever on a lost wake-up).
+fn within<R: Send + 'static>(limit: Duration, f: impl FnOnce() -> R + Send + 'static) -> R {
+    let (done, result) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(f());
+    });
+    result
+        .recv_timeout(limit)
+        .unwrap_or_else(|e| panic!("not done within {limit:?} ({e})"))
+}
+
+/// Split halves in two tasks over nexus-async-rt's `TcpStream`, which keeps one waker
+/// per socket (that of the last task that polled it, to read or to write): the read
+/// half waits in `recv` in its task, then the write half sends from the root task, so
+/// the socket remembers the writer's task; the peer's answer (which comes only after
+/// that write) must still wake the reader. Before the halves polled the stream with a
+/// waker for both, the reader slept for ever.
+#[test]
+fn split_reader_is_woken_when_the_writer_polled_the_socket_last() {
+    within(T, || {
+        block_on(async {
+            let mut listener =
+                nexus_async_rt::TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+            let addr = listener.local_addr().unwrap();
+            let server = nexus_async_rt::spawn_boxed(async move {
+                let (tcp, _) = listener.accept().await.unwrap();
+                tcp.set_nodelay(true).unwrap();
+                let mut s = server_builder().accept_stream(NexusTcp(tcp)).unwrap();
+                assert_eq!(s.recv().await.unwrap(), Some(Message::Text("go")));
+                s.send_text("reply").await.unwrap();
+                while s.recv().await.unwrap().is_some() {}
+            });
+            let c = client_builder()
+                .connect_with(connect(addr), &format!("ws://{addr}/split"))
+                .await
+                .unwrap();
+            let (mut rx, mut tx) = c.split();
+            let polled = std::rc::Rc::new(std::cell::Cell::new(false));
+            let reader = nexus_async_rt::spawn_boxed({
+                let polled = polled.clone();
+                async move {
+                    // Set in the reader's first poll, which then waits in `recv` (the
+                    // peer sends nothing before "go"): one thread, so once the root
+                    // sees it, the reader is parked on the socket.
+                    polled.set(true);
+                    let got = rx.recv().await.unwrap().map(|m| format!("{m:?}"));
+                    (got, rx)
+                }
+            });
+            while !polled.get() {
+                nexus_async_rt::yield_now().await;
+            }
+            tx.send_text("go").await.unwrap();
+            let (got, mut rx) = reader.await;
+            assert_eq!(got.as_deref(), Some(r#"Text("reply")"#));
+            tx.close(CloseCode::NORMAL, "").await.unwrap();
+            assert!(matches!(rx.recv().await.unwrap(), Some(Message::Close(_))));
+            assert!(rx.recv().await.unwrap().is_none());
+            server.await;
+            drop((rx, tx));
+            settle().await;
+        })
+    });
 }
 
 /// Wakes recorded by a waker of the test's own (the timer wheel holds it, nothing else).

@@ -1,8 +1,9 @@
 //! The futures-io driver on smol (async-io's reactor and timers): async client <->
 //! async server over 127.0.0.1 with the tokio suite's key behaviours (sizes,
 //! fragmentation, auto-pong, both close initiators, close, read and handshake
-//! timeouts, protocol errors and limits, backpressure, keepalive, split halves), and
-//! the cancellation safety of `recv` inside a select against a timer.
+//! timeouts, protocol errors and limits, backpressure, keepalive, split halves, also
+//! over a stream with one waker for both directions), and the cancellation safety of
+//! `recv` inside a select against a timer.
 #![cfg(all(feature = "futures-io", unix))]
 
 mod net_events;
@@ -610,6 +611,245 @@ fn split_halves_send_and_receive_in_two_tasks_with_pongs_routed() {
             }
         }
         let mut tx = writer.await;
+        tx.close(CloseCode::NORMAL, "").await.unwrap();
+        assert!(matches!(rx.recv().await.unwrap(), Some(Message::Close(_))));
+        assert!(rx.recv().await.unwrap().is_none());
+        h.await;
+    });
+}
+
+/// smol's TCP stream behind a futures-io stream that keeps one waker for both
+/// directions, as nexus-async-rt's `TcpStream` and many hand-written adapters do: each
+/// poll leaves the waker of the task polling it (to read or to write) in place of the
+/// one before, and the inner stream wakes only that one. Counts the reads and the
+/// writes that went `Pending`.
+#[derive(Debug)]
+struct OneWaker {
+    io: TcpStream,
+    last: std::sync::Arc<LastWaker>,
+    /// Wakes `last` (the inner stream is polled with it, both directions).
+    inner: std::task::Waker,
+    parked: std::sync::Arc<Parked>,
+}
+
+/// How many reads and writes of a [`OneWaker`] went `Pending`.
+#[derive(Debug, Default)]
+struct Parked {
+    reads: std::sync::atomic::AtomicUsize,
+    writes: std::sync::atomic::AtomicUsize,
+}
+
+impl Parked {
+    fn reads(&self) -> usize {
+        self.reads.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn writes(&self) -> usize {
+        self.writes.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Until `count` (of reads or writes) passes `before` (async-io's timer, 1 ms).
+    async fn wait_past(&self, count: fn(&Self) -> usize, before: usize) {
+        while count(self) == before {
+            smol::Timer::after(Duration::from_millis(1)).await;
+        }
+    }
+}
+
+/// The waker of the task that polled [`OneWaker`] last.
+#[derive(Debug, Default)]
+struct LastWaker(std::sync::Mutex<Option<std::task::Waker>>);
+
+impl std::task::Wake for LastWaker {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &std::sync::Arc<Self>) {
+        if let Some(w) = &*self.0.lock().unwrap() {
+            w.wake_by_ref();
+        }
+    }
+}
+
+impl OneWaker {
+    fn new(io: TcpStream, parked: std::sync::Arc<Parked>) -> Self {
+        let last = std::sync::Arc::new(LastWaker::default());
+        OneWaker {
+            io,
+            inner: std::task::Waker::from(last.clone()),
+            last,
+            parked,
+        }
+    }
+
+    /// A connection with no read timeout or keepalive (nothing but the stream wakes a
+    /// half), over a [`OneWaker`], with room for `size`-byte messages, on a socket with
+    /// a small send buffer (a message of a few hundred KB waits for room while the peer
+    /// does not read).
+    async fn connect(addr: SocketAddr, size: usize) -> (Client<OneWaker>, std::sync::Arc<Parked>) {
+        let tcp = TcpStream::connect(addr).await.unwrap();
+        tcp.set_nodelay(true).unwrap();
+        socket2::SockRef::from(&tcp)
+            .set_send_buffer_size(4096)
+            .unwrap();
+        let parked = std::sync::Arc::new(Parked::default());
+        let c = Client::builder()
+            .read_timeout(None)
+            .keepalive(None)
+            .max_message_size(size)
+            .write_buffer_size(size + 64)
+            .connect_with(OneWaker::new(tcp, parked.clone()), &url(addr))
+            .await
+            .unwrap();
+        (c, parked)
+    }
+
+    /// Poll the inner stream for the task of `cx`, which replaces the one before.
+    fn poll_inner<R>(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+        op: impl FnOnce(
+            std::pin::Pin<&mut TcpStream>,
+            &mut std::task::Context<'_>,
+        ) -> std::task::Poll<R>,
+    ) -> std::task::Poll<R> {
+        *self.last.0.lock().unwrap() = Some(cx.waker().clone());
+        op(
+            std::pin::Pin::new(&mut self.io),
+            &mut std::task::Context::from_waker(&self.inner),
+        )
+    }
+}
+
+impl futures_io::AsyncRead for OneWaker {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut [u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let r = self.poll_inner(cx, |io, cx| io.poll_read(cx, buf));
+        if r.is_pending() {
+            self.parked
+                .reads
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        r
+    }
+}
+
+impl futures_io::AsyncWrite for OneWaker {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let r = self.poll_inner(cx, |io, cx| io.poll_write(cx, buf));
+        if r.is_pending() {
+            self.parked
+                .writes
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        r
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        self.poll_inner(cx, |io, cx| io.poll_flush(cx))
+    }
+
+    fn poll_close(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        self.poll_inner(cx, |io, cx| io.poll_close(cx))
+    }
+}
+
+/// Split halves over a stream with one waker for both directions ([`OneWaker`]): the
+/// read half is parked in `recv` in its task (a read went `Pending`), then the write
+/// half sends from the root task, so the stream keeps the root's waker only; the
+/// peer's answer comes after that write and must still wake the reader. Before the
+/// halves polled the stream with a waker for both, the reader slept until the bound
+/// (no read timeout or keepalive here to wake it).
+#[test]
+fn split_reader_is_woken_over_a_stream_with_one_waker() {
+    smol::block_on(async {
+        let (addr, h) = serve(server_builder(), |mut s| async move {
+            assert_eq!(s.recv().await.unwrap(), Some(Message::Text("go")));
+            s.send_text("reply").await.unwrap();
+            while s.recv().await.unwrap().is_some() {}
+        });
+        let (c, parked) = OneWaker::connect(addr, 1 << 16).await;
+        let (mut rx, mut tx) = c.split();
+        let before = parked.reads();
+        let reader = smol::spawn(async move {
+            let got = rx.recv().await.unwrap().map(|m| format!("{m:?}"));
+            (got, rx)
+        });
+        // Only the reader reads until "go": a parked read is the reader waiting.
+        parked.wait_past(Parked::reads, before).await;
+        tx.send_text("go").await.unwrap();
+        let (got, mut rx) = within_t(reader, "the reader was not woken").await;
+        assert_eq!(got.as_deref(), Some(r#"Text("reply")"#));
+        tx.close(CloseCode::NORMAL, "").await.unwrap();
+        assert!(matches!(rx.recv().await.unwrap(), Some(Message::Close(_))));
+        assert!(rx.recv().await.unwrap().is_none());
+        h.await;
+    });
+}
+
+/// `f`, or a panic saying `what` when it takes longer than `T` (a lost wake-up fails
+/// instead of hanging).
+async fn within_t<R>(f: impl Future<Output = R>, what: &str) -> R {
+    f.or(async {
+        smol::Timer::after(T).await;
+        panic!("{what} within {T:?}")
+    })
+    .await
+}
+
+/// Both halves waiting at once over [`OneWaker`]: the write half's send waits for room
+/// (a message far larger than the socket buffers; the peer does not read yet), then the
+/// read half parks in `recv`; the room that comes when the peer reads must wake the
+/// writer, and the peer's answer after the whole message the reader. On b00f68a the
+/// reader was lost here too (its step ends by writing the writer's pending bytes with
+/// the writer's waker, so the stream kept only the writer's): it failed at the bound.
+#[test]
+fn split_writer_is_woken_over_a_stream_with_one_waker() {
+    const BIG: usize = 1 << 20;
+    smol::block_on(async {
+        let (drain, wait) = async_channel();
+        let (addr, h) = serve(server_builder().max_message_size(BIG), |mut s| async move {
+            wait.recv().await.unwrap();
+            match s.recv().await.unwrap() {
+                Some(Message::Binary(b)) => assert!(b.len() == BIG && b.iter().all(|&x| x == 7)),
+                other => panic!("{other:?}"),
+            }
+            s.send_text("got it").await.unwrap();
+            while s.recv().await.unwrap().is_some() {}
+        });
+        let (c, parked) = OneWaker::connect(addr, BIG).await;
+        let (mut rx, mut tx) = c.split();
+        let before = parked.writes();
+        let writer = smol::spawn(async move {
+            tx.send_binary(&vec![7; BIG]).await.unwrap();
+            tx
+        });
+        // Only the writer writes: a parked write is the writer waiting for room.
+        parked.wait_past(Parked::writes, before).await;
+        let before = parked.reads();
+        let reader = smol::spawn(async move {
+            let got = rx.recv().await.unwrap().map(|m| format!("{m:?}"));
+            (got, rx)
+        });
+        parked.wait_past(Parked::reads, before).await;
+        drain.send(()).await.unwrap();
+        let mut tx = within_t(writer, "the writer was not woken").await;
+        let (got, mut rx) = within_t(reader, "the reader was not woken").await;
+        assert_eq!(got.as_deref(), Some(r#"Text("got it")"#));
         tx.close(CloseCode::NORMAL, "").await.unwrap();
         assert!(matches!(rx.recv().await.unwrap(), Some(Message::Close(_))));
         assert!(rx.recv().await.unwrap().is_none());

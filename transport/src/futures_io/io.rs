@@ -4,8 +4,8 @@
 //! The driver is written against `Read + Write` calls that return `WouldBlock`. A
 //! futures-io stream answers `Pending` instead, after registering the waker of the
 //! [`Context`] it was polled with. [`Compat`] keeps the waker of the task now running
-//! the connection (one for reads, one for writes, so split halves in two tasks each
-//! get their own wake-ups) and polls the stream with it: `Pending` becomes
+//! the connection (split halves in two tasks: one waker that wakes both, see
+//! `ws/split.rs`) and polls the stream with it: `Pending` becomes
 //! `WouldBlock`, and the waker is already registered when the driver gives up. So a
 //! call that would block is exactly a call whose wake-up is armed, and the async
 //! methods return `Pending` only then (or with their timer armed).
@@ -27,8 +27,7 @@ use crate::ws::stream::Stream;
 /// A futures-io stream driven with the waker of the task that runs the connection.
 pub(crate) struct Compat<T> {
     io: T,
-    read_waker: Waker,
-    write_waker: Waker,
+    waker: Waker,
     /// Bytes were written since the last completed `poll_flush` (a stream that buffers
     /// writes gets them flushed before the driver calls the output done).
     unflushed: bool,
@@ -46,8 +45,7 @@ impl<T> Compat<T> {
     pub fn new(io: T) -> Self {
         Compat {
             io,
-            read_waker: Waker::noop().clone(),
-            write_waker: Waker::noop().clone(),
+            waker: Waker::noop().clone(),
             unflushed: false,
         }
     }
@@ -55,20 +53,7 @@ impl<T> Compat<T> {
     /// Reads and writes from now on wake `waker`'s task.
     #[inline]
     pub fn set_waker(&mut self, waker: &Waker) {
-        self.read_waker.clone_from(waker);
-        self.write_waker.clone_from(waker);
-    }
-
-    /// Reads from now on wake `waker`'s task (a split connection's read half).
-    #[inline]
-    pub fn set_read_waker(&mut self, waker: &Waker) {
-        self.read_waker.clone_from(waker);
-    }
-
-    /// Writes from now on wake `waker`'s task (a split connection's write half).
-    #[inline]
-    pub fn set_write_waker(&mut self, waker: &Waker) {
-        self.write_waker.clone_from(waker);
+        self.waker.clone_from(waker);
     }
 
     pub fn get_ref(&self) -> &T {
@@ -88,7 +73,7 @@ fn ready<R>(p: Poll<io::Result<R>>) -> io::Result<R> {
 impl<T: AsyncRead + Unpin> Read for Compat<T> {
     #[inline]
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let mut cx = Context::from_waker(&self.read_waker);
+        let mut cx = Context::from_waker(&self.waker);
         ready(Pin::new(&mut self.io).poll_read(&mut cx, buf))
     }
 }
@@ -96,14 +81,14 @@ impl<T: AsyncRead + Unpin> Read for Compat<T> {
 impl<T: AsyncWrite + Unpin> Write for Compat<T> {
     #[inline]
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let mut cx = Context::from_waker(&self.write_waker);
+        let mut cx = Context::from_waker(&self.waker);
         let n = ready(Pin::new(&mut self.io).poll_write(&mut cx, buf))?;
         self.unflushed = true;
         Ok(n)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        let mut cx = Context::from_waker(&self.write_waker);
+        let mut cx = Context::from_waker(&self.waker);
         ready(Pin::new(&mut self.io).poll_flush(&mut cx))?;
         self.unflushed = false;
         Ok(())
@@ -125,7 +110,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Compat<T> {
 
     /// `poll_close`: the stream's write half is shut (a TCP stream: a FIN).
     fn close(&mut self) -> io::Result<()> {
-        let mut cx = Context::from_waker(&self.write_waker);
+        let mut cx = Context::from_waker(&self.waker);
         ready(Pin::new(&mut self.io).poll_close(&mut cx))
     }
 }

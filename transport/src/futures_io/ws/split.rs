@@ -6,8 +6,14 @@
 //! the close state) is shared behind a mutex held only for non-blocking steps, never
 //! across a `Pending`. Each step of the read half lends the reader back to the
 //! connection, so the same evented receive runs: pongs are queued into the shared write
-//! buffer and written by whichever half runs next. The stream wakes the read half's
-//! task for reads and the write half's for writes, and each half has its own timer.
+//! buffer and written by whichever half runs next. Each half has its own timer.
+//!
+//! Wake-ups: the stream is always polled with one waker that wakes both halves' tasks
+//! (each half leaves its task's waker in its own slot before it polls), so a stream
+//! that keeps a single waker per I/O object (the last task that polled it, for a read
+//! or a write, as nexus-async-rt's `TcpStream` and many hand-written adapters do)
+//! never leaves a half waiting for data or room the stream reported to the other.
+//! A half woken for the other's event polls again and waits again, losing nothing.
 //!
 //! ```
 //! # smol::block_on(async {
@@ -29,7 +35,7 @@
 
 use std::future::poll_fn;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::{Poll, ready};
+use std::task::{Poll, Wake, Waker, ready};
 use std::time::{Duration, Instant};
 
 use futures_io::{AsyncRead, AsyncWrite};
@@ -45,6 +51,9 @@ use crate::ws::{CloseCode, Error, Message};
 #[derive(Debug)]
 struct Shared<D> {
     conn: Mutex<D>,
+    /// The halves' tasks: the stream is polled with a waker of this (set on it once,
+    /// at split time), which wakes both.
+    wakers: Arc<Wakers>,
     read_timeout: Option<Duration>,
     write_timeout: Option<Duration>,
     close_timeout: Duration,
@@ -55,6 +64,62 @@ impl<D> Shared<D> {
     /// under the lock is a complete evented call).
     fn lock(&self) -> MutexGuard<'_, D> {
         self.conn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The connection, for a step of the read half running in `waker`'s task.
+    fn lock_to_read(&self, waker: &Waker) -> MutexGuard<'_, D> {
+        Wakers::register(&self.wakers.read, waker);
+        self.lock()
+    }
+
+    /// The connection, for a step of the write half running in `waker`'s task.
+    fn lock_to_write(&self, waker: &Waker) -> MutexGuard<'_, D> {
+        Wakers::register(&self.wakers.write, waker);
+        self.lock()
+    }
+}
+
+/// The tasks of the two halves, as they last waited on the stream: the stream's waker
+/// wakes both (whichever half's poll the stream remembers, and for whichever event).
+///
+/// Apart from the connection's lock: a stream may wake inline, inside a poll made
+/// under that lock. A slot is emptied when woken (a half that stopped waiting is
+/// woken at most once more), and filled again by the half's next step.
+#[derive(Debug, Default)]
+struct Wakers {
+    read: Mutex<Option<Waker>>,
+    write: Mutex<Option<Waker>>,
+}
+
+impl Wakers {
+    /// Leave `waker` in `slot` (no clone when the one there wakes the same task).
+    fn register(slot: &Mutex<Option<Waker>>, waker: &Waker) {
+        let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
+        match &mut *slot {
+            Some(w) => w.clone_from(waker),
+            None => *slot = Some(waker.clone()),
+        }
+    }
+
+    fn take(slot: &Mutex<Option<Waker>>) -> Option<Waker> {
+        slot.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+}
+
+impl Wake for Wakers {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        // Taken out first: no slot's lock is held while a task is woken.
+        let (read, write) = (Self::take(&self.read), Self::take(&self.write));
+        if let Some(w) = read {
+            w.wake();
+        }
+        if let Some(w) = write {
+            w.wake();
+        }
     }
 }
 
@@ -127,14 +192,26 @@ impl<T, Tm: Timer> Split for ServerConnection<T, Tm> {
     type Timer = Tm;
 }
 
-fn split<C: Split<Driver = Driver<T, M, Tm>, Timer = Tm>, T, M: Masking, Tm: Timer>(
-    mut d: Driver<T, M, Tm>,
-) -> (ReadHalf<C>, WriteHalf<C>) {
+fn split<C, T, M, Tm>(mut d: Driver<T, M, Tm>) -> (ReadHalf<C>, WriteHalf<C>)
+where
+    C: Split<Driver = Driver<T, M, Tm>, Timer = Tm>,
+    T: AsyncRead + AsyncWrite + Unpin,
+    M: Masking,
+    Tm: Timer,
+{
     // Take the reader out, leaving an empty one (never used: every use of the
     // connection's reader happens while the read half has lent it back).
     let reader = std::mem::replace(d.reader(), FrameReader::new(Role::Client, Vec::new()));
+    // From now on the stream is polled with the waker of both halves only.
+    let wakers = Arc::new(Wakers::default());
+    d.conn
+        .io
+        .stream
+        .compat()
+        .set_waker(&Waker::from(wakers.clone()));
     let io = &d.conn.io;
     let shared = Arc::new(Shared {
+        wakers,
         read_timeout: io.read_timeout,
         write_timeout: io.write_timeout,
         close_timeout: io.close_timeout,
@@ -182,8 +259,7 @@ where
         let (got, closed) = poll_fn(|cx| {
             loop {
                 let (got, closed, timer_at) = {
-                    let mut d = self.shared.lock();
-                    d.conn.io.stream.compat().set_read_waker(cx.waker());
+                    let mut d = self.shared.lock_to_read(cx.waker());
                     std::mem::swap(d.reader(), &mut self.reader);
                     let got = d.conn.recv_ready(false);
                     #[cfg(feature = "deflate")]
@@ -214,8 +290,7 @@ where
             // the close timeout (best effort: the peer may be gone).
             let deadline = Instant::now().checked_add(self.shared.close_timeout);
             poll_fn(|cx| {
-                let mut d = self.shared.lock();
-                d.conn.io.stream.compat().set_waker(cx.waker());
+                let mut d = self.shared.lock_to_read(cx.waker());
                 if !matches!(d.conn.flush(), Ok(false)) {
                     return Poll::Ready(());
                 }
@@ -291,8 +366,7 @@ where
         let mut deadline = Deadline::After(self.shared.write_timeout);
         let left = poll_fn(|cx| {
             let r = {
-                let mut d = self.shared.lock();
-                d.conn.io.stream.compat().set_write_waker(cx.waker());
+                let mut d = self.shared.lock_to_write(cx.waker());
                 // Whether bytes are left, under the same lock (the evented op already
                 // wrote what the stream took).
                 op(&mut d.conn).map(|()| d.conn.wants_write())
@@ -319,8 +393,7 @@ where
     async fn flush_within(&mut self, mut deadline: Deadline) -> Result<(), Error> {
         poll_fn(|cx| {
             {
-                let mut d = self.shared.lock();
-                d.conn.io.stream.compat().set_write_waker(cx.waker());
+                let mut d = self.shared.lock_to_write(cx.waker());
                 if d.conn.flush()? {
                     return Poll::Ready(Ok(()));
                 }
