@@ -861,6 +861,10 @@ fn split_writer_is_woken_over_a_stream_with_one_waker() {
 #[test]
 fn split_server_connection_and_select_on_the_read_half() {
     smol::block_on(async {
+        // The client sends only once the server's timer has won a race against `recv`
+        // (told over a channel, not guessed with a sleep), so the test exercises a
+        // dropped receive future before the message arrives on any machine.
+        let (won, timer_won) = smol::channel::bounded::<()>(1);
         let (addr, h) = serve(server_builder(), |s| async move {
             let (mut rx, mut tx) = s.split().await.unwrap();
             let mut timer_wins = 0;
@@ -872,7 +876,10 @@ fn split_server_connection_and_select_on_the_read_half() {
                     })
                     .await;
                 match r {
-                    None => timer_wins += 1,
+                    None => {
+                        timer_wins += 1;
+                        let _ = won.try_send(());
+                    }
                     Some(Some(m)) if m.contains("Text") => {
                         tx.send_text("ack").await.unwrap();
                     }
@@ -883,7 +890,7 @@ fn split_server_connection_and_select_on_the_read_half() {
             assert!(timer_wins > 0);
         });
         let mut c = connect(&client_builder(), addr).await;
-        smol::Timer::after(Duration::from_millis(30)).await;
+        timer_won.recv().await.unwrap();
         c.send_text("order").await.unwrap();
         assert_eq!(c.recv().await.unwrap(), Some(Message::Text("ack")));
         c.close(CloseCode::NORMAL, "").await.unwrap();
