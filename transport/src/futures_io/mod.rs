@@ -59,14 +59,17 @@
 //!
 //! Measured by the perf suite "executors" (`cargo xtask bench --filter executors
 //! --instructions`; every user-space instruction of both threads per message, runtimes
-//! included, callgrind): a 40 B binary round trip against the same tokio echo costs
-//! 3.6k instructions on smol and on nexus-async-rt against 5.1k through the tokio
-//! adapter (nexus-async-net 0.7.1 on tokio, against its own echo: 4.7k; raw TCP with
-//! no codec on the same executors: 2.2k to 2.3k); receiving a stream of 128 B
-//! messages, 376 per message on smol and nexus-async-rt against 504 through the tokio
-//! adapter (nexus-async-net: 406). In time the round trip is the kernel's wake-ups: on
-//! a loaded 2-core machine every row sits at its executor's raw-TCP floor (median
-//! ratios 1.02-1.03 against 1.00-1.02 for the floors).
+//! included, callgrind; README table of 2026-11-28 05:34): a 40 B binary round trip
+//! against the same tokio echo costs 4.67k instructions on smol and 5.14k on
+//! nexus-async-rt against 4.64k through the tokio adapter (nexus-async-net 0.7.1 on
+//! tokio, against its own echo: 4.71k; raw TCP with no codec on the same executors:
+//! 3.37k to 3.69k). The executors' own share moves from run to run (the raw-TCP floors
+//! on smol and nexus-async-rt counted 2.2k-2.3k in an earlier run of the same code):
+//! compare a row with its executor's floor in the same run. Receiving a stream of 128 B
+//! messages: 327 per message on smol and 338 on nexus-async-rt against 370 through the
+//! tokio adapter (nexus-async-net: 407). In time the round trip is the kernel's
+//! wake-ups: on a loaded 2-core machine every row sits at its executor's raw-TCP floor
+//! (median ratios 1.02-1.04 against 0.99-1.02 for the floors).
 
 mod io;
 pub mod rest;
