@@ -184,13 +184,25 @@ fn readme_rows(text: &str) -> Option<BTreeSet<(String, String)>> {
     let b = a + text[a..].find(END)?;
     let mut rows = BTreeSet::new();
     let mut scenario = String::new();
+    // Whether the table being read is one of rows (its header starts with "scenario"):
+    // other tables (the tail verdict's, by library) name no rows.
+    let mut row_table = false;
+    let mut in_table = false;
     for line in text[a..b].lines() {
         let line = line.trim();
         if !line.starts_with('|') {
             scenario.clear();
+            in_table = false;
             continue;
         }
         let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        if !in_table {
+            in_table = true;
+            row_table = cells.first() == Some(&"scenario");
+        }
+        if !row_table {
+            continue;
+        }
         let [first, library, ..] = cells[..] else {
             continue;
         };
@@ -414,6 +426,7 @@ mod tests {
                  | scenario | library | p50 (ticks) | p99 |\n|---|---|---:|---:|\n\
                  | timer overhead | empty batch, per op | 1.2 | 1.2 |\n\
                  | ws parse | tickwire | 11.3 | 21.9 |\n|  | nexus-net 0.4.2 | 30 | 31 |\n\
+                 \n## Tail\n\n| library | messages | p50 |\n|---|---:|---:|\n| tickwire | 313555 | 15.6 |\n\
                  \nInstructions per operation:\n\n\
                  | scenario | library | instructions/op | vs tickwire |\n|---|---|---:|---:|\n\
                  | tcp stream (blocking) | raw TCP (floor) | 17.0 | 0.10x |\n\
