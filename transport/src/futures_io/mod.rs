@@ -63,9 +63,11 @@
 //! against the same tokio echo costs 4.67k instructions on smol and 5.14k on
 //! nexus-async-rt against 4.64k through the tokio adapter (nexus-async-net 0.7.1 on
 //! tokio, against its own echo: 4.71k; raw TCP with no codec on the same executors:
-//! 3.37k to 3.69k). The executors' own share moves from run to run (the raw-TCP floors
-//! on smol and nexus-async-rt counted 2.2k-2.3k in an earlier run of the same code):
-//! compare a row with its executor's floor in the same run. Receiving a stream of 128 B
+//! 3.37k to 3.69k). The smol and nexus-async-rt rows move by up to 1k from run to run
+//! (3.3k to 5.5k): whether the echo's reply is already there at the first read depends
+//! on how callgrind schedules the two threads; with valgrind's `--fair-sched=yes` they
+//! count 5.3k-5.4k (smol) and 5.18k (nexus-async-rt), about 1.8k above their floors
+//! where the tokio adapter is 0.95k above its own. Receiving a stream of 128 B
 //! messages: 327 per message on smol and 338 on nexus-async-rt against 370 through the
 //! tokio adapter (nexus-async-net: 407). In time the round trip is the kernel's
 //! wake-ups: on a loaded 2-core machine every row sits at its executor's raw-TCP floor
