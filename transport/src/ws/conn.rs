@@ -561,6 +561,45 @@ impl<S: Stream, M: Masking> Conn<S, M> {
         false
     }
 
+    /// [`recv_ready(false)`](Self::recv_ready) for drivers whose read arms their
+    /// wake-up (futures-io: `poll_read` registers the task's waker when it answers
+    /// `Pending`, so the read that would block must be made). On a connection with
+    /// nothing to do but read (open, nothing buffered, nothing to write, buffers at
+    /// their initial size), where `recv_ready(false)` would run the codec only to find
+    /// nothing before its read: the read alone, then (data) `recv_ready(false)` to
+    /// parse it. The same answers as `recv_ready(false)`.
+    #[cfg(feature = "futures-io")]
+    #[inline]
+    pub fn recv_polled(&mut self) -> Result<bool, Error> {
+        // A whole data message buffered (a stream's common case): as `recv_ready`.
+        match self.ws.advance_data() {
+            Ok(true) => return Ok(true),
+            Ok(false) => {}
+            Err(e) => return Err(self.failed(e)),
+        }
+        if self.ws.buffered() != 0
+            || self.ws.state() != State::Open
+            || self.wants_write()
+            || self.bufs.grown()
+        {
+            let r = self.read_message(false);
+            return r.map_err(|e| self.name(e));
+        }
+        // Open with nothing buffered: `advance` has no frame to find (see
+        // `Connection::advance`), and the read buffer has all its room.
+        let buf = self.ws.read_buf();
+        let asked = buf.len();
+        if asked == 0 {
+            // No room at all (a zero-sized read buffer): the general path says why.
+            return self.recv_ready(false);
+        }
+        let outcome = read_once(&mut self.io.stream, buf);
+        match self.took(outcome, asked) {
+            None => self.recv_ready(false),
+            Some(r) => r.map_err(|e| self.name(e)),
+        }
+    }
+
     /// Whether a codec timer runs (keepalive, dead peer, close, handshake): the test
     /// of [`timeout_at`](Self::timeout_at) without its clock conversion.
     #[cfg(feature = "tokio")]
@@ -853,15 +892,6 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                 mode.and_then(|()| read_once(&mut self.io.stream, buf))
             };
             match outcome {
-                Ok(ReadOutcome::Data(n)) => {
-                    self.io.drained = self.io.stream.read_drained(asked, n);
-                    self.io.received()?;
-                    self.ws.handle_read(n);
-                    // The read took all the room: the socket has more (a stream).
-                    if n == asked && self.bufs.read_can_grow() {
-                        self.bufs.grow_read(&mut self.ws);
-                    }
-                }
                 Ok(ReadOutcome::WouldBlock) if block => {
                     // The socket's receive timeout passed.
                     return Err(Error::ReadTimeout);
@@ -878,19 +908,50 @@ impl<S: Stream, M: Masking> Conn<S, M> {
                     }
                     self.wait_blocking(timer, &mut read_deadline)?;
                 }
-                Ok(ReadOutcome::Eof) => {
-                    self.io.shut = true;
-                    self.ws.handle_shutdown();
-                    return match self.ws.handle_eof() {
-                        Ok(()) if self.ws.is_failed() => Err(Error::AlreadyClosed),
-                        Ok(()) => Ok(false),
-                        Err(e) => Err(e.into()),
-                    };
+                outcome => {
+                    if let Some(r) = self.took(outcome, asked) {
+                        return r;
+                    }
                 }
-                Err(e) => {
-                    let _ = self.ws.handle_eof();
-                    return Err(e.into());
+            }
+        }
+    }
+
+    /// What a read of up to `asked` bytes brought, other than `WouldBlock`: data goes to
+    /// the codec (`None`: parse it), the stream's end or an error ends the receive with
+    /// its result.
+    #[inline]
+    fn took(
+        &mut self,
+        outcome: io::Result<ReadOutcome>,
+        asked: usize,
+    ) -> Option<Result<bool, Error>> {
+        match outcome {
+            Ok(ReadOutcome::Data(n)) => {
+                self.io.drained = self.io.stream.read_drained(asked, n);
+                if let Err(e) = self.io.received() {
+                    return Some(Err(e.into()));
                 }
+                self.ws.handle_read(n);
+                // The read took all the room: the socket has more (a stream).
+                if n == asked && self.bufs.read_can_grow() {
+                    self.bufs.grow_read(&mut self.ws);
+                }
+                None
+            }
+            Ok(ReadOutcome::WouldBlock) => Some(Ok(false)),
+            Ok(ReadOutcome::Eof) => {
+                self.io.shut = true;
+                self.ws.handle_shutdown();
+                Some(match self.ws.handle_eof() {
+                    Ok(()) if self.ws.is_failed() => Err(Error::AlreadyClosed),
+                    Ok(()) => Ok(false),
+                    Err(e) => Err(e.into()),
+                })
+            }
+            Err(e) => {
+                let _ = self.ws.handle_eof();
+                Some(Err(e.into()))
             }
         }
     }

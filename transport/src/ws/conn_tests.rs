@@ -600,3 +600,109 @@ fn recv_with_replies_from_the_read_buffer() {
     assert_eq!(fed, out.len());
     assert!(echoes == want, "the echoes differ from what was sent");
 }
+
+/// `recv_polled` (futures-io's receive: the idle read alone, without the codec pass
+/// that would find nothing) answers exactly as `recv_ready(false)` in every state:
+/// input arriving in pieces of every size (fragments, a ping between them, a 16-bit
+/// length, empty messages, the close), then the end of the stream; a protocol error;
+/// and it reads once per call when idle (the read whose `Pending` arms the wake-up).
+#[cfg(feature = "futures-io")]
+#[test]
+fn recv_polled_answers_as_recv_ready() {
+    use tickwire_codec::ws::OpCode;
+    let input = client_frames(|w, out| {
+        let mut buf = vec![0u8; 1024];
+        let mut frame = |w: &mut FrameWriter<MaskRng>, op, fin, p: &[u8]| {
+            let n = w.encode_frame(op, fin, p, &mut buf).unwrap();
+            out.extend_from_slice(&buf[..n]);
+        };
+        frame(w, OpCode::Binary, true, b"one");
+        frame(w, OpCode::Text, false, b"fra");
+        frame(w, OpCode::Ping, true, b"pp");
+        frame(w, OpCode::Continuation, true, b"gment");
+        frame(w, OpCode::Binary, true, &[7u8; 300]);
+        frame(w, OpCode::Binary, true, b"");
+        frame(w, OpCode::Close, true, &[0x03, 0xe8]);
+    });
+    /// One call: the message it made ready, `None` for "nothing now", or the error.
+    fn step(c: &mut Conn<Mock, NoMask>, polled: bool) -> Result<Option<String>, String> {
+        let got = if polled {
+            c.recv_polled()
+        } else {
+            c.recv_ready(false)
+        };
+        match got {
+            Ok(true) => Ok(c.ws.message().map(|m| format!("{m:?}"))),
+            Ok(false) => Ok(None),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+    for piece in 1..=input.len() {
+        let mut trace = [Vec::new(), Vec::new()];
+        let mut reads = [0, 0];
+        for (i, polled) in [false, true].into_iter().enumerate() {
+            let mut c = server(Vec::new(), usize::MAX, 4096);
+            for chunk in input.chunks(piece) {
+                c.io.stream.input.extend_from_slice(chunk);
+                loop {
+                    let s = step(&mut c, polled);
+                    let none = matches!(s, Ok(None));
+                    trace[i].push(s);
+                    if none {
+                        break;
+                    }
+                }
+            }
+            c.io.stream.eof = true;
+            for _ in 0..2 {
+                trace[i].push(step(&mut c, polled));
+            }
+            assert!(c.is_closed(), "piece {piece}, polled {polled}");
+            reads[i] = c.io.stream.reads;
+            let out = decode(&c.io.stream.output);
+            assert_eq!(out.first().map(String::as_str), Some("Pong([112, 112])"));
+        }
+        assert_eq!(trace[0], trace[1], "piece {piece}");
+        assert_eq!(reads[0], reads[1], "piece {piece}");
+        assert!(
+            trace[1]
+                .iter()
+                .any(|s| matches!(s, Ok(Some(m)) if m == "Text(\"fragment\")"))
+        );
+    }
+
+    // Idle: one read per call, each saying "nothing now"; then the data it reads.
+    let mut c = server(binary_frame(b"one"), 1 << 16, 4096);
+    assert_eq!(
+        step(&mut c, true),
+        Ok(Some("Binary([111, 110, 101])".into()))
+    );
+    let reads = c.io.stream.reads;
+    assert_eq!(step(&mut c, true), Ok(None));
+    assert_eq!(step(&mut c, true), Ok(None));
+    assert_eq!(c.io.stream.reads, reads + 2);
+    c.io.stream.input.extend(binary_frame(b"two"));
+    assert_eq!(
+        step(&mut c, true),
+        Ok(Some("Binary([116, 119, 111])".into()))
+    );
+
+    // A protocol error read by the idle read: the same error, close code and answers
+    // after it (the stream's end included) as `recv_ready`.
+    let mut trace = [Vec::new(), Vec::new()];
+    for (i, polled) in [false, true].into_iter().enumerate() {
+        let mut c = server(Vec::new(), usize::MAX, 4096);
+        assert_eq!(step(&mut c, polled), Ok(None));
+        c.io.stream.input.extend([0x81, 0x81, 0, 0, 0, 0, 0xC0]);
+        assert!(step(&mut c, polled).is_err(), "polled {polled}");
+        let out = decode(&c.io.stream.output);
+        assert_eq!(out.len(), 1);
+        assert!(out[0].contains("1007"), "{out:?}");
+        trace[i].push(step(&mut c, polled));
+        c.io.stream.eof = true;
+        trace[i].push(step(&mut c, polled));
+        trace[i].push(step(&mut c, polled));
+        assert!(c.is_closed());
+    }
+    assert_eq!(trace[0], trace[1]);
+}
