@@ -283,8 +283,11 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream for IoStream<T> {
 /// then answer `Pending` without arming a wake-up again loses it: nexus-async-rt 0.7's
 /// `Sleep` does (its timer wheel fires an entry as soon as the clock reaches the
 /// deadline's 1 ms tick, up to a tick early, and the `Sleep` polled then schedules
-/// nothing). Wrapped as below, it sleeps a tick past the deadline and the deadline is
-/// read from the clock:
+/// nothing). Its wheel cannot cancel an entry either: a dropped `Sleep`'s stays until
+/// it fires, walked by every turn of the runtime (a 10 s handshake timeout's cost about
+/// 350 instructions per round trip for those 10 s). Wrapped as below, an entry reaches
+/// at most a short horizon ahead, one tick past the point it stands for, and the
+/// deadline is read from the clock:
 ///
 /// ```
 /// use std::task::{Context, Poll};
@@ -292,19 +295,34 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream for IoStream<T> {
 ///
 /// /// nexus-async-rt's timer wheel.
 /// struct NexusTimer {
-///     /// For a tick (1 ms) past the deadline: the wheel fires it after the deadline.
+///     /// For `rearm` plus a tick (1 ms): the wheel fires it after `rearm`.
 ///     sleep: nexus_async_rt::Sleep,
+///     /// The deadline, or the horizon before it: a dropped timer's entry leaves the
+///     /// wheel within the horizon.
+///     rearm: Instant,
 ///     deadline: Instant,
+/// }
+///
+/// const TICK: Duration = Duration::from_millis(1);
+/// const HORIZON: Duration = Duration::from_millis(20);
+///
+/// fn arm(deadline: Instant, now: Instant) -> (nexus_async_rt::Sleep, Instant) {
+///     let rearm = deadline.min(now + HORIZON);
+///     (nexus_async_rt::sleep_until(rearm + TICK), rearm)
 /// }
 ///
 /// impl tickwire::futures_io::Timer for NexusTimer {
 ///     fn at(deadline: Instant) -> Self {
-///         let sleep = nexus_async_rt::sleep_until(deadline + Duration::from_millis(1));
-///         NexusTimer { sleep, deadline }
+///         let (sleep, rearm) = arm(deadline, Instant::now());
+///         NexusTimer { sleep, rearm, deadline }
 ///     }
 ///     fn poll_expired(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-///         if Instant::now() >= self.deadline {
+///         let now = Instant::now();
+///         if now >= self.deadline {
 ///             return Poll::Ready(());
+///         }
+///         if now >= self.rearm {
+///             (self.sleep, self.rearm) = arm(self.deadline, now);
 ///         }
 ///         std::pin::Pin::new(&mut self.sleep).poll(cx)
 ///     }
@@ -362,6 +380,25 @@ impl<Tm> Default for Alarm<Tm> {
 }
 
 impl<Tm: Timer> Alarm<Tm> {
+    /// [`poll`](Self::poll) for a wait bounded by `deadline`; a wait without one is
+    /// `Pending` (what it waits for holds the waker) and drops a timer still armed for
+    /// an earlier wait (a handshake's or a connect's deadline): a registered timer
+    /// costs the runtime work on every turn (async-io splits its timer map on each
+    /// reactor turn, nexus-async-rt walks its wheel), for a wake-up nobody needs.
+    #[inline]
+    pub fn poll_until(&mut self, deadline: Option<Instant>, cx: &mut Context<'_>) -> Poll<()> {
+        match deadline {
+            Some(at) => self.poll(at, cx),
+            None => {
+                if self.timer.is_some() {
+                    self.timer = None;
+                    self.armed = None;
+                }
+                Poll::Pending
+            }
+        }
+    }
+
     /// `Ready` once `deadline` passed (read from the clock: the timer may be armed for
     /// an earlier deadline, or wake early); `Pending` with the waker registered.
     pub fn poll(&mut self, deadline: Instant, cx: &mut Context<'_>) -> Poll<()> {
@@ -399,5 +436,67 @@ pub(crate) fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, None) => a,
         (None, b) => b,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    /// Timers alive (registered with their runtime, for a real one).
+    static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+    /// A timer that never expires and counts itself.
+    struct Counted;
+
+    impl Timer for Counted {
+        fn at(_: Instant) -> Self {
+            LIVE.fetch_add(1, Ordering::SeqCst);
+            Counted
+        }
+
+        fn reset(&mut self, _: Instant) {}
+
+        fn poll_expired(&mut self, _: &mut Context<'_>) -> Poll<()> {
+            Poll::Pending
+        }
+    }
+
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            LIVE.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// A wait with no deadline drops the timer still armed for an earlier wait (the
+    /// handshake's, a connect's): a registered timer costs its runtime work on every
+    /// turn (async-io splits its timer map, about 500 instructions per round trip on
+    /// smol). Later deadlines keep the one armed; a new deadline arms a new one.
+    #[test]
+    fn a_wait_without_a_deadline_drops_the_timer_of_an_earlier_wait() {
+        let mut alarm = Alarm::<Counted>::default();
+        let mut cx = Context::from_waker(Waker::noop());
+        let at = Instant::now() + Duration::from_secs(10);
+        assert!(alarm.poll_until(Some(at), &mut cx).is_pending());
+        assert_eq!(LIVE.load(Ordering::SeqCst), 1);
+        assert!(
+            alarm
+                .poll_until(Some(at + Duration::from_secs(1)), &mut cx)
+                .is_pending()
+        );
+        assert_eq!(LIVE.load(Ordering::SeqCst), 1);
+        assert!(alarm.poll_until(None, &mut cx).is_pending());
+        assert_eq!(
+            LIVE.load(Ordering::SeqCst),
+            0,
+            "the stale timer is still armed"
+        );
+        assert!(alarm.poll_until(None, &mut cx).is_pending());
+        assert!(alarm.poll_until(Some(at), &mut cx).is_pending());
+        assert_eq!(LIVE.load(Ordering::SeqCst), 1);
+        drop(alarm);
+        assert_eq!(LIVE.load(Ordering::SeqCst), 0);
     }
 }

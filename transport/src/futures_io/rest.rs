@@ -498,10 +498,7 @@ impl<C: Connect + Clone, Tm: Timer> Client<C, Tm> {
                 let _ = s.shutdown_write();
                 return Poll::Ready(());
             }
-            match deadline {
-                Some(at) => alarm.poll(at, cx),
-                None => Poll::Pending,
-            }
+            alarm.poll_until(deadline, cx)
         })
         .await;
     }
@@ -543,12 +540,9 @@ where
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 r => return Poll::Ready(r),
             }
-            return match until {
-                Some(at) => alarm
-                    .poll(at, cx)
-                    .map(|()| Err(io::ErrorKind::TimedOut.into())),
-                None => Poll::Pending,
-            };
+            return alarm
+                .poll_until(until, cx)
+                .map(|()| Err(io::ErrorKind::TimedOut.into()));
         }
     })
     .await
@@ -571,10 +565,7 @@ impl<C: Connect + Clone, Tm: Timer> Core<C, Tm> {
             if let Poll::Ready(r) = connect.as_mut().poll(cx) {
                 return Poll::Ready(r.map_err(|e| Error::from_io(e, false)));
             }
-            match deadline {
-                Some(at) => alarm.poll(at, cx).map(|()| Err(timed_out())),
-                None => Poll::Pending,
-            }
+            alarm.poll_until(deadline, cx).map(|()| Err(timed_out()))
         })
         .await?;
         let stream = Compat::new(tcp);
