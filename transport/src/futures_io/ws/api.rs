@@ -1,10 +1,35 @@
 //! The async methods [`Client`](super::Client) and
 //! [`ServerConnection`](super::ServerConnection) share, generated once over their
-//! field `d` (the [`Driver`](super::driver::Driver) doing all the work). Each type
-//! provides `async fn established(&mut self)` (its opening handshake is done).
+//! field `d` (the [`Driver`](super::driver::Driver) doing all the work), with the
+//! type's masking (`async_api!(Type, Masking)`). Each type provides `async fn
+//! established(&mut self)` (its opening handshake is done) and `fn handshaking(&self)`
+//! (whether there is one to run: only then is `established` awaited).
+
+/// The body `recv` and `recv_with` share, expanded in each (one future per call, not
+/// one awaiting another): an expression of type `bool` inside an async fn returning
+/// `Result<_, Error>`, `true` when a message is ready in the reader (the peer's close
+/// already answered, within the close timeout), `false` once the close handshake is
+/// complete.
+macro_rules! recv_ready {
+    ($this:ident) => {{
+        if $this.handshaking() {
+            $this.established().await?;
+        }
+        let mut read = $this.d.read_deadline();
+        let got = std::future::poll_fn(|cx| $this.d.poll_recv(&mut read, cx)).await?;
+        if $this.d.conn.is_closed() {
+            // The peer's close (or the end of ours): its echo, TLS close_notify and
+            // the FIN go out within the close timeout before it is returned.
+            $this.d.finish_close().await;
+        }
+        got
+    }};
+}
+
+pub(crate) use recv_ready;
 
 macro_rules! async_api {
-    ($ty:ident) => {
+    ($ty:ident, $mask:ty) => {
         impl<T, Tm> $ty<T, Tm>
         where
             T: futures_io::AsyncRead + futures_io::AsyncWrite + Unpin,
@@ -46,8 +71,7 @@ macro_rules! async_api {
             pub async fn recv(
                 &mut self,
             ) -> Result<Option<$crate::ws::Message<'_>>, $crate::ws::Error> {
-                self.established().await?;
-                if self.d.recv_ready().await? {
+                if $crate::futures_io::ws::api::recv_ready!(self) {
                     Ok(self.d.conn.ws.message())
                 } else {
                     Ok(None)
@@ -86,8 +110,7 @@ macro_rules! async_api {
                     &mut $crate::ws::Sender<'_>,
                 ) -> Result<R, $crate::ws::Error>,
             ) -> Result<Option<R>, $crate::ws::Error> {
-                self.established().await?;
-                if !self.d.recv_ready().await? {
+                if !$crate::futures_io::ws::api::recv_ready!(self) {
                     return Ok(None);
                 }
                 let r = self.d.with_message(f)?;
@@ -114,9 +137,12 @@ macro_rules! async_api {
             /// # Ok::<(), tickwire::ws::Error>(())
             /// # }).unwrap();
             /// ```
-            pub async fn send_text(&mut self, text: &str) -> Result<(), $crate::ws::Error> {
-                self.established().await?;
-                self.d.send_with(|c| c.send_text(text)).await
+            pub fn send_text(
+                &mut self,
+                text: &str,
+            ) -> impl Future<Output = Result<(), $crate::ws::Error>> {
+                // `send_with`'s future itself: one state machine per send.
+                self.send_with(move |c| c.send_text(text))
             }
 
             /// Send a binary message (see [`send_text`](Self::send_text)).
@@ -131,9 +157,12 @@ macro_rules! async_api {
             /// # Ok::<(), tickwire::ws::Error>(())
             /// # }).unwrap();
             /// ```
-            pub async fn send_binary(&mut self, data: &[u8]) -> Result<(), $crate::ws::Error> {
-                self.established().await?;
-                self.d.send_with(|c| c.send_binary(data)).await
+            pub fn send_binary(
+                &mut self,
+                data: &[u8],
+            ) -> impl Future<Output = Result<(), $crate::ws::Error>> {
+                // `send_with`'s future itself: one state machine per send.
+                self.send_with(move |c| c.send_binary(data))
             }
 
             /// Send a ping (payload at most 125 bytes).
@@ -149,9 +178,12 @@ macro_rules! async_api {
             /// # Ok::<(), tickwire::ws::Error>(())
             /// # }).unwrap();
             /// ```
-            pub async fn send_ping(&mut self, payload: &[u8]) -> Result<(), $crate::ws::Error> {
-                self.established().await?;
-                self.d.send_with(|c| c.send_ping(payload)).await
+            pub fn send_ping(
+                &mut self,
+                payload: &[u8],
+            ) -> impl Future<Output = Result<(), $crate::ws::Error>> {
+                // `send_with`'s future itself: one state machine per send.
+                self.send_with(move |c| c.send_ping(payload))
             }
 
             /// Send an unsolicited pong (payload at most 125 bytes).
@@ -166,9 +198,12 @@ macro_rules! async_api {
             /// # Ok::<(), tickwire::ws::Error>(())
             /// # }).unwrap();
             /// ```
-            pub async fn send_pong(&mut self, payload: &[u8]) -> Result<(), $crate::ws::Error> {
-                self.established().await?;
-                self.d.send_with(|c| c.send_pong(payload)).await
+            pub fn send_pong(
+                &mut self,
+                payload: &[u8],
+            ) -> impl Future<Output = Result<(), $crate::ws::Error>> {
+                // `send_with`'s future itself: one state machine per send.
+                self.send_with(move |c| c.send_pong(payload))
             }
 
             /// Start the close handshake with `code` (`None`: no status code, then the
@@ -196,8 +231,25 @@ macro_rules! async_api {
                 reason: &str,
             ) -> Result<(), $crate::ws::Error> {
                 let code = code.into();
-                self.established().await?;
-                self.d.send_with(|c| c.close(code, reason)).await
+                self.send_with(|c| c.close(code, reason)).await
+            }
+
+            /// Run the evented `op` (a send) after the opening handshake, until it is
+            /// not refused for backpressure, then write what it queued, all within the
+            /// write timeout: the sends return this future as it is.
+            async fn send_with(
+                &mut self,
+                mut op: impl FnMut(
+                    &mut $crate::ws::conn::Conn<$crate::futures_io::io::IoStream<T>, $mask>,
+                ) -> Result<(), $crate::ws::Error>,
+            ) -> Result<(), $crate::ws::Error> {
+                if self.handshaking() {
+                    self.established().await?;
+                }
+                let mut deadline = self.d.write_deadline();
+                let mut queued = false;
+                std::future::poll_fn(|cx| self.d.poll_send(&mut op, &mut queued, &mut deadline, cx))
+                    .await
             }
 
             /// Write everything buffered (write timeout).

@@ -177,7 +177,7 @@ pub struct Client<T = crate::futures_io::TcpStream, Tm = async_io::Timer> {
     d: Driver<T, MaskRng, Tm>,
 }
 
-async_api!(Client);
+async_api!(Client, MaskRng);
 
 impl<T, Tm> Client<T, Tm>
 where
@@ -212,6 +212,12 @@ where
     #[cfg(feature = "deflate")]
     pub fn deflate(&self) -> Option<tickwire_codec::ws::deflate::Negotiated> {
         self.d.conn.ws.deflate()
+    }
+
+    /// A client is open once connected.
+    #[inline]
+    fn handshaking(&self) -> bool {
+        false
     }
 
     async fn established(&mut self) -> Result<(), Error> {

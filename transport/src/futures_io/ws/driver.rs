@@ -47,13 +47,11 @@ impl<T: AsyncRead + AsyncWrite + Unpin, M: Masking, Tm: Timer> Driver<T, M, Tm> 
     }
 
     /// Wait until `deadline` when there is one; without, `Pending` (the stream holds
-    /// the waker). `Ready` once it passed.
+    /// the waker; a timer armed for an earlier wait is dropped). `Ready` once it
+    /// passed.
     #[inline]
     fn poll_deadline(&mut self, deadline: Option<Instant>, cx: &mut Context<'_>) -> Poll<()> {
-        match deadline {
-            Some(at) => self.alarm.poll(at, cx),
-            None => Poll::Pending,
-        }
+        self.alarm.poll_until(deadline, cx)
     }
 
     /// Run the opening handshake with `advance` (the codec's client or server step),
@@ -86,30 +84,25 @@ impl<T: AsyncRead + AsyncWrite + Unpin, M: Masking, Tm: Timer> Driver<T, M, Tm> 
         .await
     }
 
-    /// `recv` up to the message: `Ok(true)` when one is ready in the reader (the
-    /// peer's close already answered, within the close timeout), `Ok(false)` once the
-    /// close handshake is complete.
-    pub(crate) async fn recv_ready(&mut self) -> Result<bool, Error> {
-        let mut read = Deadline::After(self.conn.io.read_timeout);
-        let got = poll_fn(|cx| self.poll_recv(&mut read, cx)).await?;
-        if self.conn.is_closed() {
-            // The peer's close (or the end of ours): its echo, TLS close_notify and
-            // the FIN go out within the close timeout before it is returned.
-            self.finish_close().await;
-        }
-        Ok(got)
+    /// The read deadline of one `recv` (it starts when the receive first waits).
+    #[inline]
+    pub(crate) fn read_deadline(&self) -> Deadline {
+        Deadline::After(self.conn.io.read_timeout)
     }
 
     /// Receive up to a message (`true`) or the end of the close handshake (`false`),
     /// running the codec's timers (keepalive, close timeout) and the read timeout.
-    fn poll_recv(
+    /// After it, [`finish_close`](Self::finish_close) when the connection is closed.
+    pub(crate) fn poll_recv(
         &mut self,
         read: &mut Deadline,
         cx: &mut Context<'_>,
     ) -> Poll<Result<bool, Error>> {
         self.enter(cx);
         loop {
-            if self.conn.recv_ready(false)? {
+            // Nothing to do but read (the common case, also the poll that finds the
+            // socket empty and leaves the waker with it): the read alone.
+            if self.conn.recv_polled()? {
                 return Poll::Ready(Ok(true));
             }
             if self.conn.is_closed() {
@@ -126,10 +119,11 @@ impl<T: AsyncRead + AsyncWrite + Unpin, M: Masking, Tm: Timer> Driver<T, M, Tm> 
         }
     }
 
-    /// After the close handshake: write what is still buffered (the echo of the
-    /// peer's close, TLS close_notify, the FIN), for at most the close timeout. Best
-    /// effort: the peer may be gone.
-    async fn finish_close(&mut self) {
+    /// After the close handshake (the peer's close, or the end of ours): write what is
+    /// still buffered (the echo of the peer's close, TLS close_notify, the FIN), for at
+    /// most the close timeout, before the close is returned. Best effort: the peer may
+    /// be gone.
+    pub(crate) async fn finish_close(&mut self) {
         if !self.conn.wants_write() {
             return;
         }
@@ -144,7 +138,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin, M: Masking, Tm: Timer> Driver<T, M, Tm> 
         .await;
     }
 
-    /// `f` with the message [`recv_ready`](Self::recv_ready) made ready and the
+    /// `f` with the message [`poll_recv`](Self::poll_recv) made ready and the
     /// connection's sending half (its sends go out as far as the stream takes them).
     pub(crate) fn with_message<R>(
         &mut self,
@@ -154,31 +148,45 @@ impl<T: AsyncRead + AsyncWrite + Unpin, M: Masking, Tm: Timer> Driver<T, M, Tm> 
             .with_message(|msg, mut out| f(msg, &mut Sender::of(&mut out)))
     }
 
-    /// Run the evented `op` until it is not refused for backpressure (write timeout),
-    /// then write what it queued.
-    pub(crate) async fn send_with(
+    /// The write deadline of one send (it starts when the send first waits).
+    #[inline]
+    pub(crate) fn write_deadline(&self) -> Deadline {
+        Deadline::After(self.conn.io.write_timeout)
+    }
+
+    /// One poll of a send: run the evented `op` until it is not refused for
+    /// backpressure (`deadline`: the write timeout), then write what it queued (the
+    /// same deadline). `queued` says `op` ran: a send whose future is dropped after
+    /// that leaves the rest to the next call; before, nothing was queued.
+    #[inline]
+    pub(crate) fn poll_send(
         &mut self,
-        mut op: impl FnMut(&mut Conn<IoStream<T>, M>) -> Result<(), Error>,
-    ) -> Result<(), Error> {
-        let mut deadline = Deadline::After(self.conn.io.write_timeout);
-        poll_fn(|cx| {
-            self.enter(cx);
+        op: &mut impl FnMut(&mut Conn<IoStream<T>, M>) -> Result<(), Error>,
+        queued: &mut bool,
+        deadline: &mut Deadline,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), Error>> {
+        self.enter(cx);
+        if !*queued {
             match op(&mut self.conn) {
                 // No room: the write that would block left the waker with the stream.
                 Err(Error::Backpressure) => {
                     ready!(self.poll_deadline(deadline.get(), cx));
-                    Poll::Ready(Err(Error::WriteTimeout))
+                    return Poll::Ready(Err(Error::WriteTimeout));
                 }
-                r => Poll::Ready(r),
+                Err(e) => return Poll::Ready(Err(e)),
+                Ok(()) => *queued = true,
             }
-        })
-        .await?;
-        // The evented op already wrote what the stream took.
-        if self.conn.wants_write() {
-            self.flush_within(deadline).await
-        } else {
-            Ok(())
+            // The evented op already wrote what the stream took.
+            if !self.conn.wants_write() {
+                return Poll::Ready(Ok(()));
+            }
         }
+        if self.conn.flush()? {
+            return Poll::Ready(Ok(()));
+        }
+        ready!(self.poll_deadline(deadline.get(), cx));
+        Poll::Ready(Err(Error::WriteTimeout))
     }
 
     /// Write everything buffered (write timeout).

@@ -324,7 +324,7 @@ pub struct ServerConnection<T = crate::futures_io::TcpStream, Tm = async_io::Tim
     path: String,
 }
 
-async_api!(ServerConnection);
+async_api!(ServerConnection, NoMask);
 
 impl<T, Tm> ServerConnection<T, Tm>
 where
@@ -428,6 +428,12 @@ where
             self.d.conn.bufs.read_capacity(),
             self.d.conn.bufs.write_capacity(),
         )
+    }
+
+    /// Whether the opening handshake is still to run (`established` runs it).
+    #[inline]
+    fn handshaking(&self) -> bool {
+        self.is_handshaking()
     }
 
     async fn established(&mut self) -> Result<(), Error> {

@@ -261,7 +261,7 @@ where
                 let (got, closed, timer_at) = {
                     let mut d = self.shared.lock_to_read(cx.waker());
                     std::mem::swap(d.reader(), &mut self.reader);
-                    let got = d.conn.recv_ready(false);
+                    let got = d.conn.recv_polled();
                     #[cfg(feature = "deflate")]
                     if matches!(got, Ok(true)) && d.reader().compressed().is_some() {
                         copy_inflated(d.conn.ws.message(), &mut self.inflated);
@@ -273,10 +273,7 @@ where
                     return Poll::Ready(Ok::<_, Error>((got, closed)));
                 }
                 let read_at = read.get();
-                let Some(at) = earliest(read_at, timer_at) else {
-                    return Poll::Pending;
-                };
-                ready!(self.alarm.poll(at, cx));
+                ready!(self.alarm.poll_until(earliest(read_at, timer_at), cx));
                 let now = Instant::now();
                 self.shared.lock().conn.handle_timeout(now)?;
                 if read_at.is_some_and(|at| now >= at) {
@@ -295,10 +292,7 @@ where
                     return Poll::Ready(());
                 }
                 drop(d);
-                match deadline {
-                    Some(at) => self.alarm.poll(at, cx),
-                    None => Poll::Pending,
-                }
+                self.alarm.poll_until(deadline, cx)
             })
             .await;
         }
@@ -372,13 +366,10 @@ where
                 op(&mut d.conn).map(|()| d.conn.wants_write())
             };
             match r {
-                Err(Error::Backpressure) => match deadline.get() {
-                    Some(at) => {
-                        ready!(self.alarm.poll(at, cx));
-                        Poll::Ready(Err(Error::WriteTimeout))
-                    }
-                    None => Poll::Pending,
-                },
+                Err(Error::Backpressure) => {
+                    ready!(self.alarm.poll_until(deadline.get(), cx));
+                    Poll::Ready(Err(Error::WriteTimeout))
+                }
                 r => Poll::Ready(r),
             }
         })
@@ -398,13 +389,8 @@ where
                     return Poll::Ready(Ok(()));
                 }
             }
-            match deadline.get() {
-                Some(at) => {
-                    ready!(self.alarm.poll(at, cx));
-                    Poll::Ready(Err(Error::WriteTimeout))
-                }
-                None => Poll::Pending,
-            }
+            ready!(self.alarm.poll_until(deadline.get(), cx));
+            Poll::Ready(Err(Error::WriteTimeout))
         })
         .await
     }
