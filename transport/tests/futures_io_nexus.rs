@@ -360,3 +360,49 @@ fn nexus_timer_never_answers_pending_without_a_wake_up_armed() {
         settle().await;
     });
 }
+
+/// A wait longer than [`nexus_util::HORIZON`] keeps the contract too: the wheel's
+/// entry stands for at most the horizon (nexus-async-rt cannot cancel an entry, so a
+/// timer dropped early leaves the wheel within it), the wake-up at each horizon
+/// re-arms the next entry, and `Ready` comes only once the deadline passed. Fails if
+/// the adapter schedules the whole wait at once (one wake-up) or answers at a horizon.
+#[test]
+fn nexus_timer_rearms_at_each_horizon_until_the_deadline() {
+    use std::sync::Arc;
+    use std::sync::atomic::Ordering;
+    use std::task::{Context, Waker};
+    use std::time::Instant;
+    use tickwire::futures_io::Timer;
+
+    block_on(async {
+        let wait = nexus_util::HORIZON * 2 + Duration::from_millis(7);
+        let deadline = Instant::now() + wait;
+        let mut timer = NexusTimer::at(deadline);
+        let woken = Arc::new(Woken::default());
+        let waker = Waker::from(woken.clone());
+        let mut cx = Context::from_waker(&waker);
+        assert!(timer.poll_expired(&mut cx).is_pending());
+        let lost = deadline + T;
+        let mut wake_ups = 0;
+        loop {
+            nexus_async_rt::yield_now().await;
+            if woken.0.swap(false, Ordering::SeqCst) {
+                wake_ups += 1;
+                if timer.poll_expired(&mut cx).is_ready() {
+                    assert!(Instant::now() >= deadline, "ready before the deadline");
+                    break;
+                }
+            }
+            assert!(
+                Instant::now() < lost,
+                "the timer said Pending with no wake-up armed (after {wake_ups} wake-ups)"
+            );
+        }
+        // One wake-up per horizon, then the deadline's.
+        assert!(
+            wake_ups >= 3,
+            "{wake_ups} wake-ups: the entry was not bounded by the horizon"
+        );
+        settle().await;
+    });
+}

@@ -45,7 +45,7 @@ impl futures_io::AsyncWrite for NexusTcp {
 }
 
 /// nexus-async-rt's timer wheel, as a [`Timer`] whose `Pending` always leaves a
-/// wake-up armed.
+/// wake-up armed, and whose dropped timers leave the wheel soon.
 ///
 /// nexus-async-rt 0.7's `Sleep` does not, polled as it is: its wheel (nexus-timer,
 /// 1 ms ticks) rounds a deadline down to its tick and fires the entry (wakes the
@@ -53,11 +53,20 @@ impl futures_io::AsyncWrite for NexusTcp {
 /// before the deadline; the `Sleep` polled then reads the clock, answers `Pending`
 /// and schedules nothing (it schedules on its first poll, or for another task's
 /// waker only). The task sleeps until some other wake-up: another timer of the
-/// runtime, or never. So the wheel's entry here is for one tick past the deadline
-/// (it fires after the deadline), and the deadline is read from the clock.
+/// runtime, or never. So the wheel's entry here is for one tick past the point it
+/// stands for (it fires after it), and that point is read from the clock.
+///
+/// The wheel cannot cancel an entry either: a dropped `Sleep`'s stays until it
+/// fires, and while it waits every turn of the runtime walks the wheel for it (about
+/// 350 instructions per round trip on a WebSocket connection whose 10 s handshake
+/// timeout was armed). So an entry stands for at most [`HORIZON`] ahead: a timer
+/// dropped early (the handshake done, the data in) leaves the wheel within it, and a
+/// longer wait re-arms once per horizon.
 pub struct NexusTimer {
-    /// For the deadline plus one tick.
+    /// For `rearm` plus one tick.
     sleep: nexus_async_rt::Sleep,
+    /// The point the wheel's entry stands for: the deadline, or the horizon before it.
+    rearm: Instant,
     deadline: Instant,
 }
 
@@ -65,6 +74,7 @@ impl std::fmt::Debug for NexusTimer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("NexusTimer")
             .field("deadline", &self.deadline)
+            .field("rearm", &self.rearm)
             .finish_non_exhaustive()
     }
 }
@@ -72,20 +82,38 @@ impl std::fmt::Debug for NexusTimer {
 /// The tick of nexus-async-rt's timer wheel (fixed in 0.7).
 const WHEEL_TICK: Duration = Duration::from_millis(1);
 
+/// The furthest ahead a wheel entry is scheduled.
+pub const HORIZON: Duration = Duration::from_millis(20);
+
+impl NexusTimer {
+    /// The wheel's entry for `deadline`, from `now`: the deadline or the horizon.
+    fn arm(deadline: Instant, now: Instant) -> (nexus_async_rt::Sleep, Instant) {
+        let rearm = deadline.min(now + HORIZON);
+        (nexus_async_rt::sleep_until(rearm + WHEEL_TICK), rearm)
+    }
+}
+
 impl Timer for NexusTimer {
     fn at(deadline: Instant) -> Self {
+        let (sleep, rearm) = Self::arm(deadline, Instant::now());
         NexusTimer {
-            sleep: nexus_async_rt::sleep_until(deadline + WHEEL_TICK),
+            sleep,
+            rearm,
             deadline,
         }
     }
 
     fn poll_expired(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        if Instant::now() >= self.deadline {
+        let now = Instant::now();
+        if now >= self.deadline {
             return Poll::Ready(());
         }
-        // The wheel fires the entry only once the clock is past the deadline: before,
-        // it is still there, or this schedules it (the first poll, another task).
+        if now >= self.rearm {
+            // The horizon passed (its entry fired, or is about to): the next one.
+            (self.sleep, self.rearm) = Self::arm(self.deadline, now);
+        }
+        // The entry fires only once the clock is past `rearm`, which it is not: it is
+        // still in the wheel, or this schedules it (the first poll, another task).
         Pin::new(&mut self.sleep).poll(cx)
     }
 }
