@@ -70,6 +70,12 @@ pub fn parent(all: &[Case<'_>], child_args: &[String], dir: &Path) -> Result<Vec
             "--collect-atstart=no",
             "--dump-instr=no",
             "--compress-strings=no",
+            // Threads take valgrind's lock in turn (a ticket lock): with the default
+            // lock the rows with a peer thread (round trips) moved by up to 20% from
+            // run to run with who got the lock after each system call (smol's round
+            // trip 4640-5500); in turn, the tokio rows repeat to the instruction and
+            // the futures-io rows within a few percent.
+            "--fair-sched=yes",
         ])
         .arg(format!(
             "--callgrind-out-file={}",
