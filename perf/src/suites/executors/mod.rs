@@ -18,13 +18,38 @@
 //!
 //! Under `--instructions` the counts are every user-space instruction of the client
 //! thread and (round trip) of the echo thread per message, runtimes included: the echo
-//! follows the counted batches ([`Follower`](crate::callgrind::Follower)).
+//! follows the counted batches ([`Follower`](crate::callgrind::Follower)). There each
+//! side of a round trip waits 2 ms before it writes ([`pace`]), so every row counts the
+//! same pattern: the other side parked when the bytes arrive.
 //!
 //! [`PER_SAMPLE`]: crate::suites::loopback::stream::PER_SAMPLE
 
 mod nexus_net;
 mod rtt;
 mod stream;
+
+/// How long each side of a round trip waits before it writes, under callgrind.
+const PACE: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// Under callgrind (`--instructions`), wait [`PACE`] before a round trip's write, so
+/// the side it goes to is always parked in its runtime when the bytes arrive (a feed
+/// with gaps, a remote peer): callgrind runs one thread at a time, and without this the
+/// thread it ran after each system call decided whether a read found the other side's
+/// bytes already there; a row moved by up to 30% from run to run (nexus-async-rt's
+/// round trip between 3.3k and 5.3k, below its raw-TCP floor in some runs). Every
+/// round-trip row of the suite, floors included, waits the same way on both sides (a
+/// few tens of instructions of `nanosleep` each, the same in every row). Nothing in
+/// the timed runs.
+pub(crate) fn pace(on: bool) {
+    if on {
+        std::thread::sleep(PACE);
+    }
+}
+
+/// Whether this run's round trips are paced (see [`pace`]).
+pub(crate) fn paced() -> bool {
+    crate::callgrind::running_on_valgrind()
+}
 
 #[path = "../../../../transport/tests/nexus_util/mod.rs"]
 pub(crate) mod nexus_util;

@@ -40,6 +40,7 @@ pub fn rtt_row(cfg: &RunConfig, peer: usize) -> Measurement {
             .expect("handshake");
         let mut buf = Vec::with_capacity(1 << 16);
         let mut count = Follower::default();
+        let paced = super::paced();
         loop {
             let got = ws.recv().await;
             count.sync();
@@ -51,6 +52,7 @@ pub fn rtt_row(cfg: &RunConfig, peer: usize) -> Measurement {
                 Ok(Some(_)) => continue,
                 _ => return,
             }
+            super::pace(paced);
             if ws.send_binary(&buf).await.is_err() {
                 return;
             }
@@ -59,7 +61,9 @@ pub fn rtt_row(cfg: &RunConfig, peer: usize) -> Measurement {
     let addr: std::net::SocketAddr = rx.recv().expect("echo address");
     let rt = runtime();
     let p = payload(false);
+    let paced = super::paced();
     let round = async |ws: &mut Ws| -> u64 {
+        super::pace(paced);
         if let Err(e) = ws.send_binary(&p).await {
             unexpected(&e);
         }

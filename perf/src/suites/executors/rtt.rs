@@ -36,7 +36,7 @@ pub(super) fn cases(peer: usize, v: &mut Vec<Case<'static>>) {
         "tickwire (tokio)",
         true,
         NOTE_TOKIO,
-        move |cfg| tokio_row(cfg, peer, false, false),
+        move |cfg| tokio_row(cfg, peer, false, false, super::paced()),
     ));
     v.push(Case::new(
         &s,
@@ -82,12 +82,13 @@ pub(super) fn cases(peer: usize, v: &mut Vec<Case<'static>>) {
     ));
 }
 
-/// One round trip of `p` (binary); the echo's last byte.
-async fn round<S, Tm>(c: &mut Client<S, Tm>, p: &[u8]) -> u64
+/// One round trip of `p` (binary); the echo's last byte. `paced`: see [`super::pace`].
+async fn round<S, Tm>(c: &mut Client<S, Tm>, p: &[u8], paced: bool) -> u64
 where
     S: AsyncRead + AsyncWrite + Unpin,
     Tm: Timer,
 {
+    super::pace(paced);
     if let Err(e) = c.send_binary(p).await {
         unexpected(&e);
     }
@@ -101,15 +102,19 @@ where
     Tm: Timer,
 {
     let p = payload(false);
-    assert_eq!(round(c, &p).await, u64::from(*p.last().unwrap_or(&0)));
+    let paced = super::paced();
+    assert_eq!(
+        round(c, &p, paced).await,
+        u64::from(*p.last().unwrap_or(&0))
+    );
     bench_batch_async(&one(&cfg), c, async |c, _| {
-        std::hint::black_box(round(c, &p).await);
+        std::hint::black_box(round(c, &p, paced).await);
     })
     .await
 }
 
 fn smol_row(cfg: &RunConfig, peer: usize) -> Measurement {
-    let (addr, echo) = tokio_echo(peer, None);
+    let (addr, echo) = tokio_echo(peer, None, super::paced());
     let cfg = *cfg;
     let m = smol::block_on(async move {
         let tcp = smol::net::TcpStream::connect(addr).await.expect("connect");
@@ -124,7 +129,7 @@ fn smol_row(cfg: &RunConfig, peer: usize) -> Measurement {
 }
 
 fn nexus_row(cfg: &RunConfig, peer: usize) -> Measurement {
-    let (addr, echo) = tokio_echo(peer, None);
+    let (addr, echo) = tokio_echo(peer, None, super::paced());
     let cfg = *cfg;
     let m = nexus_util::block_on(async move {
         let mut c = Client::builder()
@@ -165,11 +170,13 @@ fn raw_echo(peer: usize) -> (SocketAddr, std::thread::JoinHandle<()>) {
         let (frame, back) = raw_frames();
         let mut buf = vec![0u8; frame.len()];
         let mut count = Follower::default();
+        let paced = super::paced();
         loop {
             if s.read_exact(&mut buf).await.is_err() {
                 return;
             }
             count.sync();
+            super::pace(paced);
             if s.write_all(&back).await.is_err() {
                 return;
             }
@@ -187,7 +194,9 @@ fn raw_tokio(cfg: &RunConfig, peer: usize) -> Measurement {
         let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");
         s.set_nodelay(true).expect("nodelay");
         let mut buf = vec![0u8; back.len()];
+        let paced = super::paced();
         bench_batch_async(&one(cfg), &mut s, async |s, _| {
+            super::pace(paced);
             s.write_all(&frame).await.expect("write");
             s.read_exact(&mut buf).await.expect("read");
             assert_eq!(buf, back);
@@ -207,7 +216,9 @@ fn raw_smol(cfg: &RunConfig, peer: usize) -> Measurement {
         let mut s = smol::net::TcpStream::connect(addr).await.expect("connect");
         s.set_nodelay(true).expect("nodelay");
         let mut buf = vec![0u8; back.len()];
+        let paced = super::paced();
         bench_batch_async(&one(cfg), &mut s, async |s, _| {
+            super::pace(paced);
             s.write_all(&frame).await.expect("write");
             s.read_exact(&mut buf).await.expect("read");
             assert_eq!(buf, back);
@@ -226,7 +237,9 @@ fn raw_nexus(cfg: &RunConfig, peer: usize) -> Measurement {
         let mut s = nexus_async_rt::TcpStream::connect(addr).expect("connect");
         s.set_nodelay(true).expect("nodelay");
         let mut buf = vec![0u8; back.len()];
+        let paced = super::paced();
         bench_batch_async(&one(&cfg), &mut s, async |s, _| {
+            super::pace(paced);
             s.write_all(&frame).await.expect("write");
             let mut got = 0;
             while got < buf.len() {

@@ -31,7 +31,7 @@ const NOTE_BLOCKING_TLS: &str = "the blocking path for comparison, wss://: ws::C
 pub(super) fn cases(s: &str, peer: usize, tls: bool, text: bool, v: &mut Vec<Case<'static>>) {
     let note = if tls { NOTE_TOKIO_TLS } else { NOTE_TOKIO };
     v.push(Case::new(s, "tickwire (tokio)", true, note, move |cfg| {
-        tokio_row(cfg, peer, tls, text)
+        tokio_row(cfg, peer, tls, text, false)
     }));
 }
 
@@ -105,9 +105,12 @@ pub(crate) fn check_echo(m: Result<Option<Message<'_>>, ws::Error>, p: &[u8], te
 /// The echo server both tickwire rows talk to: a `tokio::ws::ServerConnection` on
 /// its own `current_thread` runtime on core `peer` (TLS with `server_cfg`). Returns
 /// its address and thread.
+/// The tokio echo on `peer`; `paced`: it waits before each reply (the executors suite
+/// under callgrind, see `executors::pace`).
 pub(crate) fn tokio_echo(
     peer: usize,
     server_cfg: Option<TlsServerConfig>,
+    paced: bool,
 ) -> (SocketAddr, std::thread::JoinHandle<()>) {
     // Each side's connection lives on its own runtime (it registers with that
     // runtime's reactor): the echo side binds and accepts on its thread.
@@ -133,6 +136,7 @@ pub(crate) fn tokio_echo(
                 },
                 _ => return,
             };
+            crate::suites::executors::pace(paced);
             let sent = if text {
                 c.send_text(std::str::from_utf8(&buf).unwrap_or_default())
                     .await
@@ -147,10 +151,18 @@ pub(crate) fn tokio_echo(
     (rx.recv().expect("echo address"), echo)
 }
 
-pub(crate) fn tokio_row(cfg: &RunConfig, peer: usize, tls: bool, text: bool) -> Measurement {
+/// The tokio adapter's round trip; `paced`: both sides wait before each write (the
+/// executors suite under callgrind, see `executors::pace`).
+pub(crate) fn tokio_row(
+    cfg: &RunConfig,
+    peer: usize,
+    tls: bool,
+    text: bool,
+    paced: bool,
+) -> Measurement {
     let (client_cfg, server_cfg) = tls_configs(tls);
     let rt = runtime();
-    let (addr, echo) = tokio_echo(peer, server_cfg);
+    let (addr, echo) = tokio_echo(peer, server_cfg, paced);
     let mut builder = Client::builder();
     if let Some(c) = client_cfg {
         builder = builder.tls(c);
@@ -161,6 +173,7 @@ pub(crate) fn tokio_row(cfg: &RunConfig, peer: usize, tls: bool, text: bool) -> 
     check_tls13(c.tls().and_then(|t| t.protocol_version()), tls);
     let p = payload(text);
     let round = async |c: &mut Client| -> u64 {
+        crate::suites::executors::pace(paced);
         let sent = if text {
             c.send_text(std::str::from_utf8(&p).unwrap_or_default())
                 .await
@@ -188,7 +201,7 @@ pub(crate) fn tokio_row(cfg: &RunConfig, peer: usize, tls: bool, text: bool) -> 
 
 fn blocking_row(cfg: &RunConfig, peer: usize, tls: bool, text: bool) -> Measurement {
     let (client_cfg, server_cfg) = tls_configs(tls);
-    let (addr, echo) = tokio_echo(peer, server_cfg);
+    let (addr, echo) = tokio_echo(peer, server_cfg, false);
     let mut builder = ws::Client::builder();
     if let Some(c) = client_cfg {
         builder = builder.tls(c);
