@@ -59,19 +59,23 @@
 //!
 //! Measured by the perf suite "executors" (`cargo xtask bench --filter executors
 //! --instructions`; every user-space instruction of both threads per message, runtimes
-//! included, callgrind; README table of 2026-11-28 05:34): a 40 B binary round trip
-//! against the same tokio echo costs 4.67k instructions on smol and 5.14k on
-//! nexus-async-rt against 4.64k through the tokio adapter (nexus-async-net 0.7.1 on
-//! tokio, against its own echo: 4.71k; raw TCP with no codec on the same executors:
-//! 3.37k to 3.69k). The smol and nexus-async-rt rows move by up to 1k from run to run
-//! (3.3k to 5.5k): whether the echo's reply is already there at the first read depends
-//! on how callgrind schedules the two threads; with valgrind's `--fair-sched=yes` they
-//! count 5.3k-5.4k (smol) and 5.18k (nexus-async-rt), about 1.8k above their floors
-//! where the tokio adapter is 0.95k above its own. Receiving a stream of 128 B
-//! messages: 327 per message on smol and 338 on nexus-async-rt against 370 through the
-//! tokio adapter (nexus-async-net: 407). In time the round trip is the kernel's
-//! wake-ups: on a loaded 2-core machine every row sits at its executor's raw-TCP floor
-//! (median ratios 1.02-1.04 against 0.99-1.02 for the floors).
+//! included, callgrind; README table of 2026-11-28 08:30): a 40 B binary round trip
+//! against the same tokio echo costs 4.32k instructions on smol and 4.92k on
+//! nexus-async-rt against 4.82k through the tokio adapter (nexus-async-net 0.7.1 on
+//! tokio, against its own echo: 4.91k). Under callgrind each side waits before it
+//! writes, so the reader is always parked when the bytes arrive, and the counts repeat
+//! to the decimal. Raw TCP with no codec on the same executors: 3.88k (tokio), 2.92k
+//! (smol), 3.55k (nexus-async-rt): the futures-io driver is about 1.4k above its
+//! executor's floor, the tokio adapter 0.93k above its own (futures-io must make the
+//! read that arms the wake-up; tokio's readiness lets the adapter skip it). Receiving a
+//! stream of 128 B messages: 278 per message on smol and 276 on nexus-async-rt against
+//! 326 through the tokio adapter (nexus-async-net: 407). In time the round trip is the
+//! kernel's wake-ups: every row sits at its executor's raw-TCP floor (p50 within 1-3%).
+//!
+//! On nexus-async-rt, wrap its timer as the [`Timer`] docs show: its wheel cannot
+//! cancel an entry, so a dropped sleep's entry (the handshake timeout's, 10 s) would be
+//! walked by every turn of the runtime until it fires, about 350 instructions per round
+//! trip; the adapter's entries reach at most 20 ms ahead.
 
 mod io;
 pub mod rest;
