@@ -136,13 +136,25 @@ impl Nginx {
                 dir.path().join("stderr.log"),
                 Duration::from_secs(20),
             ) {
-                // nginx binds every listener before it serves any: the TLS port is up too.
-                Ok(process) => {
-                    return Ok(Nginx {
-                        process,
-                        dir,
-                        tls_addr,
-                    });
+                // A connect succeeds once the kernel has a socket listening, and nginx's
+                // master listens on its ports one after the other: the plain port
+                // accepting does not mean the TLS port does yet (a refused TLS connect
+                // under load, once). Wait for it too.
+                Ok(mut process) => {
+                    let tls_up = match tls_addr {
+                        Some(a) => process.wait_accepting(a, Duration::from_secs(20)),
+                        None => Ok(()),
+                    };
+                    match tls_up {
+                        Ok(()) => {
+                            return Ok(Nginx {
+                                process,
+                                dir,
+                                tls_addr,
+                            });
+                        }
+                        Err(e) => last = Some(e),
+                    }
                 }
                 Err(e) => last = Some(e),
             }

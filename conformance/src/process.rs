@@ -79,29 +79,30 @@ impl ServerProcess {
             addr,
             log,
         };
-        p.wait_accepting(within)?;
+        p.wait_accepting(addr, within)?;
         Ok(p)
     }
 
-    fn wait_accepting(&mut self, within: Duration) -> Result<(), PeerError> {
+    /// Wait until `addr` accepts connections too (a server with a second listener: a
+    /// connect succeeds once the kernel has the socket listening, so the first
+    /// listener accepting says nothing of the others).
+    pub fn wait_accepting(&mut self, addr: SocketAddr, within: Duration) -> Result<(), PeerError> {
         let deadline = Instant::now() + within;
         loop {
-            if TcpStream::connect_timeout(&self.addr, Duration::from_millis(200)).is_ok() {
+            if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
                 return Ok(());
             }
             if let Ok(Some(status)) = self.child.try_wait() {
                 return Err(PeerError::Failed(format!(
-                    "{} exited with {status} before accepting on {}:\n{}",
+                    "{} exited with {status} before accepting on {addr}:\n{}",
                     self.name,
-                    self.addr,
                     self.log_text()
                 )));
             }
             if Instant::now() > deadline {
                 return Err(PeerError::Failed(format!(
-                    "{} did not accept on {} within {within:?}:\n{}",
+                    "{} did not accept on {addr} within {within:?}:\n{}",
                     self.name,
-                    self.addr,
                     self.log_text()
                 )));
             }
