@@ -390,10 +390,8 @@ impl<Tm: Timer> Alarm<Tm> {
         match deadline {
             Some(at) => self.poll(at, cx),
             None => {
-                if self.timer.is_some() {
-                    self.timer = None;
-                    self.armed = None;
-                }
+                self.timer = None;
+                self.armed = None;
                 Poll::Pending
             }
         }
@@ -401,7 +399,7 @@ impl<Tm: Timer> Alarm<Tm> {
 
     /// `Ready` once `deadline` passed (read from the clock: the timer may be armed for
     /// an earlier deadline, or wake early); `Pending` with the waker registered.
-    pub fn poll(&mut self, deadline: Instant, cx: &mut Context<'_>) -> Poll<()> {
+    fn poll(&mut self, deadline: Instant, cx: &mut Context<'_>) -> Poll<()> {
         loop {
             let t = match (&mut self.timer, self.armed) {
                 (Some(t), Some(at)) if at <= deadline => t,

@@ -548,26 +548,32 @@ impl<S: Stream, M: Masking> Conn<S, M> {
     #[cfg(feature = "tokio")]
     #[inline]
     pub fn idle_drained(&mut self) -> bool {
-        if self.io.drained
-            && self.io.sticky_readiness
-            && self.ws.state() == State::Open
-            && self.ws.buffered() == 0
-            && !self.wants_write()
-            && !self.bufs.grown()
-        {
+        if self.io.drained && self.io.sticky_readiness && self.idle() {
             self.io.drained = false;
             return true;
         }
         false
     }
 
+    /// Nothing to do but read: open, nothing buffered, nothing to write, buffers at
+    /// their initial size. A receive then has no frame to find (see
+    /// `Connection::advance`), no output to flush and no buffer to shrink before its
+    /// read, and the read buffer has all its room.
+    #[cfg(any(feature = "tokio", feature = "futures-io"))]
+    #[inline]
+    fn idle(&self) -> bool {
+        self.ws.state() == State::Open
+            && self.ws.buffered() == 0
+            && !self.wants_write()
+            && !self.bufs.grown()
+    }
+
     /// [`recv_ready(false)`](Self::recv_ready) for drivers whose read arms their
     /// wake-up (futures-io: `poll_read` registers the task's waker when it answers
     /// `Pending`, so the read that would block must be made). On a connection with
-    /// nothing to do but read (open, nothing buffered, nothing to write, buffers at
-    /// their initial size), where `recv_ready(false)` would run the codec only to find
-    /// nothing before its read: the read alone, then (data) `recv_ready(false)` to
-    /// parse it. The same answers as `recv_ready(false)`.
+    /// nothing to do but read (`idle`), where `recv_ready(false)` would
+    /// run the codec only to find nothing before its read: the read first, then
+    /// (data) the same loop parses it. The same answers as `recv_ready(false)`.
     #[cfg(feature = "futures-io")]
     #[inline]
     pub fn recv_polled(&mut self) -> Result<bool, Error> {
@@ -577,27 +583,19 @@ impl<S: Stream, M: Masking> Conn<S, M> {
             Ok(false) => {}
             Err(e) => return Err(self.failed(e)),
         }
-        if self.ws.buffered() != 0
-            || self.ws.state() != State::Open
-            || self.wants_write()
-            || self.bufs.grown()
-        {
-            let r = self.read_message(false);
-            return r.map_err(|e| self.name(e));
+        if self.idle() {
+            let buf = self.ws.read_buf();
+            let asked = buf.len();
+            // No room at all (a zero-sized read buffer): the loop below says why.
+            if asked > 0 {
+                let outcome = read_once(&mut self.io.stream, buf);
+                if let Some(r) = self.took(outcome, asked) {
+                    return r.map_err(|e| self.name(e));
+                }
+            }
         }
-        // Open with nothing buffered: `advance` has no frame to find (see
-        // `Connection::advance`), and the read buffer has all its room.
-        let buf = self.ws.read_buf();
-        let asked = buf.len();
-        if asked == 0 {
-            // No room at all (a zero-sized read buffer): the general path says why.
-            return self.recv_ready(false);
-        }
-        let outcome = read_once(&mut self.io.stream, buf);
-        match self.took(outcome, asked) {
-            None => self.recv_ready(false),
-            Some(r) => r.map_err(|e| self.name(e)),
-        }
+        let r = self.read_message(false);
+        r.map_err(|e| self.name(e))
     }
 
     /// Whether a codec timer runs (keepalive, dead peer, close, handshake): the test
