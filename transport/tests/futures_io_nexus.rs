@@ -329,36 +329,52 @@ impl std::task::Wake for Woken {
 /// as the timer fails in the first or second round of 20).
 #[test]
 fn nexus_timer_never_answers_pending_without_a_wake_up_armed() {
+    block_on(async {
+        for round in 0..20 {
+            let deadline = std::time::Instant::now() + Duration::from_millis(3);
+            wait_out(deadline, &format!("round {round}")).await;
+        }
+        settle().await;
+    });
+}
+
+/// Wait for a [`NexusTimer`] armed for `deadline` as a connection's task does: poll it
+/// (`Pending`), then poll it again at each wake-up while the runtime's loop turns
+/// (the test yields, so the runtime fires its due timers within microseconds of each
+/// tick). Returns the wake-ups it took. Fails (`what` names the wait) if it answers
+/// `Ready` before the deadline, or `Pending` with no wake-up armed (none comes within
+/// [`T`] past the deadline).
+async fn wait_out(deadline: std::time::Instant, what: &str) -> usize {
     use std::sync::Arc;
     use std::sync::atomic::Ordering;
     use std::task::{Context, Waker};
     use std::time::Instant;
     use tickwire::futures_io::Timer;
 
-    block_on(async {
-        for round in 0..20 {
-            let deadline = Instant::now() + Duration::from_millis(3);
-            let mut timer = NexusTimer::at(deadline);
-            let woken = Arc::new(Woken::default());
-            let waker = Waker::from(woken.clone());
-            let mut cx = Context::from_waker(&waker);
-            assert!(timer.poll_expired(&mut cx).is_pending());
-            let lost = deadline + T;
-            loop {
-                // The runtime fires its due timers each time round its loop.
-                nexus_async_rt::yield_now().await;
-                if woken.0.swap(false, Ordering::SeqCst) && timer.poll_expired(&mut cx).is_ready() {
-                    assert!(Instant::now() >= deadline, "round {round}: ready early");
-                    break;
-                }
-                assert!(
-                    Instant::now() < lost,
-                    "round {round}: the timer said Pending with no wake-up armed"
-                );
+    let mut timer = NexusTimer::at(deadline);
+    let woken = Arc::new(Woken::default());
+    let waker = Waker::from(woken.clone());
+    let mut cx = Context::from_waker(&waker);
+    assert!(
+        timer.poll_expired(&mut cx).is_pending(),
+        "{what}: ready at once"
+    );
+    let lost = deadline + T;
+    let mut wake_ups = 0;
+    loop {
+        nexus_async_rt::yield_now().await;
+        if woken.0.swap(false, Ordering::SeqCst) {
+            wake_ups += 1;
+            if timer.poll_expired(&mut cx).is_ready() {
+                assert!(Instant::now() >= deadline, "{what}: ready early");
+                return wake_ups;
             }
         }
-        settle().await;
-    });
+        assert!(
+            Instant::now() < lost,
+            "{what}: the timer said Pending with no wake-up armed (after {wake_ups} wake-ups)"
+        );
+    }
 }
 
 /// A wait longer than [`nexus_util::HORIZON`] keeps the contract too: the wheel's
@@ -368,36 +384,9 @@ fn nexus_timer_never_answers_pending_without_a_wake_up_armed() {
 /// the adapter schedules the whole wait at once (one wake-up) or answers at a horizon.
 #[test]
 fn nexus_timer_rearms_at_each_horizon_until_the_deadline() {
-    use std::sync::Arc;
-    use std::sync::atomic::Ordering;
-    use std::task::{Context, Waker};
-    use std::time::Instant;
-    use tickwire::futures_io::Timer;
-
     block_on(async {
         let wait = nexus_util::HORIZON * 2 + Duration::from_millis(7);
-        let deadline = Instant::now() + wait;
-        let mut timer = NexusTimer::at(deadline);
-        let woken = Arc::new(Woken::default());
-        let waker = Waker::from(woken.clone());
-        let mut cx = Context::from_waker(&waker);
-        assert!(timer.poll_expired(&mut cx).is_pending());
-        let lost = deadline + T;
-        let mut wake_ups = 0;
-        loop {
-            nexus_async_rt::yield_now().await;
-            if woken.0.swap(false, Ordering::SeqCst) {
-                wake_ups += 1;
-                if timer.poll_expired(&mut cx).is_ready() {
-                    assert!(Instant::now() >= deadline, "ready before the deadline");
-                    break;
-                }
-            }
-            assert!(
-                Instant::now() < lost,
-                "the timer said Pending with no wake-up armed (after {wake_ups} wake-ups)"
-            );
-        }
+        let wake_ups = wait_out(std::time::Instant::now() + wait, "a wait of 2 horizons").await;
         // One wake-up per horizon, then the deadline's.
         assert!(
             wake_ups >= 3,

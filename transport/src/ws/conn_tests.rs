@@ -459,15 +459,13 @@ fn idle_drained_only_where_recv_has_nothing_to_do() {
     assert!(!c.idle_drained());
 }
 
-/// Frames arriving in pieces of every size, each piece read by its own `recv(false)`
-/// calls (drained or not, sticky or not): every message comes out whole and in order
-/// (fragmented ones with empty fragments and a ping between fragments, a 16-bit
-/// length, an empty message), and the pong is sent. Reads that end inside a frame,
-/// on a frame boundary or on a message boundary all look the same to the caller.
-#[test]
-fn messages_survive_every_split_of_the_input() {
+/// A client's frames of every kind, masked: a binary message, a text message in
+/// fragments (an empty one, a ping between them), a 16-bit length, empty messages
+/// (one fragmented), non-ASCII text, and the close (1000). Received, they are the
+/// messages `messages_survive_every_split_of_the_input` expects.
+fn every_kind_of_frame() -> Vec<u8> {
     use tickwire_codec::ws::OpCode;
-    let input = client_frames(|w, out| {
+    client_frames(|w, out| {
         let mut buf = vec![0u8; 1024];
         let mut frame = |w: &mut FrameWriter<MaskRng>, op, fin, p: &[u8]| {
             let n = w.encode_frame(op, fin, p, &mut buf).unwrap();
@@ -484,7 +482,17 @@ fn messages_survive_every_split_of_the_input() {
         frame(w, OpCode::Continuation, true, b"");
         frame(w, OpCode::Text, true, "héllo".as_bytes());
         frame(w, OpCode::Close, true, &[0x03, 0xe8]);
-    });
+    })
+}
+
+/// Frames arriving in pieces of every size, each piece read by its own `recv(false)`
+/// calls (drained or not, sticky or not): every message comes out whole and in order
+/// (fragmented ones with empty fragments and a ping between fragments, a 16-bit
+/// length, an empty message), and the pong is sent. Reads that end inside a frame,
+/// on a frame boundary or on a message boundary all look the same to the caller.
+#[test]
+fn messages_survive_every_split_of_the_input() {
+    let input = every_kind_of_frame();
     // A control frame is delivered as it arrives, inside the fragmented text.
     let want = [
         "Binary([111, 110, 101])".to_string(),
@@ -603,27 +611,13 @@ fn recv_with_replies_from_the_read_buffer() {
 
 /// `recv_polled` (futures-io's receive: the idle read alone, without the codec pass
 /// that would find nothing) answers exactly as `recv_ready(false)` in every state:
-/// input arriving in pieces of every size (fragments, a ping between them, a 16-bit
-/// length, empty messages, the close), then the end of the stream; a protocol error;
+/// input arriving in pieces of every size ([`every_kind_of_frame`]), then the end of
+/// the stream; a protocol error;
 /// and it reads once per call when idle (the read whose `Pending` arms the wake-up).
 #[cfg(feature = "futures-io")]
 #[test]
 fn recv_polled_answers_as_recv_ready() {
-    use tickwire_codec::ws::OpCode;
-    let input = client_frames(|w, out| {
-        let mut buf = vec![0u8; 1024];
-        let mut frame = |w: &mut FrameWriter<MaskRng>, op, fin, p: &[u8]| {
-            let n = w.encode_frame(op, fin, p, &mut buf).unwrap();
-            out.extend_from_slice(&buf[..n]);
-        };
-        frame(w, OpCode::Binary, true, b"one");
-        frame(w, OpCode::Text, false, b"fra");
-        frame(w, OpCode::Ping, true, b"pp");
-        frame(w, OpCode::Continuation, true, b"gment");
-        frame(w, OpCode::Binary, true, &[7u8; 300]);
-        frame(w, OpCode::Binary, true, b"");
-        frame(w, OpCode::Close, true, &[0x03, 0xe8]);
-    });
+    let input = every_kind_of_frame();
     /// One call: the message it made ready, `None` for "nothing now", or the error.
     fn step(c: &mut Conn<Mock, NoMask>, polled: bool) -> Result<Option<String>, String> {
         let got = if polled {
