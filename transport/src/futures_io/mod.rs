@@ -59,17 +59,17 @@
 //!
 //! Measured by the perf suite "executors" (`cargo xtask bench --filter executors
 //! --instructions`; every user-space instruction of both threads per message, runtimes
-//! included, callgrind; README table of 2026-11-28 08:30): a 40 B binary round trip
-//! against the same tokio echo costs 4.32k instructions on smol and 4.92k on
+//! included, callgrind; README table of 2026-11-28 09:29): a 40 B binary round trip
+//! against the same tokio echo costs 4.29k instructions on smol and 4.89k on
 //! nexus-async-rt against 4.82k through the tokio adapter (nexus-async-net 0.7.1 on
 //! tokio, against its own echo: 4.91k). Under callgrind each side waits before it
 //! writes, so the reader is always parked when the bytes arrive, and the counts repeat
-//! to the decimal. Raw TCP with no codec on the same executors: 3.88k (tokio), 2.92k
+//! to the decimal. Raw TCP with no codec on the same executors: 3.89k (tokio), 2.92k
 //! (smol), 3.55k (nexus-async-rt): the futures-io driver is about 1.4k above its
 //! executor's floor, the tokio adapter 0.93k above its own (futures-io must make the
 //! read that arms the wake-up; tokio's readiness lets the adapter skip it). Receiving a
-//! stream of 128 B messages: 278 per message on smol and 276 on nexus-async-rt against
-//! 326 through the tokio adapter (nexus-async-net: 407). In time the round trip is the
+//! stream of 128 B messages: 278 per message on smol and 279 on nexus-async-rt against
+//! 326-372 through the tokio adapter (nexus-async-net: 407). In time the round trip is the
 //! kernel's wake-ups: every row sits at its executor's raw-TCP floor (p50 within 1-3%).
 //!
 //! On nexus-async-rt, wrap its timer as the [`Timer`] docs show: its wheel cannot
